@@ -1,0 +1,222 @@
+#!/usr/bin/env python3
+"""Export a Hugging Face decoder-only model to the ONNX signature mkc reads.
+
+This is the recipe for getting a model into mkc. The exported graph has the
+Optimum-style decoder signature:
+
+  inputs : input_ids [1, seq], attention_mask [1, past + seq],
+           position_ids [1, seq], past_key_values.N.key/value [1, kv_heads, past, head_dim]
+  outputs: logits [1, seq, vocab], present.N.key/value [1, kv_heads, past + seq, head_dim]
+
+Usage, for your own model (a folder with config.json and weights):
+  python3 scripts/export_onnx.py --model PATH --exporter dynamo --opset 18 -o model.onnx
+
+To remake the test fixtures from tests/fixtures/configs.json (random weights):
+  python3 scripts/export_onnx.py --fixtures tests/fixtures
+
+Needs torch and transformers; the fixtures were made with torch 2.11 and
+transformers 5.17. Both exporters are supported: 'torchscript' (opset <= 17
+is what it is usually used with) and 'dynamo' (opset 18 and 23).
+"""
+import argparse
+import json
+import os
+import sys
+
+import numpy as np
+import torch
+
+
+def make_config(spec):
+    import transformers
+
+    spec = dict(spec)
+    family = spec.pop("family")
+    classes = {
+        "llama": transformers.LlamaConfig,
+        "qwen2": transformers.Qwen2Config,
+        "qwen3": transformers.Qwen3Config,
+        "mistral": transformers.MistralConfig,
+    }
+    rope_theta = spec.pop("rope_theta", 10000.0)
+    rope_scaling = spec.pop("rope_scaling", None)
+    config = classes[family](**spec)
+    # transformers 5 keeps rope settings in rope_parameters; 4.x in
+    # rope_theta/rope_scaling. Set whichever this version reads.
+    params = {"rope_type": "default", "rope_theta": rope_theta}
+    if rope_scaling:
+        params.update(rope_scaling)
+    if hasattr(config, "rope_parameters"):
+        config.rope_parameters = params
+    else:
+        config.rope_theta = rope_theta
+        config.rope_scaling = rope_scaling
+    config._attn_implementation = "sdpa"
+    return config
+
+
+def make_cache(past, n_layers):
+    from transformers import DynamicCache
+
+    cache = DynamicCache()
+    for i in range(n_layers):
+        cache.update(past[2 * i], past[2 * i + 1], i)
+    return cache
+
+
+def cache_layer(cache, i):
+    if hasattr(cache, "layers"):
+        return cache.layers[i].keys, cache.layers[i].values
+    return cache.key_cache[i], cache.value_cache[i]
+
+
+class DecoderSignature(torch.nn.Module):
+    """Wraps a HF causal LM so its inputs and outputs are flat tensors."""
+
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+        self.n_layers = model.config.num_hidden_layers
+
+    def forward(self, input_ids, attention_mask, position_ids, *past):
+        cache = make_cache(past, self.n_layers)
+        out = self.model(
+            input_ids=input_ids,
+            attention_mask=attention_mask,
+            position_ids=position_ids,
+            past_key_values=cache,
+            use_cache=True,
+        )
+        presents = []
+        for i in range(self.n_layers):
+            presents.extend(cache_layer(out.past_key_values, i))
+        return (out.logits, *presents)
+
+
+def io_names(n_layers):
+    inputs = ["input_ids", "attention_mask", "position_ids"]
+    outputs = ["logits"]
+    for i in range(n_layers):
+        inputs += [f"past_key_values.{i}.key", f"past_key_values.{i}.value"]
+        outputs += [f"present.{i}.key", f"present.{i}.value"]
+    return inputs, outputs
+
+
+def example_inputs(config, dtype, device, seq=2, past=3):
+    head_dim = getattr(config, "head_dim", None) or config.hidden_size // config.num_attention_heads
+    kv = config.num_key_value_heads
+    ids = torch.randint(0, config.vocab_size, (1, seq), device=device)
+    mask = torch.ones(1, past + seq, dtype=torch.int64, device=device)
+    pos = torch.arange(past, past + seq, device=device).unsqueeze(0)
+    pasts = []
+    for _ in range(config.num_hidden_layers):
+        pasts.append(torch.randn(1, kv, past, head_dim, dtype=dtype, device=device))
+        pasts.append(torch.randn(1, kv, past, head_dim, dtype=dtype, device=device))
+    return (ids, mask, pos, *pasts)
+
+
+def export(model, path, exporter, opset, dtype=torch.float32, device="cpu"):
+    config = model.config
+    wrapper = DecoderSignature(model).eval()
+    args = example_inputs(config, dtype, device)
+    inputs, outputs = io_names(config.num_hidden_layers)
+    if exporter == "torchscript":
+        axes = {"input_ids": {1: "seq"}, "attention_mask": {1: "total"}, "position_ids": {1: "seq"},
+                "logits": {1: "seq"}}
+        for name in inputs[3:]:
+            axes[name] = {2: "past"}
+        for name in outputs[1:]:
+            axes[name] = {2: "total"}
+        torch.onnx.export(wrapper, args, path, dynamo=False, opset_version=opset,
+                          input_names=inputs, output_names=outputs, dynamic_axes=axes)
+    else:
+        # Dim.DYNAMIC lets torch.export find the relations (total = past + seq).
+        dynamic = torch.export.Dim.DYNAMIC
+        # forward(input_ids, attention_mask, position_ids, *past): the varargs are one tuple.
+        past_shapes = tuple({2: dynamic} for _ in range(2 * config.num_hidden_layers))
+        shapes = ({1: dynamic}, {1: dynamic}, {1: dynamic}, past_shapes)
+        program = torch.onnx.export(wrapper, args, dynamo=True, opset_version=opset,
+                                    input_names=inputs, output_names=outputs,
+                                    dynamic_shapes=shapes, optimize=True)
+        program.save(path)
+
+
+def hf_logits(model, tokens):
+    """Teacher-forced logits of HF transformers for tokens fed one at a time."""
+    from transformers import DynamicCache
+
+    cache = DynamicCache()
+    rows = []
+    with torch.no_grad():
+        for t, tok in enumerate(tokens):
+            ids = torch.tensor([[tok]])
+            out = model(input_ids=ids, attention_mask=torch.ones(1, t + 1, dtype=torch.int64),
+                        position_ids=torch.tensor([[t]]), past_key_values=cache, use_cache=True)
+            cache = out.past_key_values
+            rows.append(out.logits[0, -1].float().numpy())
+    return np.stack(rows)
+
+
+def make_fixtures(folder, only=None):
+    import transformers
+
+    with open(os.path.join(folder, "configs.json")) as f:
+        specs = json.load(f)
+    tokens = [1, 7, 42, 3, 99, 5, 11, 64, 2, 17, 33, 8]
+    failures = []
+    for name, spec in specs.items():
+        torch.manual_seed(0)
+        config = make_config(spec)
+        model = transformers.AutoModelForCausalLM.from_config(config).eval()
+        # Random init is small; widen it so logits are not all near-tied.
+        with torch.no_grad():
+            for p in model.parameters():
+                if p.dim() >= 2:
+                    p.normal_(0.0, 0.08)
+                else:
+                    p.copy_(1.0 + 0.1 * torch.randn_like(p))
+        inv_freq = model.model.rotary_emb.inv_freq
+        print(name, "inv_freq", inv_freq[:3].tolist(), inv_freq[-3:].tolist(), flush=True)
+        np.save(os.path.join(folder, f"{name}.hf_logits.npy"), hf_logits(model, tokens))
+        for exporter, opset in [("torchscript", 17), ("dynamo", 18), ("dynamo", 23)]:
+            tag = "ts" if exporter == "torchscript" else "dynamo"
+            path = os.path.join(folder, f"{name}_{tag}{opset}.onnx")
+            if only and only not in path:
+                continue
+            try:
+                export(model, path, exporter, opset)
+                print("exported", path, os.path.getsize(path), flush=True)
+            except Exception as e:  # keep going: report every family/exporter pair
+                failures.append((path, repr(e)[-3000:]))
+                print("FAILED", path, str(e)[-3000:], flush=True)
+    with open(os.path.join(folder, "hf_tokens.json"), "w") as f:
+        json.dump(tokens, f)
+    return failures
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--model", help="HF model folder or id (local files only)")
+    ap.add_argument("--exporter", choices=["torchscript", "dynamo"], default="dynamo")
+    ap.add_argument("--opset", type=int, default=18)
+    ap.add_argument("--dtype", choices=["float32", "float16", "bfloat16"], default="float32")
+    ap.add_argument("-o", "--output")
+    ap.add_argument("--fixtures", help="folder with configs.json: export every fixture there")
+    ap.add_argument("--only", help="with --fixtures: only paths containing this text")
+    a = ap.parse_args()
+    if a.fixtures:
+        failures = make_fixtures(a.fixtures, a.only)
+        sys.exit(1 if failures else 0)
+    if not (a.model and a.output):
+        ap.error("give --model and -o, or --fixtures")
+    import transformers
+
+    dtype = getattr(torch, a.dtype)
+    model = transformers.AutoModelForCausalLM.from_pretrained(a.model, torch_dtype=dtype,
+                                                              attn_implementation="sdpa").eval()
+    export(model, a.output, a.exporter, a.opset, dtype=dtype)
+    print("exported", a.output)
+
+
+if __name__ == "__main__":
+    main()
