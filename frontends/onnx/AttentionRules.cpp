@@ -1,0 +1,196 @@
+// Rules for attention over the KV cache: q.k^T (with any scale split between
+// q and k), the mask (all visible in a decode step), softmax, and the product
+// with v, or the opset 23 Attention op that says all of that at once. The
+// result is one mk.attention, which also writes this step's key and value
+// into the layer's cache.
+#include "frontends/onnx/GraphImporter.h"
+#include "frontends/onnx/ImportError.h"
+
+#include <cmath>
+
+namespace mk::onnx_import {
+
+namespace {
+
+using Outputs = std::vector<Symbolic>;
+using Kind = SymbolicKind;
+
+// The axes of a KV sequence without its unit axes, e.g. "HDT".
+std::string nonUnitAxes(const SymbolicValue &sequence) {
+  std::string axes;
+  for (size_t i = 0; i < sequence.shape.size(); ++i)
+    if (sequence.shape[i] != 1)
+      axes += sequence.axes[i];
+  return axes;
+}
+
+// Checks that a KV sequence serves `heads` query heads of dimension headDim,
+// and returns its head dimension.
+void checkHeads(const onnx::NodeProto &node, const SymbolicValue &sequence, int64_t heads,
+                const std::string &expectedTail) {
+  std::string axes = nonUnitAxes(sequence);
+  int64_t kvHeads = sequence.axisSize;
+  if (axes.size() < 2 || axes.substr(axes.size() - 2) != expectedTail)
+    failAt(node, std::string("the ") + (sequence.isKey ? "keys" : "values") +
+                     " are laid out with axes '" + axes + "', expected '..." + expectedTail + "'");
+  std::string headAxes = axes.substr(0, axes.size() - 2);
+  int64_t size = 1;
+  for (size_t i = 0; i < sequence.shape.size(); ++i)
+    if (sequence.shape[i] != 1 && headAxes.find(sequence.axes[i]) != std::string::npos)
+      size *= sequence.shape[i];
+  bool ok = headAxes.empty() ? kvHeads == 1
+            : headAxes == "H" ? size == heads
+            : headAxes == "G" ? size == heads && kvHeads == 1
+            : headAxes == "K" ? size == heads && kvHeads == heads
+                              : false;
+  if (!ok)
+    failAt(node, "the KV cache's " + std::to_string(kvHeads) + " heads (axes '" + axes +
+                     "') do not serve " + std::to_string(heads) + " query heads");
+}
+
+mlir::Value emitAttention(GraphImporter &importer, const onnx::NodeProto &node, mlir::Value q,
+                          const SymbolicValue &keys, const SymbolicValue &values, int64_t heads,
+                          int64_t headDim, double scale) {
+  if (keys.layer != values.layer || !keys.isKey || values.isKey)
+    failAt(node, "keys and values come from different caches");
+  int64_t layer = keys.layer;
+  if (importer.attentionByLayer.count(layer))
+    failAt(node, "a second attention over layer " + std::to_string(layer) + "'s cache");
+  importer.attentionByLayer[layer] = {keys.newEntry, values.newEntry};
+  auto &b = importer.builder;
+  auto attention = b.create<AttentionOp>(
+      importer.loc, importer.vectorType(heads * headDim), q, keys.newEntry, values.newEntry,
+      importer.cacheArgument(layer), importer.positionArgument(), b.getI64IntegerAttr(heads),
+      b.getI64IntegerAttr(keys.axisSize), b.getI64IntegerAttr(headDim),
+      b.getF32FloatAttr(static_cast<float>(scale)));
+  return attention.getResult();
+}
+
+Outputs softmax(GraphImporter &, const onnx::NodeProto &node, const Inputs &inputs) {
+  const Symbolic &scores = inputs.at(0);
+  int64_t rank = static_cast<int64_t>(scores->shape.size());
+  if (!isKind(scores, Kind::Scores) ||
+      normalizeAxis(intAttribute(node, "axis", -1), rank) != rank - 1)
+    failAt(node, "understood only as the attention softmax over cached positions");
+  auto value = std::make_shared<SymbolicValue>(*scores);
+  value->kind = Kind::Probabilities;
+  return {value};
+}
+
+// The KV sequence an Attention op sees: given whole, or as this step's entry
+// plus the past cache.
+std::shared_ptr<SymbolicValue> sequenceOperand(const onnx::NodeProto &node, const Symbolic &entry,
+                                               const Symbolic &past) {
+  if (isKind(entry, Kind::KvSequence) && !past)
+    return std::make_shared<SymbolicValue>(*entry);
+  if (isKind(entry, Kind::Activation) && isKind(past, Kind::PastCache)) {
+    auto sequence = std::make_shared<SymbolicValue>(*past);
+    sequence->kind = Kind::KvSequence;
+    sequence->shape[2] += 1;
+    sequence->newEntry = entry->value;
+    if (entry->numElements() != past->axisSize * past->shape[3])
+      failAt(node, "this step's entry does not fit the past cache " + shapeText(past->shape));
+    return sequence;
+  }
+  failAt(node, "the keys and values must be the KV cache with this step appended");
+}
+
+// ONNX Attention (opset 23).
+Outputs attentionOp(GraphImporter &importer, const onnx::NodeProto &node, const Inputs &inputs) {
+  auto input = [&](size_t i) { return inputs.size() > i ? inputs[i] : nullptr; };
+  const Symbolic &q = inputs.at(0);
+  if (!isKind(q, Kind::Activation))
+    failAt(node, "the query is not an activation");
+  if (floatAttribute(node, "softcap", 0.0f) != 0.0f)
+    failAt(node, "attention softcap is not supported yet");
+  if (input(6))
+    failAt(node, "nonpad_kv_seqlen is not supported");
+  if (Symbolic mask = input(3)) {
+    if (!isKind(mask, Kind::Constant))
+      failAt(node, "the attention mask must be constant for a decode step");
+    const Tensor &m = constantOf(mask);
+    for (int64_t i = 0; i < m.numElements(); ++i)
+      if (m.kind == ElementKind::Bool ? m.ints[i] == 0 : m.at(i) != 0.0)
+        failAt(node, "the attention mask hides cached positions in a decode step; sliding "
+                     "windows and padding are not supported");
+  }
+  auto keys = sequenceOperand(node, inputs.at(1), input(4));
+  auto values = sequenceOperand(node, inputs.at(2), input(5));
+  keys->isKey = true;
+  values->isKey = false;
+  int64_t heads, headDim;
+  if (q->shape.size() == 4) {
+    heads = q->shape[1];
+    headDim = q->shape[3];
+  } else {
+    heads = intAttribute(node, "q_num_heads", 0);
+    if (heads <= 0 || q->numElements() % heads != 0)
+      failAt(node, "a 3-D query needs q_num_heads");
+    headDim = q->numElements() / heads;
+  }
+  checkHeads(node, *keys, heads, "TD");
+  checkHeads(node, *values, heads, "TD");
+  double scale = floatAttribute(node, "scale", 0.0f);
+  if (!hasAttribute(node, "scale"))
+    scale = 1.0 / std::sqrt(static_cast<double>(headDim));
+  scale *= keys->scale;
+  mlir::Value result =
+      emitAttention(importer, node, q->value, *keys, *values, heads, headDim, scale);
+  Outputs outputs = {importer.activation(result, q->shape)};
+  if (input(4)) {
+    outputs.push_back(keys);
+    outputs.push_back(values);
+  }
+  return outputs;
+}
+
+} // namespace
+
+Outputs attentionMatMul(GraphImporter &importer, const onnx::NodeProto &node,
+                        const Inputs &inputs) {
+  const Symbolic &a = inputs.at(0), &b = inputs.at(1);
+  bool query = isKind(a, Kind::Activation) || isKind(a, Kind::ScaledActivation);
+  if (query && isKind(b, Kind::KvSequence) && b->isKey) {
+    int64_t headDim = a->shape.back(), heads = a->numElements() / headDim;
+    checkHeads(node, *b, heads, "DT");
+    auto scores = std::make_shared<SymbolicValue>(*b);
+    scores->kind = Kind::Scores;
+    scores->scale = a->scale * b->scale;
+    scores->query = a->value;
+    scores->keyEntry = b->newEntry;
+    scores->shape = a->shape;
+    int64_t time = 1;
+    for (size_t i = 0; i < b->shape.size(); ++i)
+      if (b->axes[i] == 'T')
+        time = b->shape[i];
+    scores->shape.back() = time;
+    return {scores};
+  }
+  if (isKind(a, Kind::Probabilities) && isKind(b, Kind::KvSequence) && !b->isKey) {
+    int64_t headDim = 1;
+    for (size_t i = 0; i < b->shape.size(); ++i)
+      if (b->axes[i] == 'D')
+        headDim = b->shape[i];
+    int64_t heads = a->numElements() / a->shape.back();
+    checkHeads(node, *b, heads, "TD");
+    if (b->layer != a->layer)
+      failAt(node, "attention weights and values come from different layers");
+    SymbolicValue keys = *a;
+    keys.kind = Kind::KvSequence;
+    keys.isKey = true;
+    keys.newEntry = a->keyEntry;
+    mlir::Value result =
+        emitAttention(importer, node, a->query, keys, *b, heads, headDim, a->scale);
+    std::vector<int64_t> shape = a->shape;
+    shape.back() = headDim;
+    return {importer.activation(result, shape)};
+  }
+  failAt(node, "a matrix product the importer does not understand");
+}
+
+void addAttentionRules(std::map<std::string, Rule> &rules) {
+  rules["Softmax"] = softmax;
+  rules["Attention"] = attentionOp;
+}
+
+} // namespace mk::onnx_import

@@ -1,0 +1,97 @@
+// The state of one import: the symbolic value of every ONNX value seen so
+// far, the mk function being built, and the weights registered. The rules
+// (LayoutRules.cpp, ArithmeticRules.cpp, AttentionRules.cpp) each handle a
+// family of ONNX ops on symbolic inputs.
+#ifndef MKC_FRONTENDS_ONNX_GRAPHIMPORTER_H
+#define MKC_FRONTENDS_ONNX_GRAPHIMPORTER_H
+
+#include "compiler/dialect/MkDialect.h"
+#include "compiler/weights/WeightTable.h"
+#include "frontends/onnx/OnnxLoader.h"
+#include "frontends/onnx/SymbolicValue.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+
+#include <functional>
+#include <optional>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace mk::onnx_import {
+
+class GraphImporter;
+using Inputs = std::vector<Symbolic>; // nullptr for an omitted optional input
+using Rule = std::function<std::vector<Symbolic>(GraphImporter &, const onnx::NodeProto &,
+                                                 const Inputs &)>;
+
+// Rules by ONNX op type, for nodes with at least one symbolic input.
+void addLayoutRules(std::map<std::string, Rule> &rules);
+void addArithmeticRules(std::map<std::string, Rule> &rules);
+void addAttentionRules(std::map<std::string, Rule> &rules);
+
+// MatMul on attention's operands: q.k^T and softmax(..).v (AttentionRules.cpp).
+std::vector<Symbolic> attentionMatMul(GraphImporter &importer, const onnx::NodeProto &node,
+                                      const Inputs &inputs);
+
+struct AttentionRecord {
+  mlir::Value key, value; // this step's entries written to the cache
+};
+
+class GraphImporter {
+public:
+  GraphImporter(mlir::MLIRContext &context, const LoadedModel &model, WeightTable &weights,
+                int64_t pastLength);
+
+  // Runs the whole graph; throws ImportError.
+  mlir::OwningOpRef<mlir::ModuleOp> run();
+
+  // --- for the rules ---
+  mlir::OpBuilder builder;
+  mlir::Location loc;
+  mlir::Value positionArgument() { return function.getArgument(1); }
+  mlir::Value cacheArgument(int64_t layer);
+  std::map<int64_t, AttentionRecord> attentionByLayer;
+
+  Symbolic constant(Tensor tensor) const;
+  Symbolic activation(mlir::Value value, std::vector<int64_t> shape) const;
+  static Symbolic with(const SymbolicValue &base, std::vector<int64_t> shape);
+  mlir::RankedTensorType vectorType(int64_t length);
+  // The mk.weight holding `tensor` as [rows, cols] (transposed first when
+  // asked); the same initializer used twice gets one weight.
+  mlir::FlatSymbolRefAttr weightFor(const Tensor &tensor, bool transpose, const std::string &hint);
+
+private:
+  void declareInputs();
+  void importNode(const onnx::NodeProto &node);
+  void checkOutputs();
+  const Symbolic &lookup(const std::string &name, const onnx::NodeProto &node) const;
+
+  const LoadedModel &model;
+  WeightTable &weights;
+  int64_t pastLength;
+  mlir::OwningOpRef<mlir::ModuleOp> module;
+  mlir::func::FuncOp function;
+  std::map<std::string, Symbolic> values;
+  std::map<std::string, Rule> rules;
+  std::map<std::string, mlir::FlatSymbolRefAttr> weightsByOrigin;
+  std::vector<int64_t> cacheLayers;
+};
+
+// Small helpers shared by the rules.
+bool isKind(const Symbolic &value, SymbolicKind kind);
+const Tensor &constantOf(const Symbolic &value);
+// The scalar value of a constant with one element.
+std::optional<double> scalarOf(const Symbolic &value);
+// Dims of size 1 removed.
+std::vector<int64_t> nonUnitDims(const std::vector<int64_t> &shape);
+int64_t intAttribute(const onnx::NodeProto &node, const std::string &name, int64_t fallback);
+float floatAttribute(const onnx::NodeProto &node, const std::string &name, float fallback);
+std::vector<int64_t> intsAttribute(const onnx::NodeProto &node, const std::string &name);
+bool hasAttribute(const onnx::NodeProto &node, const std::string &name);
+std::string shapeText(const std::vector<int64_t> &shape);
+
+} // namespace mk::onnx_import
+
+#endif

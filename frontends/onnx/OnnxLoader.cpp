@@ -1,0 +1,296 @@
+#include "frontends/onnx/OnnxLoader.h"
+
+#include "frontends/onnx/ImportError.h"
+
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/io/zero_copy_stream_impl.h>
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+
+namespace fs = std::filesystem;
+
+namespace mk::onnx_import {
+
+LoadedModel loadModel(const std::string &path) {
+  std::error_code ec;
+  if (!fs::is_regular_file(path, ec))
+    fail("cannot open model '" + path + "': no such file");
+  std::ifstream file(path, std::ios::binary);
+  if (!file)
+    fail("cannot open model '" + path + "'");
+  LoadedModel model;
+  google::protobuf::io::IstreamInputStream raw(&file);
+  google::protobuf::io::CodedInputStream coded(&raw);
+  coded.SetTotalBytesLimit(std::numeric_limits<int>::max());
+  if (!model.proto.ParseFromCodedStream(&coded) || !coded.ConsumedEntireMessage())
+    fail("'" + path + "' is not a valid ONNX model: the protobuf does not parse "
+         "(truncated or corrupt file?)");
+  if (!model.proto.has_graph() || model.proto.graph().node_size() == 0)
+    fail("'" + path + "' is not a valid ONNX model: it has no graph nodes");
+  model.directory = fs::absolute(fs::path(path)).parent_path().string();
+  return model;
+}
+
+namespace {
+
+struct ElementFormat {
+  ElementKind kind;
+  int bytes;
+  StorageType storage;
+};
+
+ElementFormat formatOf(int dataType, const std::string &what) {
+  using TP = onnx::TensorProto;
+  switch (dataType) {
+  case TP::FLOAT:
+    return {ElementKind::Float, 4, StorageType::F32};
+  case TP::FLOAT16:
+    return {ElementKind::Float, 2, StorageType::F16};
+  case TP::BFLOAT16:
+    return {ElementKind::Float, 2, StorageType::BF16};
+  case TP::DOUBLE:
+    return {ElementKind::Float, 8, StorageType::F32};
+  case TP::INT64:
+  case TP::UINT64:
+    return {ElementKind::Int, 8, StorageType::F32};
+  case TP::INT32:
+  case TP::UINT32:
+    return {ElementKind::Int, 4, StorageType::F32};
+  case TP::INT16:
+  case TP::UINT16:
+    return {ElementKind::Int, 2, StorageType::F32};
+  case TP::INT8:
+  case TP::UINT8:
+    return {ElementKind::Int, 1, StorageType::F32};
+  case TP::BOOL:
+    return {ElementKind::Bool, 1, StorageType::F32};
+  default:
+    fail(what + ": element type " + std::to_string(dataType) + " is not supported");
+  }
+}
+
+float halfToFloat(uint16_t h) {
+  uint32_t sign = (h & 0x8000u) << 16, exponent = (h >> 10) & 0x1f, mantissa = h & 0x3ff;
+  uint32_t bits;
+  if (exponent == 0x1f) {
+    bits = sign | 0x7f800000u | (mantissa << 13);
+  } else if (exponent != 0) {
+    bits = sign | ((exponent + 112) << 23) | (mantissa << 13);
+  } else if (mantissa == 0) {
+    bits = sign;
+  } else { // subnormal: renormalize
+    exponent = 113;
+    while (!(mantissa & 0x400)) {
+      mantissa <<= 1;
+      --exponent;
+    }
+    bits = sign | (exponent << 23) | ((mantissa & 0x3ff) << 13);
+  }
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
+float bfloat16ToFloat(uint16_t b) {
+  uint32_t bits = static_cast<uint32_t>(b) << 16;
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
+// Integer element i of little-endian raw bytes; kept out of doubles so that
+// INT64_MAX (a common Slice end) survives.
+int64_t rawInteger(const char *data, int64_t i, int dataType) {
+  using TP = onnx::TensorProto;
+  auto load = [&](auto zero) {
+    decltype(zero) value;
+    std::memcpy(&value, data + i * sizeof(value), sizeof(value));
+    return static_cast<int64_t>(value);
+  };
+  switch (dataType) {
+  case TP::INT64:
+  case TP::UINT64:
+    return load(int64_t{});
+  case TP::INT32:
+    return load(int32_t{});
+  case TP::UINT32:
+    return load(uint32_t{});
+  case TP::INT16:
+    return load(int16_t{});
+  case TP::UINT16:
+    return load(uint16_t{});
+  case TP::INT8:
+    return load(int8_t{});
+  default: // uint8, bool
+    return load(uint8_t{});
+  }
+}
+
+// Floating-point element i of little-endian raw bytes.
+double rawFloat(const char *data, int64_t i, int dataType) {
+  using TP = onnx::TensorProto;
+  auto load = [&](auto zero) {
+    decltype(zero) value;
+    std::memcpy(&value, data + i * sizeof(value), sizeof(value));
+    return value;
+  };
+  switch (dataType) {
+  case TP::FLOAT:
+    return load(float{});
+  case TP::DOUBLE:
+    return load(double{});
+  case TP::FLOAT16:
+    return halfToFloat(load(uint16_t{}));
+  case TP::BFLOAT16:
+    return bfloat16ToFloat(load(uint16_t{}));
+  default:
+    return 0;
+  }
+}
+
+std::string readExternalData(const onnx::TensorProto &proto, const std::string &directory,
+                             const std::string &what, int64_t expectedBytes) {
+  std::string location;
+  int64_t offset = 0, length = -1;
+  for (const auto &entry : proto.external_data()) {
+    try {
+      if (entry.key() == "location")
+        location = entry.value();
+      else if (entry.key() == "offset")
+        offset = std::stoll(entry.value());
+      else if (entry.key() == "length")
+        length = std::stoll(entry.value());
+    } catch (const std::exception &) {
+      fail(what + ": external data " + entry.key() + " '" + entry.value() + "' is not a number");
+    }
+  }
+  if (location.empty())
+    fail(what + ": external data has no location");
+  fs::path relative(location);
+  if (relative.is_absolute())
+    fail(what + ": external data location '" + location + "' must be relative to the model");
+  fs::path base = fs::weakly_canonical(fs::path(directory));
+  fs::path file = fs::weakly_canonical(base / relative);
+  auto [baseEnd, fileIt] = std::mismatch(base.begin(), base.end(), file.begin(), file.end());
+  if (baseEnd != base.end())
+    fail(what + ": external data location '" + location + "' escapes the model's folder");
+  std::error_code ec;
+  if (!fs::is_regular_file(file, ec))
+    fail(what + ": external data file '" + location + "' does not exist");
+  int64_t fileSize = static_cast<int64_t>(fs::file_size(file, ec));
+  if (length < 0)
+    length = expectedBytes;
+  if (length != expectedBytes)
+    fail(what + ": external data length " + std::to_string(length) + " does not match its shape (" +
+         std::to_string(expectedBytes) + " bytes)");
+  if (offset < 0 || offset > fileSize || length > fileSize - offset)
+    fail(what + ": external data [" + std::to_string(offset) + ", +" + std::to_string(length) +
+         ") is outside '" + location + "' (" + std::to_string(fileSize) + " bytes)");
+  std::string bytes(static_cast<size_t>(length), '\0');
+  std::ifstream in(file, std::ios::binary);
+  in.seekg(offset);
+  if (!in.read(bytes.data(), length))
+    fail(what + ": cannot read external data from '" + location + "'");
+  return bytes;
+}
+
+} // namespace
+
+Tensor decodeTensor(const onnx::TensorProto &proto, const std::string &directory,
+                    const std::string &what) {
+  using TP = onnx::TensorProto;
+  ElementFormat format = formatOf(proto.data_type(), what);
+  Tensor tensor;
+  tensor.kind = format.kind;
+  tensor.storage = format.storage;
+  int64_t count = 1;
+  for (int64_t d : proto.dims()) {
+    if (d < 0 || (d > 0 && count > (int64_t{1} << 40) / d))
+      fail(what + ": invalid shape");
+    tensor.shape.push_back(d);
+    count *= d;
+  }
+  int64_t bytes = count * format.bytes;
+  auto store = [&](int64_t i, double value) {
+    if (format.kind == ElementKind::Float)
+      tensor.floats[i] = static_cast<float>(value);
+    else
+      tensor.ints[i] = format.kind == ElementKind::Bool ? value != 0 : static_cast<int64_t>(value);
+  };
+  if (format.kind == ElementKind::Float)
+    tensor.floats.resize(count);
+  else
+    tensor.ints.resize(count);
+
+  std::string external;
+  const std::string *raw = nullptr;
+  if (proto.data_location() == TP::EXTERNAL) {
+    external = readExternalData(proto, directory, what, bytes);
+    raw = &external;
+  } else if (proto.has_raw_data()) {
+    raw = &proto.raw_data();
+  }
+  if (raw) {
+    if (static_cast<int64_t>(raw->size()) != bytes)
+      fail(what + ": holds " + std::to_string(raw->size()) + " bytes, its shape needs " +
+           std::to_string(bytes));
+    for (int64_t i = 0; i < count; ++i) {
+      if (format.kind == ElementKind::Float)
+        tensor.floats[i] = static_cast<float>(rawFloat(raw->data(), i, proto.data_type()));
+      else
+        tensor.ints[i] = rawInteger(raw->data(), i, proto.data_type());
+    }
+    if (format.kind == ElementKind::Bool)
+      for (int64_t &v : tensor.ints)
+        v = v != 0;
+    return tensor;
+  }
+  auto checkCount = [&](int64_t have) {
+    if (have != count)
+      fail(what + ": holds " + std::to_string(have) + " values, its shape needs " +
+           std::to_string(count));
+  };
+  switch (proto.data_type()) {
+  case TP::FLOAT:
+    checkCount(proto.float_data_size());
+    for (int64_t i = 0; i < count; ++i)
+      store(i, proto.float_data(i));
+    break;
+  case TP::DOUBLE:
+    checkCount(proto.double_data_size());
+    for (int64_t i = 0; i < count; ++i)
+      store(i, proto.double_data(i));
+    break;
+  case TP::INT64:
+    checkCount(proto.int64_data_size());
+    for (int64_t i = 0; i < count; ++i)
+      tensor.ints[i] = proto.int64_data(i);
+    break;
+  case TP::UINT64:
+  case TP::UINT32:
+    checkCount(proto.uint64_data_size());
+    for (int64_t i = 0; i < count; ++i)
+      tensor.ints[i] = static_cast<int64_t>(proto.uint64_data(i));
+    break;
+  case TP::FLOAT16:
+    checkCount(proto.int32_data_size());
+    for (int64_t i = 0; i < count; ++i)
+      store(i, halfToFloat(static_cast<uint16_t>(proto.int32_data(i))));
+    break;
+  case TP::BFLOAT16:
+    checkCount(proto.int32_data_size());
+    for (int64_t i = 0; i < count; ++i)
+      store(i, bfloat16ToFloat(static_cast<uint16_t>(proto.int32_data(i))));
+    break;
+  default: // int32 and narrower, bool
+    checkCount(proto.int32_data_size());
+    for (int64_t i = 0; i < count; ++i)
+      store(i, proto.int32_data(i));
+  }
+  return tensor;
+}
+
+} // namespace mk::onnx_import

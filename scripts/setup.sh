@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# Sets up mkc on a Debian 12 machine, as root: Debian's packages (LLVM/MLIR 15,
+# ONNX, protobuf, GoogleTest), the project's Python venv (.venv) and the build
+# (build/). Every step is skipped or incremental when already done, so the
+# demo and test scripts call it first on every run.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+
+step() { printf '\n==> %s\n' "$*"; }
+
+APT_PACKAGES=(
+  cmake ninja-build g++
+  llvm-15-dev libmlir-15-dev mlir-15-tools llvm-15-tools
+  libonnx-dev libprotobuf-dev protobuf-compiler libgtest-dev
+  zlib1g-dev libtinfo-dev libzstd-dev
+  python3-venv
+)
+VENV="$ROOT/.venv"
+PYTHON="$VENV/bin/python"
+REQUIREMENTS="$ROOT/scripts/requirements.txt"
+# A copy of the requirements the venv was made from: a change reinstalls.
+VENV_STAMP="$VENV/mkc-requirements.txt"
+
+step "[1/4] Debian packages"
+missing=()
+for package in "${APT_PACKAGES[@]}"; do
+  status="$(dpkg-query -W -f='${Status}' "$package" 2>/dev/null || true)"
+  [[ "$status" == "install ok installed" ]] || missing+=("$package")
+done
+if ((${#missing[@]} == 0)); then
+  echo "all ${#APT_PACKAGES[@]} packages are installed"
+else
+  if ((EUID != 0)); then
+    echo "setup.sh: missing packages (${missing[*]}); run as root to install them" >&2
+    exit 1
+  fi
+  echo "installing: ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update
+  apt-get install -y "${APT_PACKAGES[@]}"
+fi
+
+step "[2/4] Python venv ($VENV)"
+if [[ -x "$PYTHON" ]] && cmp -s "$REQUIREMENTS" "$VENV_STAMP" &&
+   "$PYTHON" -c "import numpy, onnx, onnxruntime, lit" 2>/dev/null && [[ -x "$VENV/bin/lit" ]]; then
+  echo "up to date ($("$PYTHON" --version))"
+else
+  # --clear remakes a venv whose interpreter has gone (a moved checkout, a
+  # removed Python); a working one is only topped up.
+  if ! "$PYTHON" -c "" 2>/dev/null; then
+    python3 -m venv --clear "$VENV"
+  fi
+  "$PYTHON" -m pip install --disable-pip-version-check -r "$REQUIREMENTS"
+  cp "$REQUIREMENTS" "$VENV_STAMP"
+fi
+
+step "[3/4] Configure (build/)"
+# build/ made from another checkout (a clone in another folder) is refused by
+# CMake, and its objects would be stale: start it afresh.
+if [[ -f build/CMakeCache.txt ]] &&
+   ! grep -qxF "CMAKE_HOME_DIRECTORY:INTERNAL=$ROOT" build/CMakeCache.txt; then
+  echo "build/ was configured for another source folder; removing it"
+  rm -rf -- "$ROOT/build"
+fi
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DPython3_EXECUTABLE="$PYTHON"
+
+step "[4/4] Build"
+ninja -C build
+
+step "Set up: tools in build/compiler/tools, Python in .venv"

@@ -1,0 +1,117 @@
+#!/usr/bin/env python3
+"""Makes a variant of a fixture for the importer's tests: broken models that
+must be refused with a clear message, and valid models stored differently
+(weights in fp16/bf16, external data) that must give the same logits.
+
+  make_variant.py KIND SOURCE.onnx OUT.onnx
+"""
+import os
+import random
+import sys
+
+import numpy as np
+import onnx
+from onnx import helper, numpy_helper
+
+
+def first_node(model, op_type):
+    for node in model.graph.node:
+        if node.op_type == op_type:
+            return node
+    raise SystemExit(f"no {op_type} node in the source model")
+
+
+def weight_initializers(model):
+    """Names of 2-D float initializers that MatMul nodes read: the linear weights."""
+    inits = {i.name: i for i in model.graph.initializer}
+    names = []
+    for node in model.graph.node:
+        if node.op_type == "MatMul" and node.input[1] in inits:
+            if len(inits[node.input[1]].dims) == 2 and node.input[1] not in names:
+                names.append(node.input[1])
+    return names
+
+
+def store_weights_as(model, data_type):
+    """Stores the linear weights in fp16/bf16, read back through a Cast to float."""
+    inits = {i.name: i for i in model.graph.initializer}
+    casts = []
+    for name in weight_initializers(model):
+        values = numpy_helper.to_array(inits[name]).astype(np.float32)
+        stored = name + ".stored"
+        if data_type == onnx.TensorProto.FLOAT16:
+            tensor = numpy_helper.from_array(values.astype(np.float16), stored)
+        else:
+            bits = (values.view(np.uint32) + 0x8000) >> 16  # round to nearest bf16
+            tensor = helper.make_tensor(stored, onnx.TensorProto.BFLOAT16, values.shape,
+                                        bits.astype(np.uint16).tobytes(), raw=True)
+        model.graph.initializer.remove(inits[name])
+        model.graph.initializer.append(tensor)
+        casts.append(helper.make_node("Cast", [stored], [name], name=f"cast_{name}",
+                                      to=onnx.TensorProto.FLOAT))
+    for cast in reversed(casts):
+        model.graph.node.insert(0, cast)
+
+
+def set_external_location(model, out, location, offset=None):
+    onnx.save(model, out, save_as_external_data=True, all_tensors_to_one_file=True,
+              location=os.path.basename(out) + ".data", size_threshold=0)
+    model = onnx.load(out, load_external_data=False)
+    for init in model.graph.initializer:
+        if init.data_location == onnx.TensorProto.EXTERNAL:
+            for entry in init.external_data:
+                if entry.key == "location" and location is not None:
+                    entry.value = location
+                if entry.key == "offset" and offset is not None:
+                    entry.value = str(offset)
+            break
+    onnx.save(model, out)
+
+
+def main(kind, source, out):
+    data = open(source, "rb").read()
+    if kind == "truncated":
+        open(out, "wb").write(data[: len(data) // 2])
+        return
+    if kind == "garbage":
+        rng = random.Random(7)
+        open(out, "wb").write(bytes(rng.randrange(256) for _ in range(4096)))
+        return
+    model = onnx.load(source)
+    if kind == "unsupported-op":
+        first_node(model, "Sigmoid").op_type = "Tanh"
+    elif kind == "float-input-ids":
+        for i in model.graph.input:
+            if i.name == "input_ids":
+                i.type.tensor_type.elem_type = onnx.TensorProto.FLOAT
+    elif kind == "missing-weight":
+        name = weight_initializers(model)[0]
+        model.graph.initializer.remove(next(i for i in model.graph.initializer if i.name == name))
+    elif kind == "quantized":
+        node = first_node(model, "MatMul")
+        node.op_type, node.domain = "MatMulNBits", "com.microsoft"
+    elif kind == "no-position-ids":
+        model.graph.input.remove(next(i for i in model.graph.input if i.name == "position_ids"))
+    elif kind == "fp16-weights":
+        store_weights_as(model, onnx.TensorProto.FLOAT16)
+    elif kind == "bf16-weights":
+        store_weights_as(model, onnx.TensorProto.BFLOAT16)
+    elif kind == "external-data":
+        set_external_location(model, out, None)
+        return
+    elif kind == "external-escape":
+        set_external_location(model, out, "../../../../etc/passwd")
+        return
+    elif kind == "external-missing":
+        set_external_location(model, out, "missing.data")
+        return
+    elif kind == "external-offset":
+        set_external_location(model, out, None, offset=1 << 40)
+        return
+    else:
+        raise SystemExit(f"unknown variant {kind}")
+    onnx.save(model, out)
+
+
+if __name__ == "__main__":
+    main(*sys.argv[1:])
