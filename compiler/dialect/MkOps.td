@@ -147,8 +147,9 @@ def Mk_RotaryOp : Mk_Op<"rotary", [NoSideEffect, AllTypesMatch<["input", "result
     are rotated in pairs by angles `pos * inv_freq[i]`; the rest pass through.
     Pairs are (i, i + rotary_dim/2) unless `interleaved`, then (2i, 2i+1).
     `inv_freq` holds the rotary_dim/2 frequencies exactly as the model computes
-    them, so frequency scaling such as Llama-3's is part of it; `theta` is the
-    base those frequencies imply, kept for reading.
+    them, so frequency scaling such as Llama-3's is part of it. `theta` is set
+    when the frequencies are the plain theta^(-2i/rotary_dim), for reading;
+    scaled frequencies have no single theta and leave it out.
 
     ```mlir
     %r = mk.rotary %q at %pos {head_dim = 16 : i64, rotary_dim = 16 : i64,
@@ -156,7 +157,8 @@ def Mk_RotaryOp : Mk_Op<"rotary", [NoSideEffect, AllTypesMatch<["input", "result
     ```
   }];
   let arguments = (ins Mk_Vector:$input, Index:$pos, I64Attr:$head_dim,
-                       I64Attr:$rotary_dim, F64Attr:$theta, FloatElementsAttr<32>:$inv_freq,
+                       I64Attr:$rotary_dim, OptionalAttr<F64Attr>:$theta,
+                       FloatElementsAttr<32>:$inv_freq,
                        UnitAttr:$interleaved);
   let results = (outs Mk_Vector:$result);
   let assemblyFormat = "$input `at` $pos attr-dict `:` type($result)";

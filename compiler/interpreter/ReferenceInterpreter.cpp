@@ -371,7 +371,7 @@ llvm::Expected<std::vector<float>> ReferenceInterpreter::State::run(int64_t toke
   frame.scalars[body.getArgument(kPositionArg)] = pos;
   for (mlir::Operation &op : body)
     if (llvm::Error err = runOp(&op, frame))
-      return std::move(err);
+      return err;
   auto ret = llvm::cast<mlir::func::ReturnOp>(body.getTerminator());
   return std::move(frame.vectors[ret.getOperand(0)]);
 }
@@ -388,8 +388,8 @@ ReferenceInterpreter::create(mlir::ModuleOp module, const WeightTable &weights,
   std::unique_ptr<ReferenceInterpreter> interpreter(
       new ReferenceInterpreter(module, weights, maxContext));
   if (llvm::Error err = interpreter->state->prepare())
-    return std::move(err);
-  return std::move(interpreter);
+    return err;
+  return interpreter;
 }
 
 llvm::Expected<std::vector<float>> ReferenceInterpreter::step(int64_t token) {

@@ -58,6 +58,22 @@ Symbolic emitNorm(GraphImporter &importer, const onnx::NodeProto &node, mlir::Va
   return importer.activation(result, shape);
 }
 
+// The theta with inv[i] = theta^(-2i / rotary_dim) for every i, to six
+// significant digits, or nothing when the frequencies are scaled.
+std::optional<double> plainRopeBase(const std::vector<float> &inv, int64_t rotaryDim) {
+  if (inv.size() < 2 || inv[1] <= 0.0f)
+    return std::nullopt;
+  double theta = std::pow(static_cast<double>(inv[1]), -rotaryDim / 2.0);
+  double magnitude = std::pow(10.0, std::floor(std::log10(theta)) - 5);
+  theta = std::round(theta / magnitude) * magnitude;
+  for (size_t i = 0; i < inv.size(); ++i) {
+    double expected = std::pow(theta, -2.0 * static_cast<double>(i) / rotaryDim);
+    if (std::abs(inv[i] - expected) > 1e-5 * expected)
+      return std::nullopt;
+  }
+  return theta;
+}
+
 // Rotary embedding of a heads x head_dim activation with the given
 // frequencies (rotary_dim / 2 of them).
 Symbolic emitRotary(GraphImporter &importer, const onnx::NodeProto &node, mlir::Value input,
@@ -67,16 +83,13 @@ Symbolic emitRotary(GraphImporter &importer, const onnx::NodeProto &node, mlir::
   if (inv.empty() || rotaryDim > headDim || numElementsOf(shape) % headDim != 0)
     failAt(node, "rotary embedding over " + std::to_string(rotaryDim) +
                      " dims does not fit heads of " + std::to_string(headDim));
-  // inv[i] = theta^(-2i / rotary_dim), so inv[1] gives theta.
-  double theta = inv.size() > 1 && inv[1] > 0
-                     ? std::pow(static_cast<double>(inv[1]), -rotaryDim / 2.0)
-                     : 10000.0;
   auto &b = importer.builder;
+  std::optional<double> theta = plainRopeBase(inv, rotaryDim);
   auto freqType = mlir::RankedTensorType::get({static_cast<int64_t>(inv.size())}, b.getF32Type());
   auto rotary = b.create<RotaryOp>(
       importer.loc, importer.vectorType(numElementsOf(shape)), input,
       importer.positionArgument(), b.getI64IntegerAttr(headDim), b.getI64IntegerAttr(rotaryDim),
-      b.getF64FloatAttr(theta),
+      theta ? b.getF64FloatAttr(*theta) : nullptr,
       mlir::DenseFPElementsAttr::get(freqType, llvm::ArrayRef<float>(inv)),
       interleaved ? b.getUnitAttr() : nullptr);
   return importer.activation(rotary.getResult(), shape);

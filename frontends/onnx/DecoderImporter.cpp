@@ -35,6 +35,19 @@ std::optional<CacheInput> parseCacheName(const std::string &name, const std::str
   return CacheInput{std::stoll(match[2].str()), match[3].str() == "key"};
 }
 
+// FNV-1a over the shape and the value bits.
+uint64_t fingerprintOf(const Weight &weight) {
+  uint64_t hash = 1469598103934665603ull;
+  auto mix = [&](const void *data, size_t bytes) {
+    const auto *p = static_cast<const unsigned char *>(data);
+    for (size_t i = 0; i < bytes; ++i)
+      hash = (hash ^ p[i]) * 1099511628211ull;
+  };
+  mix(weight.shape.data(), weight.shape.size() * sizeof(int64_t));
+  mix(weight.values.data(), weight.values.size() * sizeof(float));
+  return hash;
+}
+
 bool isIntegerType(int onnxType) {
   using TP = onnx::TensorProto;
   return onnxType == TP::INT64 || onnxType == TP::INT32;
@@ -117,6 +130,18 @@ mlir::FlatSymbolRefAttr GraphImporter::weightFor(const Tensor &tensor, bool tran
   else if (weight.storage == StorageType::BF16)
     element = builder.getBF16Type();
   auto type = mlir::RankedTensorType::get(weight.shape, element);
+  // Exporters may store a tied weight twice (the lm_head as a transposed copy
+  // of the embedding table): equal contents share one weight.
+  uint64_t fingerprint = fingerprintOf(weight);
+  for (const auto &[candidate, symbol] : weightsByContent[fingerprint]) {
+    const Weight *existing = weights.find(candidate);
+    if (existing && existing->shape == weight.shape && existing->storage == weight.storage &&
+        existing->values == weight.values) {
+      if (!key.empty())
+        weightsByOrigin[key] = symbol;
+      return symbol;
+    }
+  }
   std::string name = weights.add(std::move(weight));
 
   mlir::OpBuilder::InsertionGuard guard(builder);
@@ -128,6 +153,7 @@ mlir::FlatSymbolRefAttr GraphImporter::weightFor(const Tensor &tensor, bool tran
   auto symbol = mlir::FlatSymbolRefAttr::get(builder.getContext(), name);
   if (!key.empty())
     weightsByOrigin[key] = symbol;
+  weightsByContent[fingerprint].push_back({name, symbol});
   return symbol;
 }
 

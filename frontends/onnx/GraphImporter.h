@@ -76,6 +76,8 @@ private:
   std::map<std::string, Symbolic> values;
   std::map<std::string, Rule> rules;
   std::map<std::string, mlir::FlatSymbolRefAttr> weightsByOrigin;
+  std::map<uint64_t, std::vector<std::pair<std::string, mlir::FlatSymbolRefAttr>>>
+      weightsByContent;
   std::vector<int64_t> cacheLayers;
 };
 

@@ -88,7 +88,8 @@ def main(kind, source, out):
         name = weight_initializers(model)[0]
         model.graph.initializer.remove(next(i for i in model.graph.initializer if i.name == name))
     elif kind == "quantized":
-        node = first_node(model, "MatMul")
+        weight = weight_initializers(model)[0]
+        node = next(n for n in model.graph.node if n.op_type == "MatMul" and n.input[1] == weight)
         node.op_type, node.domain = "MatMulNBits", "com.microsoft"
     elif kind == "no-position-ids":
         model.graph.input.remove(next(i for i in model.graph.input if i.name == "position_ids"))
