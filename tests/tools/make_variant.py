@@ -55,7 +55,7 @@ def store_weights_as(model, data_type):
 
 def set_external_location(model, out, location, offset=None):
     onnx.save(model, out, save_as_external_data=True, all_tensors_to_one_file=True,
-              location=os.path.basename(out) + ".data", size_threshold=0)
+              location=os.path.basename(out) + ".data", size_threshold=1024)
     model = onnx.load(out, load_external_data=False)
     for init in model.graph.initializer:
         if init.data_location == onnx.TensorProto.EXTERNAL:
