@@ -18,9 +18,11 @@ namespace mk::onnx_import {
 
 namespace {
 
-// The past length the abstract run uses. Any value works for a decoder; one
-// above 1 keeps the time axis distinct from unit axes.
-constexpr int64_t kAbstractPastLength = 5;
+// The past length the abstract run uses. Long enough that a sliding-window
+// mask (4096 in the common configs) hides something and is refused rather
+// than imported as full attention; above 1 so the time axis is never a unit
+// axis.
+constexpr int64_t kAbstractPastLength = 4097;
 
 struct CacheInput {
   int64_t layer;
