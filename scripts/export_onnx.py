@@ -14,6 +14,11 @@ Usage, for your own model (a folder with config.json and weights):
 To remake the test fixtures from tests/fixtures/configs.json (random weights):
   python3 scripts/export_onnx.py --fixtures tests/fixtures
 
+A random-weight model of any shape, from a JSON config like those entries
+(with the HF transformers logits of a token list, teacher-forced, to check
+against):
+  python3 scripts/export_onnx.py --config shape.json -o model.onnx --hf-logits hf.npy --tokens 1,2,3
+
 Needs torch and transformers; the fixtures were made with torch 2.11 and
 transformers 5.17. Both exporters are supported: 'torchscript' (opset <= 17
 is what it is usually used with) and 'dynamo' (opset 18 and 23).
@@ -157,24 +162,29 @@ def hf_logits(model, tokens):
     return np.stack(rows)
 
 
-def make_fixtures(folder, only=None):
+def random_model(spec, seed=0):
     import transformers
 
+    torch.manual_seed(seed)
+    config = make_config(spec)
+    model = transformers.AutoModelForCausalLM.from_config(config).eval()
+    # Random init is small; widen it so logits are not all near-tied.
+    with torch.no_grad():
+        for p in model.parameters():
+            if p.dim() >= 2:
+                p.normal_(0.0, 0.08)
+            else:
+                p.copy_(1.0 + 0.1 * torch.randn_like(p))
+    return model
+
+
+def make_fixtures(folder, only=None):
     with open(os.path.join(folder, "configs.json")) as f:
         specs = json.load(f)
     tokens = [1, 7, 42, 3, 99, 5, 11, 64, 2, 17, 33, 8]
     failures = []
     for name, spec in specs.items():
-        torch.manual_seed(0)
-        config = make_config(spec)
-        model = transformers.AutoModelForCausalLM.from_config(config).eval()
-        # Random init is small; widen it so logits are not all near-tied.
-        with torch.no_grad():
-            for p in model.parameters():
-                if p.dim() >= 2:
-                    p.normal_(0.0, 0.08)
-                else:
-                    p.copy_(1.0 + 0.1 * torch.randn_like(p))
+        model = random_model(spec)
         inv_freq = model.model.rotary_emb.inv_freq
         print(name, "inv_freq", inv_freq[:3].tolist(), inv_freq[-3:].tolist(), flush=True)
         np.save(os.path.join(folder, f"{name}.hf_logits.npy"), hf_logits(model, tokens))
@@ -203,18 +213,33 @@ def main():
     ap.add_argument("-o", "--output")
     ap.add_argument("--fixtures", help="folder with configs.json: export every fixture there")
     ap.add_argument("--only", help="with --fixtures: only paths containing this text")
+    ap.add_argument("--config", help="JSON config (as in configs.json) of a random-weight model")
+    ap.add_argument("--device", default="cpu", help="where to run the export (cpu, cuda)")
+    ap.add_argument("--hf-logits", help="also save HF transformers' teacher-forced logits here")
+    ap.add_argument("--tokens", default="1,7,42,3,99,5,11,64,2,17,33,8")
     a = ap.parse_args()
     if a.fixtures:
         failures = make_fixtures(a.fixtures, a.only)
         sys.exit(1 if failures else 0)
-    if not (a.model and a.output):
-        ap.error("give --model and -o, or --fixtures")
+    if not ((a.model or a.config) and a.output):
+        ap.error("give --model or --config, and -o; or --fixtures")
     import transformers
 
     dtype = getattr(torch, a.dtype)
-    model = transformers.AutoModelForCausalLM.from_pretrained(a.model, torch_dtype=dtype,
-                                                              attn_implementation="sdpa").eval()
-    export(model, a.output, a.exporter, a.opset, dtype=dtype)
+    if a.config:
+        # FILE.json, or FILE.json:NAME for one entry of a file of several.
+        path, _, entry = a.config.partition(".json:")
+        path = path if path.endswith(".json") else path + ".json"
+        with open(path) as f:
+            spec = json.load(f)
+        model = random_model(spec[entry] if entry else spec)
+    else:
+        model = transformers.AutoModelForCausalLM.from_pretrained(
+            a.model, torch_dtype=torch.float32, attn_implementation="sdpa").eval()
+    if a.hf_logits:
+        np.save(a.hf_logits, hf_logits(model, [int(t) for t in a.tokens.split(",")]))
+    model = model.to(device=a.device, dtype=dtype)
+    export(model, a.output, a.exporter, a.opset, dtype=dtype, device=a.device)
     print("exported", a.output)
 
 
