@@ -66,6 +66,7 @@ private:
 using FoldFunction = Results (*)(const FoldContext &);
 using FoldTable = std::unordered_map<std::string, FoldFunction>;
 
+void addTypeFolders(FoldTable &table);
 void addLayoutFolders(FoldTable &table);
 void addIndexingFolders(FoldTable &table);
 void addElementwiseFolders(FoldTable &table);

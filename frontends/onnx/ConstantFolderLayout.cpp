@@ -1,4 +1,4 @@
-// Ops that only move elements: reshapes, transposes, broadcasts, slicing,
+// Ops that only move elements: Identity, reshapes, transposes, broadcasts, slicing,
 // concatenation and splitting, plus the generators Range and Size.
 #include "frontends/onnx/ConstantFolderInternal.h"
 
@@ -28,6 +28,13 @@ std::vector<int64_t> vectorInput(const FoldContext &context, size_t index) {
     context.fail("input " + std::to_string(index) + " must be 1-D, has shape " +
                  shapeString(tensor.shape));
   return tensor.asInts();
+}
+
+// Identity passes the very same tensor on, so an initializer keeps its name
+// (exporters route tied weights through Identity).
+Results foldIdentity(const FoldContext &context) {
+  context.requireInputs(1, 1);
+  return {context.input(0)};
 }
 
 Results foldReshape(const FoldContext &context) {
@@ -295,12 +302,15 @@ struct SliceRange {
 };
 
 SliceRange clampSlice(int64_t start, int64_t end, int64_t step, int64_t dim) {
-  // dim is at most kMaxElements, so adding it to any int64 cannot overflow
-  // except near INT64_MIN, which only ever grows toward zero here.
+  // onnxruntime reads an end of INT32_MAX or INT64_MAX as numpy's None: the
+  // far end in the step's direction, even when stepping backwards.
+  if (end == std::numeric_limits<int32_t>::max() || end == std::numeric_limits<int64_t>::max())
+    end = step < 0 ? -1 : dim;
+  else if (end < 0)
+    end += dim;
+  // Adding dim (at most kMaxElements) to a negative value cannot overflow.
   if (start < 0)
     start += dim;
-  if (end < 0)
-    end += dim;
   SliceRange range;
   range.step = step;
   if (step > 0) {
@@ -411,7 +421,8 @@ Results foldRange(const FoldContext &context) {
 } // namespace
 
 void addLayoutFolders(FoldTable &table) {
-  table.insert({{"Reshape", foldReshape},
+  table.insert({{"Identity", foldIdentity},
+                {"Reshape", foldReshape},
                 {"Unsqueeze", foldUnsqueeze},
                 {"Squeeze", foldSqueeze},
                 {"Flatten", foldFlatten},

@@ -170,6 +170,16 @@ TEST(ConstantFolder, SliceWithNegativeStepReversesToTheFront) {
   EXPECT_EQ(reversed.ints, (Ints{5, 4, 3, 2, 1, 0}));
 }
 
+// onnxruntime, the oracle, reads INT64_MAX as "to the far end" for a
+// negative step too (numpy's a[::-1]), where plain clamping would give [].
+TEST(ConstantFolder, SliceToInt64MaxWithNegativeStepReverses) {
+  Tensor data = ints({4}, {0, 1, 2, 3});
+  Tensor starts = Tensor::intVector({kInt64Max}), ends = Tensor::intVector({kInt64Max});
+  Tensor axes = Tensor::intVector({0}), steps = Tensor::intVector({-1});
+  EXPECT_EQ(fold(makeNode("Slice"), {&data, &starts, &ends, &axes, &steps}).ints,
+            (Ints{3, 2, 1, 0}));
+}
+
 TEST(ConstantFolder, SliceAlongNegativeAxisOfMatrix) {
   Tensor data = ints({2, 4}, {0, 1, 2, 3, 4, 5, 6, 7});
   Tensor starts = Tensor::intVector({1}), ends = Tensor::intVector({-1});
