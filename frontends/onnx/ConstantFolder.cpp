@@ -17,8 +17,8 @@ void FoldContext::fail(const std::string &reason) const { failAt(node_, reason);
 
 void FoldContext::requireInputs(size_t min, size_t max) const {
   if (inputs_.size() < min || inputs_.size() > max) {
-    std::string expected = min == max ? std::to_string(min)
-                                      : std::to_string(min) + " to " + std::to_string(max);
+    std::string expected =
+        min == max ? std::to_string(min) : std::to_string(min) + " to " + std::to_string(max);
     fail("expected " + expected + " inputs, got " + std::to_string(inputs_.size()));
   }
 }
@@ -54,11 +54,6 @@ const onnx::AttributeProto *FoldContext::attribute(std::string_view name) const 
 int64_t FoldContext::intAttribute(std::string_view name, int64_t fallback) const {
   const onnx::AttributeProto *found = attribute(name);
   return found ? found->i() : fallback;
-}
-
-float FoldContext::floatAttribute(std::string_view name, float fallback) const {
-  const onnx::AttributeProto *found = attribute(name);
-  return found ? found->f() : fallback;
 }
 
 std::optional<std::vector<int64_t>> FoldContext::intsAttribute(std::string_view name) const {
@@ -184,9 +179,11 @@ Tensor convertKind(const Tensor &tensor, ElementKind kind) {
   out.ints.resize(count);
   for (size_t i = 0; i < count; ++i) {
     if (kind == ElementKind::Bool)
-      out.ints[i] = tensor.kind == ElementKind::Float ? tensor.floats[i] != 0.0f : tensor.ints[i] != 0;
+      out.ints[i] =
+          tensor.kind == ElementKind::Float ? tensor.floats[i] != 0.0f : tensor.ints[i] != 0;
     else
-      out.ints[i] = tensor.kind == ElementKind::Float ? truncateToInt(tensor.floats[i]) : tensor.ints[i];
+      out.ints[i] =
+          tensor.kind == ElementKind::Float ? truncateToInt(tensor.floats[i]) : tensor.ints[i];
   }
   return out;
 }
@@ -208,9 +205,8 @@ std::vector<int64_t> broadcastStrides(const std::vector<int64_t> &from,
   return strides;
 }
 
-Tensor gatherStrided(const FoldContext &context, const Tensor &source,
-                     std::vector<int64_t> shape, const std::vector<int64_t> &strides,
-                     int64_t offset) {
+Tensor gatherStrided(const FoldContext &context, const Tensor &source, std::vector<int64_t> shape,
+                     const std::vector<int64_t> &strides, int64_t offset) {
   Tensor out = context.allocate(source.kind, std::move(shape));
   withSameData(source, out, [&](const auto &from, auto &to) {
     walkStrided<1>(out.shape, {strides}, {offset},

@@ -4,13 +4,11 @@
 // int64 with wrap-around instead of undefined overflow.
 #include "frontends/onnx/ConstantFolderInternal.h"
 
+#include <algorithm>
 #include <cmath>
-#include <limits>
 
 namespace mk::onnx_import::folding {
 namespace {
-
-constexpr int64_t kInt64Min = std::numeric_limits<int64_t>::min();
 
 int64_t wrapAdd(int64_t a, int64_t b) {
   return static_cast<int64_t>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b));
@@ -22,18 +20,21 @@ int64_t wrapMul(int64_t a, int64_t b) {
   return static_cast<int64_t>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b));
 }
 
-float nanAwareMax(float a, float b) { return std::isnan(a) || std::isnan(b) ? NAN : std::max(a, b); }
-float nanAwareMin(float a, float b) { return std::isnan(a) || std::isnan(b) ? NAN : std::min(a, b); }
+float nanAwareMax(float a, float b) {
+  return std::isnan(a) || std::isnan(b) ? NAN : std::max(a, b);
+}
+float nanAwareMin(float a, float b) {
+  return std::isnan(a) || std::isnan(b) ? NAN : std::min(a, b);
+}
 
 // out[i] = fn(a[..], b[..]) over the broadcast of the two shapes.
 template <typename A, typename B, typename R, typename Fn>
 void zipBroadcast(const std::vector<int64_t> &shape, const std::vector<A> &a,
                   const std::vector<int64_t> &aShape, const std::vector<B> &b,
                   const std::vector<int64_t> &bShape, std::vector<R> &out, Fn &&fn) {
-  walkStrided<2>(shape, {broadcastStrides(aShape, shape), broadcastStrides(bShape, shape)}, {0, 0},
-                 [&](int64_t flat, const std::array<int64_t, 2> &at) {
-                   out[flat] = fn(a[at[0]], b[at[1]]);
-                 });
+  walkStrided<2>(
+      shape, {broadcastStrides(aShape, shape), broadcastStrides(bShape, shape)}, {0, 0},
+      [&](int64_t flat, const std::array<int64_t, 2> &at) { out[flat] = fn(a[at[0]], b[at[1]]); });
 }
 
 // Arithmetic in the joined kind of both operands: Float if either is.
@@ -60,25 +61,29 @@ Results binaryArithmetic(const FoldContext &context, FloatFn &&onFloats, IntFn &
 }
 
 Results foldAdd(const FoldContext &context) {
-  return binaryArithmetic(context, [](float a, float b) { return a + b; }, wrapAdd);
+  return binaryArithmetic(
+      context, [](float a, float b) { return a + b; }, wrapAdd);
 }
 
 Results foldSub(const FoldContext &context) {
-  return binaryArithmetic(context, [](float a, float b) { return a - b; }, wrapSub);
+  return binaryArithmetic(
+      context, [](float a, float b) { return a - b; }, wrapSub);
 }
 
 Results foldMul(const FoldContext &context) {
-  return binaryArithmetic(context, [](float a, float b) { return a * b; }, wrapMul);
+  return binaryArithmetic(
+      context, [](float a, float b) { return a * b; }, wrapMul);
 }
 
 // Integer division truncates toward zero, as C and onnxruntime do.
 Results foldDiv(const FoldContext &context) {
-  return binaryArithmetic(context, [](float a, float b) { return a / b; },
-                          [&](int64_t a, int64_t b) {
-                            if (b == 0)
-                              context.fail("integer division by zero");
-                            return b == -1 ? wrapSub(0, a) : a / b;
-                          });
+  return binaryArithmetic(
+      context, [](float a, float b) { return a / b; },
+      [&](int64_t a, int64_t b) {
+        if (b == 0)
+          context.fail("integer division by zero");
+        return b == -1 ? wrapSub(0, a) : a / b;
+      });
 }
 
 // fmod=0 takes the divisor's sign (Python's %), fmod=1 the dividend's (C's
@@ -164,7 +169,8 @@ Results foldMin(const FoldContext &context) {
 }
 
 Results foldSum(const FoldContext &context) {
-  return variadic(context, [](float a, float b) { return a + b; }, wrapAdd);
+  return variadic(
+      context, [](float a, float b) { return a + b; }, wrapAdd);
 }
 
 // Comparisons give Bool; mixed kinds compare as floats.
@@ -287,15 +293,18 @@ Results unaryNumeric(const FoldContext &context, FloatFn &&onFloats, IntFn &&onI
 }
 
 Results foldNeg(const FoldContext &context) {
-  return unaryNumeric(context, [](float x) { return -x; }, [](int64_t x) { return wrapSub(0, x); });
+  return unaryNumeric(
+      context, [](float x) { return -x; }, [](int64_t x) { return wrapSub(0, x); });
 }
 Results foldAbs(const FoldContext &context) {
-  return unaryNumeric(context, [](float x) { return std::fabs(x); },
-                      [](int64_t x) { return x < 0 ? wrapSub(0, x) : x; });
+  return unaryNumeric(
+      context, [](float x) { return std::fabs(x); },
+      [](int64_t x) { return x < 0 ? wrapSub(0, x) : x; });
 }
 Results foldRelu(const FoldContext &context) {
-  return unaryNumeric(context, [](float x) { return x > 0.0f ? x : 0.0f; },
-                      [](int64_t x) { return std::max<int64_t>(x, 0); });
+  return unaryNumeric(
+      context, [](float x) { return x > 0.0f ? x : 0.0f; },
+      [](int64_t x) { return std::max<int64_t>(x, 0); });
 }
 Results foldSqrt(const FoldContext &context) {
   return unaryFloat(context, [](float x) { return std::sqrt(x); });
@@ -345,48 +354,29 @@ Results foldIsNaN(const FoldContext &context) {
 Results foldIsInf(const FoldContext &context) {
   bool negative = context.intAttribute("detect_negative", 1) != 0;
   bool positive = context.intAttribute("detect_positive", 1) != 0;
-  return classify(context, [&](float x) {
-    return std::isinf(x) && (x > 0 ? positive : negative);
-  });
+  return classify(context, [&](float x) { return std::isinf(x) && (x > 0 ? positive : negative); });
 }
 
 } // namespace
 
 void addElementwiseFolders(FoldTable &table) {
-  table.insert({{"Add", foldAdd},
-                {"Sub", foldSub},
-                {"Mul", foldMul},
-                {"Div", foldDiv},
-                {"Mod", foldMod},
-                {"Pow", foldPow},
-                {"Max", foldMax},
-                {"Min", foldMin},
-                {"Sum", foldSum},
-                {"Equal", foldEqual},
-                {"Less", foldLess},
-                {"LessOrEqual", foldLessOrEqual},
-                {"Greater", foldGreater},
-                {"GreaterOrEqual", foldGreaterOrEqual},
-                {"And", foldAnd},
-                {"Or", foldOr},
-                {"Xor", foldXor},
-                {"Not", foldNot},
-                {"Where", foldWhere},
-                {"Neg", foldNeg},
-                {"Abs", foldAbs},
-                {"Relu", foldRelu},
-                {"Sqrt", foldSqrt},
-                {"Reciprocal", foldReciprocal},
-                {"Exp", foldExp},
-                {"Log", foldLog},
-                {"Floor", foldFloor},
-                {"Ceil", foldCeil},
-                {"Sin", foldSin},
-                {"Cos", foldCos},
-                {"Tanh", foldTanh},
-                {"Sigmoid", foldSigmoid},
-                {"IsNaN", foldIsNaN},
-                {"IsInf", foldIsInf}});
+  table.insert({{"Add", foldAdd},         {"Sub", foldSub},
+                {"Mul", foldMul},         {"Div", foldDiv},
+                {"Mod", foldMod},         {"Pow", foldPow},
+                {"Max", foldMax},         {"Min", foldMin},
+                {"Sum", foldSum},         {"Equal", foldEqual},
+                {"Less", foldLess},       {"LessOrEqual", foldLessOrEqual},
+                {"Greater", foldGreater}, {"GreaterOrEqual", foldGreaterOrEqual},
+                {"And", foldAnd},         {"Or", foldOr},
+                {"Xor", foldXor},         {"Not", foldNot},
+                {"Where", foldWhere},     {"Neg", foldNeg},
+                {"Abs", foldAbs},         {"Relu", foldRelu},
+                {"Sqrt", foldSqrt},       {"Reciprocal", foldReciprocal},
+                {"Exp", foldExp},         {"Log", foldLog},
+                {"Floor", foldFloor},     {"Ceil", foldCeil},
+                {"Sin", foldSin},         {"Cos", foldCos},
+                {"Tanh", foldTanh},       {"Sigmoid", foldSigmoid},
+                {"IsNaN", foldIsNaN},     {"IsInf", foldIsInf}});
 }
 
 } // namespace mk::onnx_import::folding

@@ -123,11 +123,11 @@ Results foldGatherElements(const FoldContext &context) {
   dataStrides[axis] = 0;
   Tensor out = context.allocate(data.kind, indices.shape);
   withSameData(data, out, [&](const auto &source, auto &dest) {
-    walkStrided<1>(out.shape, {dataStrides}, {0},
-                   [&](int64_t flat, const std::array<int64_t, 1> &at) {
-                     int64_t index = checkedIndex(context, indices.ints[flat], data.shape[axis], axis);
-                     dest[flat] = source[at[0] + index * axisStride];
-                   });
+    walkStrided<1>(
+        out.shape, {dataStrides}, {0}, [&](int64_t flat, const std::array<int64_t, 1> &at) {
+          int64_t index = checkedIndex(context, indices.ints[flat], data.shape[axis], axis);
+          dest[flat] = source[at[0] + index * axisStride];
+        });
   });
   return {std::move(out)};
 }
@@ -163,8 +163,8 @@ Results foldScatterND(const FoldContext &context) {
   for (int64_t t = 0; t < tuples; ++t) {
     int64_t offset = 0;
     for (int64_t axis = 0; axis < k; ++axis)
-      offset += checkedIndex(context, indices.ints[t * k + axis], data.shape[axis], axis) *
-                strides[axis];
+      offset +=
+          checkedIndex(context, indices.ints[t * k + axis], data.shape[axis], axis) * strides[axis];
     copyBlock(updates, t * sliceSize, out, offset, sliceSize);
   }
   return {std::move(out)};

@@ -41,7 +41,6 @@ public:
 
   const onnx::AttributeProto *attribute(std::string_view name) const;
   int64_t intAttribute(std::string_view name, int64_t fallback) const;
-  float floatAttribute(std::string_view name, float fallback) const;
   std::optional<std::vector<int64_t>> intsAttribute(std::string_view name) const;
   // Lists such as axes and split moved from attributes to inputs in newer
   // opsets; either form is accepted, the input winning when present.
@@ -56,7 +55,8 @@ public:
   int64_t elementCount(const std::vector<int64_t> &shape) const;
   // A zero-filled tensor of that shape, after elementCount's checks.
   Tensor allocate(ElementKind kind, std::vector<int64_t> shape) const;
-  std::vector<int64_t> broadcast(const std::vector<int64_t> &a, const std::vector<int64_t> &b) const;
+  std::vector<int64_t> broadcast(const std::vector<int64_t> &a,
+                                 const std::vector<int64_t> &b) const;
 
 private:
   const onnx::NodeProto &node_;
@@ -94,8 +94,8 @@ std::vector<int64_t> broadcastStrides(const std::vector<int64_t> &from,
 // element.
 template <size_t N, typename Fn>
 void walkStrided(const std::vector<int64_t> &shape,
-                 const std::array<std::vector<int64_t>, N> &strides,
-                 std::array<int64_t, N> offsets, Fn &&fn) {
+                 const std::array<std::vector<int64_t>, N> &strides, std::array<int64_t, N> offsets,
+                 Fn &&fn) {
   int64_t total = 1;
   for (int64_t d : shape)
     total *= d;
@@ -127,9 +127,8 @@ template <typename Fn> void withSameData(const Tensor &source, Tensor &dest, Fn 
 }
 
 // A copy of `source`'s elements read through a strided view onto `shape`.
-Tensor gatherStrided(const FoldContext &context, const Tensor &source,
-                     std::vector<int64_t> shape, const std::vector<int64_t> &strides,
-                     int64_t offset);
+Tensor gatherStrided(const FoldContext &context, const Tensor &source, std::vector<int64_t> shape,
+                     const std::vector<int64_t> &strides, int64_t offset);
 
 } // namespace mk::onnx_import::folding
 

@@ -264,8 +264,8 @@ std::vector<int64_t> splitSizes(const FoldContext &context, int64_t dim) {
                    std::to_string(outputs) + " outputs");
     int64_t chunk = (dim + n - 1) / n;
     if (chunk * (n - 1) > dim)
-      context.fail("cannot split dimension " + std::to_string(dim) + " into " +
-                   std::to_string(n) + " outputs");
+      context.fail("cannot split dimension " + std::to_string(dim) + " into " + std::to_string(n) +
+                   " outputs");
     std::vector<int64_t> sizes(n, chunk);
     sizes.back() = dim - chunk * (n - 1);
     return sizes;
@@ -287,7 +287,8 @@ Results foldSplit(const FoldContext &context) {
   for (int64_t size : splitSizes(context, data.shape[axis])) {
     std::vector<int64_t> shape = data.shape;
     shape[axis] = size;
-    results.push_back(gatherStrided(context, data, std::move(shape), strides, start * strides[axis]));
+    results.push_back(
+        gatherStrided(context, data, std::move(shape), strides, start * strides[axis]));
     start += size;
   }
   return results;
@@ -320,9 +321,8 @@ SliceRange clampSlice(int64_t start, int64_t end, int64_t step, int64_t dim) {
   } else {
     start = dim == 0 ? 0 : std::clamp<int64_t>(start, 0, dim - 1);
     end = std::clamp<int64_t>(end, -1, dim - 1);
-    int64_t magnitude = step == std::numeric_limits<int64_t>::min()
-                            ? std::numeric_limits<int64_t>::max()
-                            : -step;
+    int64_t magnitude =
+        step == std::numeric_limits<int64_t>::min() ? std::numeric_limits<int64_t>::max() : -step;
     range.count = start > end ? (start - end - 1) / magnitude + 1 : 0;
   }
   range.start = start;

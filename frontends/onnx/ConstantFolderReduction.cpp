@@ -98,8 +98,8 @@ Results reduce(const FoldContext &context, Reduction reduction) {
   bool allAxes = !axes || axes->empty();
   if (allAxes && context.intAttribute("noop_with_empty_axes", 0) != 0)
     return {convertKind(data, data.kind)};
-  bool arithmetic = reduction == Reduction::Sum || reduction == Reduction::Mean ||
-                    reduction == Reduction::Prod;
+  bool arithmetic =
+      reduction == Reduction::Sum || reduction == Reduction::Mean || reduction == Reduction::Prod;
   if (arithmetic && data.kind == ElementKind::Bool)
     context.fail("arithmetic on booleans");
 

@@ -50,7 +50,9 @@ uint16_t floatToHalf(float value) {
   return sign | static_cast<uint16_t>((rounded >> 13) - (112u << 10));
 }
 
-float bfloat16ToFloat(uint16_t bits) { return std::bit_cast<float>(static_cast<uint32_t>(bits) << 16); }
+float bfloat16ToFloat(uint16_t bits) {
+  return std::bit_cast<float>(static_cast<uint32_t>(bits) << 16);
+}
 
 uint16_t floatToBfloat16(float value) {
   uint32_t bits = std::bit_cast<uint32_t>(value);
@@ -150,8 +152,8 @@ Results foldCastLike(const FoldContext &context) {
   return {std::move(out)};
 }
 
-template <typename T> std::vector<T> decodeRaw(const FoldContext &context, const std::string &raw,
-                                               int64_t count) {
+template <typename T>
+std::vector<T> decodeRaw(const FoldContext &context, const std::string &raw, int64_t count) {
   if (raw.size() != static_cast<size_t>(count) * sizeof(T))
     context.fail("tensor raw_data has " + std::to_string(raw.size()) + " bytes, expected " +
                  std::to_string(count * static_cast<int64_t>(sizeof(T))));
@@ -161,8 +163,8 @@ template <typename T> std::vector<T> decodeRaw(const FoldContext &context, const
   return values;
 }
 
-template <typename Field> void checkFieldSize(const FoldContext &context, const Field &field,
-                                              int64_t count) {
+template <typename Field>
+void checkFieldSize(const FoldContext &context, const Field &field, int64_t count) {
   if (field.size() != count)
     context.fail("tensor holds " + std::to_string(field.size()) + " values, its shape needs " +
                  std::to_string(count));
@@ -297,7 +299,8 @@ Results foldConstantOfShape(const FoldContext &context) {
       context.fail("attribute 'value' must hold one element");
   }
   Tensor out = context.allocate(fill.kind, shapeInput.asInts());
-  withSameData(fill, out, [](const auto &from, auto &to) { std::fill(to.begin(), to.end(), from[0]); });
+  withSameData(fill, out,
+               [](const auto &from, auto &to) { std::fill(to.begin(), to.end(), from[0]); });
   return {std::move(out)};
 }
 

@@ -21,7 +21,7 @@ struct Tensor {
   std::vector<float> floats; // kind == Float
   std::vector<int64_t> ints; // kind == Int or Bool (0 or 1)
 
-  // Set for initializers and kept through Cast and 2-D Transpose only.
+  // Set for initializers and kept through Identity, Cast and 2-D Transpose.
   std::string origin;
   bool originTransposed = false;
   StorageType storage = StorageType::F32;

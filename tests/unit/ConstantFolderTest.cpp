@@ -120,7 +120,9 @@ TEST(ConstantFolder, IntegerDivisionTruncatesAndModFollowsDivisorSign) {
 
 TEST(ConstantFolder, IntegerDivisionByZeroFails) {
   Tensor a = ints({1}, {1}), zero = ints({1}, {0});
-  EXPECT_EQ(errorOf([&] { fold(makeNode("Div", "d"), {&a, &zero}); }),
+  EXPECT_EQ(errorOf([&] {
+              fold(makeNode("Div", "d"), {&a, &zero});
+            }),
             "ONNX node 'd' (Div): integer division by zero");
 }
 
@@ -214,7 +216,9 @@ TEST(ConstantFolder, ReshapeCopiesZeroAndInfersMinusOne) {
 TEST(ConstantFolder, ReshapeToWrongCountFails) {
   Tensor data = Tensor::filled(ElementKind::Float, {2, 3}, 1.0);
   Tensor shape = Tensor::intVector({4, -1});
-  EXPECT_EQ(errorOf([&] { fold(makeNode("Reshape", "r"), {&data, &shape}); }),
+  EXPECT_EQ(errorOf([&] {
+              fold(makeNode("Reshape", "r"), {&data, &shape});
+            }),
             "ONNX node 'r' (Reshape): cannot infer the -1 of shape [4, -1] for 6 elements");
 }
 
@@ -247,7 +251,9 @@ TEST(ConstantFolder, GatherTakesNegativeIndices) {
 TEST(ConstantFolder, GatherOutOfRangeFailsCleanly) {
   Tensor data = ints({3}, {0, 1, 2});
   Tensor indices = ints({2}, {0, 3});
-  EXPECT_EQ(errorOf([&] { fold(makeNode("Gather", "g"), {&data, &indices}); }),
+  EXPECT_EQ(errorOf([&] {
+              fold(makeNode("Gather", "g"), {&data, &indices});
+            }),
             "ONNX node 'g' (Gather): index 3 is out of range for axis 0 of size 3");
   Tensor tooNegative = ints({1}, {-4});
   EXPECT_NE(errorOf([&] { fold(makeNode("Gather"), {&data, &tooNegative}); }), "<no error>");
@@ -405,8 +411,8 @@ TEST(ConstantFolder, ConstantOfShapeDefaultsToFloatZero) {
 TEST(ConstantFolder, HugeShapesFailInsteadOfAllocating) {
   Tensor shape = Tensor::intVector({1 << 20, 1 << 20});
   std::string error = errorOf([&] { fold(makeNode("ConstantOfShape", "c"), {&shape}); });
-  EXPECT_EQ(error.rfind("ONNX node 'c' (ConstantOfShape): shape [1048576, 1048576] is too large", 0),
-            0u)
+  EXPECT_EQ(
+      error.rfind("ONNX node 'c' (ConstantOfShape): shape [1048576, 1048576] is too large", 0), 0u)
       << error;
   Tensor negative = Tensor::intVector({-2});
   EXPECT_NE(errorOf([&] { fold(makeNode("ConstantOfShape"), {&negative}); }), "<no error>");
@@ -482,7 +488,9 @@ TEST(ConstantFolder, UnsupportedOpNamesTheNode) {
 
 TEST(ConstantFolder, ShapeMismatchNamesTheNode) {
   Tensor a = floats({2}, {1, 2}), b = floats({3}, {1, 2, 3});
-  EXPECT_EQ(errorOf([&] { fold(makeNode("Add", "sum"), {&a, &b}); }),
+  EXPECT_EQ(errorOf([&] {
+              fold(makeNode("Add", "sum"), {&a, &b});
+            }),
             "ONNX node 'sum' (Add): shapes [2] and [3] do not broadcast");
 }
 
