@@ -1,0 +1,21 @@
+// What the compiler knows of the machine it compiles for: enough to size
+// tasks so that every SM streams about the same bytes.
+#ifndef MKC_COMPILER_TASKGRAPH_TARGET_H
+#define MKC_COMPILER_TASKGRAPH_TARGET_H
+
+#include <cstdint>
+#include <string>
+
+namespace mk {
+
+struct TargetDescription {
+  std::string name = "h200";
+  uint32_t numSms = 132;
+  uint64_t sharedMemoryPerSm = 227 * 1024; // usable by one CTA
+  uint32_t bytesPerWeight = 2;             // weights are streamed as bf16
+  uint64_t memoryBandwidth = 4'550'000'000'000; // bytes/s, measured streaming rate
+};
+
+} // namespace mk
+
+#endif
