@@ -36,6 +36,10 @@ COMBINATIONS = [
     ("dynamo", 18, "bfloat16", {}),
     ("dynamo", 18, "float32", {"attention_bias": True, "mlp_bias": True}),
     ("torchscript", 17, "float32", {"num_key_value_heads": 1}),
+    ("dynamo", 23, "float32", {"num_key_value_heads": 1}),
+    ("torchscript", 17, "float32", {"attn_implementation": "eager"}),
+    ("dynamo", 18, "float32", {"attn_implementation": "eager"}),
+    ("dynamo", 23, "float32", {"attn_implementation": "eager"}),
 ]
 
 

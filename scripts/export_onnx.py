@@ -43,6 +43,7 @@ def make_config(spec):
         "qwen3": transformers.Qwen3Config,
         "mistral": transformers.MistralConfig,
     }
+    attention = spec.pop("attn_implementation", "sdpa")
     rope_theta = spec.pop("rope_theta", 10000.0)
     rope_scaling = spec.pop("rope_scaling", None)
     config = classes[family](**spec)
@@ -56,7 +57,7 @@ def make_config(spec):
     else:
         config.rope_theta = rope_theta
         config.rope_scaling = rope_scaling
-    config._attn_implementation = "sdpa"
+    config._attn_implementation = attention
     return config
 
 

@@ -24,10 +24,11 @@ std::string nonUnitAxes(const SymbolicValue &sequence) {
   return axes;
 }
 
-// Checks that a KV sequence serves `heads` query heads of dimension headDim,
-// and returns its head dimension.
+// Checks that a KV sequence serves `heads` query heads. A MatMul needs the
+// KV heads repeated to one per query head (or a single one, broadcast); the
+// Attention op groups query heads over unrepeated KV heads itself.
 void checkHeads(const onnx::NodeProto &node, const SymbolicValue &sequence, int64_t heads,
-                const std::string &expectedTail) {
+                const std::string &expectedTail, bool groupsItself = false) {
   std::string axes = nonUnitAxes(sequence);
   int64_t kvHeads = sequence.axisSize;
   if (axes.size() < 2 || axes.substr(axes.size() - 2) != expectedTail)
@@ -41,7 +42,8 @@ void checkHeads(const onnx::NodeProto &node, const SymbolicValue &sequence, int6
   bool ok = headAxes.empty() ? kvHeads == 1
             : headAxes == "H" ? size == heads
             : headAxes == "G" ? size == heads && kvHeads == 1
-            : headAxes == "K" ? size == heads && kvHeads == heads
+            : headAxes == "K" ? size == kvHeads && (kvHeads == heads ||
+                                                       (groupsItself && heads % kvHeads == 0))
                               : false;
   if (!ok)
     failAt(node, "the KV cache's " + std::to_string(kvHeads) + " heads (axes '" + axes +
@@ -128,8 +130,8 @@ Outputs attentionOp(GraphImporter &importer, const onnx::NodeProto &node, const 
       failAt(node, "a 3-D query needs q_num_heads");
     headDim = q->numElements() / heads;
   }
-  checkHeads(node, *keys, heads, "TD");
-  checkHeads(node, *values, heads, "TD");
+  checkHeads(node, *keys, heads, "TD", true);
+  checkHeads(node, *values, heads, "TD", true);
   double scale = floatAttribute(node, "scale", 0.0f);
   if (!hasAttribute(node, "scale"))
     scale = 1.0 / std::sqrt(static_cast<double>(headDim));
