@@ -126,35 +126,161 @@ LogicalResult LogitsOp::verifySymbolUses(SymbolTableCollection &symbols) {
                      {lengthOf(getResult()), lengthOf(getInput())}, "weight");
 }
 
+// The rotary constraints shared by mk.rotary and mk.fused_attention.
+static LogicalResult verifyRotary(Operation *op, int64_t headDim, int64_t rotaryDim,
+                                  DenseElementsAttr invFreq) {
+  if (rotaryDim <= 0 || rotaryDim > headDim || rotaryDim % 2 != 0)
+    return op->emitOpError("rotary_dim ") << rotaryDim << " must be even and in (0, head_dim]";
+  if (invFreq.getType().getRank() != 1)
+    return op->emitOpError("inv_freq must be a 1-D tensor");
+  if (invFreq.getNumElements() != rotaryDim / 2)
+    return op->emitOpError("inv_freq has ") << invFreq.getNumElements()
+                                            << " entries, expected rotary_dim/2 = "
+                                            << rotaryDim / 2;
+  return success();
+}
+
 LogicalResult RotaryOp::verify() {
-  int64_t headDim = getHeadDim(), rotaryDim = getRotaryDim();
+  int64_t headDim = getHeadDim();
   if (headDim <= 0 || lengthOf(getInput()) % headDim != 0)
     return emitOpError("input length ") << lengthOf(getInput())
                                         << " is not a multiple of head_dim " << headDim;
-  if (rotaryDim <= 0 || rotaryDim > headDim || rotaryDim % 2 != 0)
-    return emitOpError("rotary_dim ") << rotaryDim << " must be even and in (0, head_dim]";
-  if (getInvFreq().getType().getRank() != 1)
-    return emitOpError("inv_freq must be a 1-D tensor");
-  if (getInvFreq().getNumElements() != rotaryDim / 2)
-    return emitOpError("inv_freq has ") << getInvFreq().getNumElements()
-                                        << " entries, expected rotary_dim/2 = " << rotaryDim / 2;
+  return verifyRotary(*this, headDim, getRotaryDim(), getInvFreq());
+}
+
+// The head arithmetic shared by mk.attention and mk.fused_attention.
+static LogicalResult verifyHeads(Operation *op, int64_t heads, int64_t kvHeads, int64_t headDim,
+                                 Value cacheValue) {
+  if (heads <= 0 || kvHeads <= 0 || headDim <= 0)
+    return op->emitOpError("num_heads, num_kv_heads and head_dim must be positive");
+  if (heads % kvHeads != 0)
+    return op->emitOpError("num_heads ") << heads << " is not a multiple of num_kv_heads "
+                                         << kvHeads;
+  auto cache = cacheValue.getType().cast<KVCacheType>();
+  if (cache.getNumKvHeads() != kvHeads || cache.getHeadDim() != headDim)
+    return op->emitOpError("cache type does not match num_kv_heads and head_dim");
   return success();
 }
 
 LogicalResult AttentionOp::verify() {
   int64_t heads = getNumHeads(), kvHeads = getNumKvHeads(), headDim = getHeadDim();
-  if (heads <= 0 || kvHeads <= 0 || headDim <= 0)
-    return emitOpError("num_heads, num_kv_heads and head_dim must be positive");
-  if (heads % kvHeads != 0)
-    return emitOpError("num_heads ") << heads << " is not a multiple of num_kv_heads " << kvHeads;
+  if (failed(verifyHeads(*this, heads, kvHeads, headDim, getCache())))
+    return failure();
   if (lengthOf(getQ()) != heads * headDim || lengthOf(getResult()) != heads * headDim)
     return emitOpError("q and result must have num_heads * head_dim = ") << heads * headDim
                                                                           << " entries";
   if (lengthOf(getK()) != kvHeads * headDim || lengthOf(getV()) != kvHeads * headDim)
     return emitOpError("k and v must have num_kv_heads * head_dim = ") << kvHeads * headDim
                                                                         << " entries";
-  auto cache = getCache().getType().cast<KVCacheType>();
-  if (cache.getNumKvHeads() != kvHeads || cache.getHeadDim() != headDim)
-    return emitOpError("cache type does not match num_kv_heads and head_dim");
+  return success();
+}
+
+LogicalResult GemvOp::verify() {
+  StringRef epilogue = getEpilogue();
+  if (epilogue != "none" && epilogue != "silu_mul" && epilogue != "residual")
+    return emitOpError("epilogue must be \"none\", \"silu_mul\" or \"residual\", got \"")
+           << epilogue << "\"";
+  if (getWeights().empty())
+    return emitOpError("needs at least one weight");
+  if (auto biases = getBiases(); biases && biases->size() != getWeights().size())
+    return emitOpError("has ") << biases->size() << " biases for " << getWeights().size()
+                               << " weights";
+  if (getNormAttr() && !getEpsAttr())
+    return emitOpError("norm needs eps");
+  if (!getNormAttr() && getEpsAttr())
+    return emitOpError("eps without norm");
+  bool residualEpilogue = epilogue == "residual";
+  if (residualEpilogue != bool(getResidual()))
+    return emitOpError("has a residual operand exactly when the epilogue is \"residual\"");
+  if (getResidual() && getResidual().getType() != getResult().getType())
+    return emitOpError("residual must have the result's type");
+  if (epilogue == "silu_mul" && getWeights().size() != 2)
+    return emitOpError("epilogue \"silu_mul\" needs exactly two weights (gate, up), got ")
+           << getWeights().size();
+  return success();
+}
+
+LogicalResult GemvOp::verifySymbolUses(SymbolTableCollection &symbols) {
+  int64_t in = lengthOf(getInput());
+  SmallVector<int64_t> rows;
+  for (auto weight : getWeights().getAsRange<FlatSymbolRefAttr>()) {
+    auto type = weightShape(*this, symbols, weight, "weight");
+    if (failed(type))
+      return failure();
+    if (type->getRank() != 2 || type->getDimSize(1) != in) {
+      auto diag = emitOpError() << "weight " << weight << " has shape [";
+      llvm::interleaveComma(type->getShape(), diag);
+      return diag << "], expected [rows, " << in << "]";
+    }
+    rows.push_back(type->getDimSize(0));
+  }
+  if (auto biases = getBiases())
+    for (auto [bias, count] : llvm::zip(biases->getAsRange<FlatSymbolRefAttr>(), rows)) {
+      auto type = weightShape(*this, symbols, bias, "bias");
+      if (failed(type) || failed(expectShape(*this, bias, *type, {count}, "bias")))
+        return failure();
+    }
+  if (auto norm = getNormAttr()) {
+    auto type = weightShape(*this, symbols, norm, "norm");
+    if (failed(type) || failed(expectShape(*this, norm, *type, {in}, "norm")))
+      return failure();
+  }
+  int64_t out = lengthOf(getResult());
+  if (getEpilogue() == "silu_mul") {
+    if (rows[0] != rows[1])
+      return emitOpError("silu_mul needs gate and up of equal rows, got ")
+             << rows[0] << " and " << rows[1];
+    if (out != rows[0])
+      return emitOpError("result has ") << out << " entries, silu_mul gives " << rows[0];
+    return success();
+  }
+  int64_t total = 0;
+  for (int64_t count : rows)
+    total += count;
+  if (out != total)
+    return emitOpError("result has ") << out << " entries, the weights have " << total << " rows";
+  return success();
+}
+
+LogicalResult SliceOp::verify() {
+  int64_t offset = getOffset(), length = lengthOf(getResult()), in = lengthOf(getInput());
+  if (offset < 0 || offset + length > in)
+    return emitOpError("entries [") << offset << ", " << offset + length
+                                    << ") are outside the input's " << in;
+  return success();
+}
+
+LogicalResult FusedAttentionOp::verify() {
+  int64_t heads = getNumHeads(), kvHeads = getNumKvHeads(), headDim = getHeadDim();
+  if (failed(verifyHeads(*this, heads, kvHeads, headDim, getCache())))
+    return failure();
+  if (lengthOf(getQkv()) != (heads + 2 * kvHeads) * headDim)
+    return emitOpError("qkv must have (num_heads + 2 * num_kv_heads) * head_dim = ")
+           << (heads + 2 * kvHeads) * headDim << " entries";
+  if (lengthOf(getResult()) != heads * headDim)
+    return emitOpError("result must have num_heads * head_dim = ") << heads * headDim
+                                                                   << " entries";
+  bool normed = getQNormAttr() || getKNormAttr();
+  if (normed != bool(getNormEpsAttr()))
+    return emitOpError("norm_eps is set exactly when q_norm or k_norm is");
+  if (getRotaryDim() == 0) {
+    if (getInvFreqAttr() || getInterleaved() || getThetaAttr())
+      return emitOpError("inv_freq, interleaved and theta need a rotary_dim");
+    return success();
+  }
+  if (!getInvFreqAttr())
+    return emitOpError("rotary_dim ") << getRotaryDim() << " needs inv_freq";
+  return verifyRotary(*this, headDim, getRotaryDim(), getInvFreqAttr());
+}
+
+LogicalResult FusedAttentionOp::verifySymbolUses(SymbolTableCollection &symbols) {
+  int64_t headDim = getHeadDim();
+  for (auto [norm, role] : {std::pair{getQNormAttr(), "q_norm"}, {getKNormAttr(), "k_norm"}}) {
+    if (!norm)
+      continue;
+    auto type = weightShape(*this, symbols, norm, role);
+    if (failed(type) || failed(expectShape(*this, norm, *type, {headDim}, role)))
+      return failure();
+  }
   return success();
 }

@@ -240,4 +240,91 @@ def Mk_ArgmaxOp : Mk_Op<"argmax", [NoSideEffect]> {
   let assemblyFormat = "$input attr-dict `:` type($input)";
 }
 
+//===----------------------------------------------------------------------===//
+// Fused ops: what the passes in passes/ make of the ops above. Each is the
+// exact composition of the ops it replaces, so engines can compare against it.
+//===----------------------------------------------------------------------===//
+
+def Mk_GemvOp : Mk_WeightUserOp<"gemv"> {
+  let summary = "One pass over the input: optional RMSNorm, stacked W x + b, epilogue";
+  let description = [{
+    `a = norm ? rms_norm(input) * norm_weight : input` (with `eps`), then
+    `y = concat_i(W_i a + b_i)`: the output rows are those of every weight in
+    `weights` ([rows_i, K] each, K the input length), one bias per weight
+    when `biases` is set. The `epilogue` then makes the result:
+
+    - `"none"`: `y`;
+    - `"silu_mul"`: two weights of N rows each; `silu(y[j]) * y[N + j]`, N entries;
+    - `"residual"`: `residual + y`; the `residual` operand is present exactly
+      for this epilogue.
+
+    ```mlir
+    %qkv = mk.gemv %x weights [@wq, @wk, @wv] biases [@bq, @bk, @bv] norm @ln
+             {eps = 1.0e-05 : f32} : tensor<64xf32> -> tensor<128xf32>
+    %h = mk.gemv %o residual %x weights [@wo] {epilogue = "residual"}
+           : tensor<64xf32>, tensor<64xf32> -> tensor<64xf32>
+    ```
+  }];
+  let arguments = (ins Mk_Vector:$input, Optional<Mk_Vector>:$residual,
+                       FlatSymbolRefArrayAttr:$weights,
+                       OptionalAttr<FlatSymbolRefArrayAttr>:$biases,
+                       OptionalAttr<FlatSymbolRefAttr>:$norm, OptionalAttr<F32Attr>:$eps,
+                       DefaultValuedStrAttr<StrAttr, "none">:$epilogue);
+  let results = (outs Mk_Vector:$result);
+  let assemblyFormat = [{
+    $input (`residual` $residual^)? `weights` $weights (`biases` $biases^)? (`norm` $norm^)?
+    attr-dict `:` type($input) (`,` type($residual)^)? `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Mk_SliceOp : Mk_Op<"slice", [NoSideEffect]> {
+  let summary = "The entries offset..offset+len of a vector, len the result's length";
+  let description = [{
+    ```mlir
+    %k = mk.slice %qkv {offset = 64 : i64} : tensor<128xf32> -> tensor<32xf32>
+    ```
+  }];
+  let arguments = (ins Mk_Vector:$input, I64Attr:$offset);
+  let results = (outs Mk_Vector:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Mk_FusedAttentionOp : Mk_Op<"fused_attention",
+    [DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+  let summary = "mk.attention on q | k | v of one vector, with q/k norm and rotary";
+  let description = [{
+    `qkv` holds q (num_heads heads), k and v (num_kv_heads heads each), all of
+    `head_dim`. q and k are normalized per head by `q_norm` / `k_norm`
+    ([head_dim] weights, with `norm_eps`) when set, then rotated at `pos` by
+    the first `rotary_dim` entries of each head as mk.rotary does (0: no
+    rotary; `inv_freq`, `interleaved` and `theta` as there). What follows is
+    exactly mk.attention of q, k, v: k and v are written into `cache` at
+    `pos`, then q attends over 0..pos.
+
+    ```mlir
+    %o = mk.fused_attention %qkv cache %c at %pos q_norm @qn k_norm @kn {norm_eps = 1.0e-06 : f32,
+           num_heads = 4 : i64, num_kv_heads = 2 : i64, head_dim = 16 : i64, scale = 2.5e-01 : f32,
+           rotary_dim = 16 : i64, inv_freq = dense<[...]> : tensor<8xf32>}
+         : tensor<128xf32>, !mk.kv_cache<2, 16> -> tensor<64xf32>
+    ```
+  }];
+  let arguments = (ins Mk_Vector:$qkv, Mk_KVCacheType:$cache, Index:$pos,
+                       I64Attr:$num_heads, I64Attr:$num_kv_heads, I64Attr:$head_dim,
+                       F32Attr:$scale,
+                       OptionalAttr<FlatSymbolRefAttr>:$q_norm,
+                       OptionalAttr<FlatSymbolRefAttr>:$k_norm,
+                       OptionalAttr<F32Attr>:$norm_eps,
+                       I64Attr:$rotary_dim,
+                       OptionalAttr<FloatElementsAttr<32>>:$inv_freq,
+                       UnitAttr:$interleaved, OptionalAttr<F64Attr>:$theta);
+  let results = (outs Mk_Vector:$result);
+  let assemblyFormat = [{
+    $qkv `cache` $cache `at` $pos (`q_norm` $q_norm^)? (`k_norm` $k_norm^)? attr-dict
+    `:` type($qkv) `,` qualified(type($cache)) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
 #endif // MK_OPS

@@ -153,4 +153,72 @@ int64_t argmax(std::span<const float> x) {
   return best;
 }
 
+void gemv(std::span<const float> x, const GemvConfig &config, std::span<const float> residual,
+          std::span<float> y) {
+  assert(config.biases.empty() || config.biases.size() == config.weights.size());
+  std::vector<float> normed;
+  std::span<const float> input = x;
+  if (!config.norm.empty()) {
+    normed.resize(x.size());
+    rmsNorm(x, config.norm, config.eps, normed);
+    input = normed;
+  }
+  size_t totalRows = 0;
+  for (std::span<const float> weight : config.weights)
+    totalRows += weight.size() / x.size();
+  std::vector<float> stacked(totalRows);
+  size_t row = 0;
+  for (size_t i = 0; i < config.weights.size(); ++i) {
+    size_t rows = config.weights[i].size() / x.size();
+    std::span<const float> bias = config.biases.empty() ? std::span<const float>() : config.biases[i];
+    linear(input, config.weights[i], bias, std::span<float>(stacked).subspan(row, rows));
+    row += rows;
+  }
+  switch (config.epilogue) {
+  case Epilogue::None:
+    assert(y.size() == stacked.size());
+    std::copy(stacked.begin(), stacked.end(), y.begin());
+    break;
+  case Epilogue::SiluMul: {
+    std::span<const float> gateAndUp(stacked);
+    size_t half = stacked.size() / 2;
+    siluMul(gateAndUp.first(half), gateAndUp.subspan(half), y);
+    break;
+  }
+  case Epilogue::Residual:
+    add(residual, stacked, y);
+    break;
+  }
+}
+
+void fusedAttention(std::span<const float> qkv, const AttentionInputConfig &config,
+                    KVCache &cache, int64_t pos, float scale, std::span<float> y) {
+  size_t qLength = config.numHeads * cache.headDim();
+  size_t kvLength = cache.numKvHeads() * cache.headDim();
+  assert(qkv.size() == qLength + 2 * kvLength);
+  std::vector<float> q(qkv.begin(), qkv.begin() + qLength);
+  std::vector<float> k(qkv.begin() + qLength, qkv.begin() + qLength + kvLength);
+  std::span<const float> v = qkv.subspan(qLength + kvLength);
+  // rotary() reads x after writing y, so no stage may write into its input.
+  auto normalize = [&](std::vector<float> &x, std::span<const float> weight) {
+    if (weight.empty())
+      return;
+    std::vector<float> out(x.size());
+    headRmsNorm(x, weight, config.normEps, cache.headDim(), out);
+    x = std::move(out);
+  };
+  auto rotate = [&](std::vector<float> &x) {
+    if (config.rotary.rotaryDim == 0)
+      return;
+    std::vector<float> out(x.size());
+    rotary(x, config.rotary, pos, out);
+    x = std::move(out);
+  };
+  normalize(q, config.qNorm);
+  normalize(k, config.kNorm);
+  rotate(q);
+  rotate(k);
+  attention(q, k, v, cache, pos, config.numHeads, scale, y);
+}
+
 } // namespace mk::kernels

@@ -69,6 +69,36 @@ void add(std::span<const float> lhs, std::span<const float> rhs, std::span<float
 // The lowest index among the largest values.
 int64_t argmax(std::span<const float> x);
 
+// The fused ops below are compositions of the kernels above, in the order
+// the unfused ops run, so that they give the same floats.
+
+enum class Epilogue { None, SiluMul, Residual };
+
+struct GemvConfig {
+  std::vector<std::span<const float>> weights; // each [rows_i, x.size()]
+  std::vector<std::span<const float>> biases;  // empty, or one per weight
+  std::span<const float> norm;                 // empty: x is used as it is
+  float eps = 0;
+  Epilogue epilogue = Epilogue::None;
+};
+
+// mk.gemv: the optional norm of x, the stacked W_i x + b_i, then the
+// epilogue; `residual` is read only by Epilogue::Residual.
+void gemv(std::span<const float> x, const GemvConfig &config, std::span<const float> residual,
+          std::span<float> y);
+
+struct AttentionInputConfig {
+  int64_t numHeads;
+  std::span<const float> qNorm, kNorm; // empty: that input is not normalized
+  float normEps;
+  RotaryConfig rotary; // rotaryDim 0: no rotary
+};
+
+// mk.fused_attention: q | k | v split from `qkv`, q and k normalized and
+// rotated, then attention().
+void fusedAttention(std::span<const float> qkv, const AttentionInputConfig &config,
+                    KVCache &cache, int64_t pos, float scale, std::span<float> y);
+
 } // namespace mk::kernels
 
 #endif

@@ -7,6 +7,7 @@
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Verifier.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/StringSwitch.h"
 #include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -75,6 +76,13 @@ std::vector<float> vectorFor(mlir::Value result) {
   return std::vector<float>(lengthOf(result));
 }
 
+llvm::Error checkPosition(mlir::Operation *op, const kernels::KVCache &cache, int64_t pos) {
+  if (pos < 0 || pos >= cache.capacity())
+    return opError(op, "position " + llvm::Twine(pos) + " is outside the cache's " +
+                           llvm::Twine(cache.capacity()) + " positions");
+  return llvm::Error::success();
+}
+
 } // namespace
 
 struct ReferenceInterpreter::State {
@@ -91,6 +99,9 @@ struct ReferenceInterpreter::State {
                                                mlir::FlatSymbolRefAttr name);
   llvm::Error resolveWeights(mlir::Operation *user, mlir::FlatSymbolRefAttr weight,
                              mlir::FlatSymbolRefAttr bias = nullptr);
+  llvm::Error resolveCache(mlir::Operation *user, mlir::Value cache);
+  llvm::Error prepareGemv(GemvOp op);
+  llvm::Error prepareFusedAttention(FusedAttentionOp op);
 
   llvm::Expected<std::vector<float>> run(int64_t token, int64_t pos);
   llvm::Error runOp(mlir::Operation *op, Frame &frame);
@@ -104,6 +115,9 @@ struct ReferenceInterpreter::State {
   llvm::Error runAdd(AddOp op, Frame &frame);
   llvm::Error runLogits(LogitsOp op, Frame &frame);
   llvm::Error runArgmax(ArgmaxOp op, Frame &frame);
+  llvm::Error runGemv(GemvOp op, Frame &frame);
+  llvm::Error runSlice(SliceOp op, Frame &frame);
+  llvm::Error runFusedAttention(FusedAttentionOp op, Frame &frame);
 
   static constexpr unsigned kTokenArg = 0, kPositionArg = 1, kFirstCacheArg = 2;
 
@@ -115,6 +129,9 @@ struct ReferenceInterpreter::State {
   llvm::DenseMap<mlir::Operation *, OpWeights> weightsOf;
   llvm::DenseMap<mlir::Operation *, std::vector<float>> invFreqOf;
   llvm::DenseMap<mlir::Operation *, kernels::KVCache *> cacheOf;
+  llvm::DenseMap<mlir::Operation *, kernels::GemvConfig> gemvOf;
+  // q_norm and k_norm of each mk.fused_attention; its frequencies are in invFreqOf.
+  llvm::DenseMap<mlir::Operation *, std::pair<const Weight *, const Weight *>> headNormsOf;
 };
 
 llvm::Error ReferenceInterpreter::State::prepare() {
@@ -224,6 +241,67 @@ llvm::Error ReferenceInterpreter::State::resolveWeights(mlir::Operation *user,
   return llvm::Error::success();
 }
 
+llvm::Error ReferenceInterpreter::State::resolveCache(mlir::Operation *user, mlir::Value cache) {
+  // Caches are only ever function arguments: no op creates one.
+  auto argument = cache.dyn_cast<mlir::BlockArgument>();
+  if (!argument || argument.getOwner() != &decodeStep.getBody().front())
+    return opError(user, "the cache is not an argument of @decode_step");
+  cacheOf[user] = &caches[argument.getArgNumber() - kFirstCacheArg];
+  return llvm::Error::success();
+}
+
+llvm::Error ReferenceInterpreter::State::prepareGemv(GemvOp op) {
+  kernels::GemvConfig config;
+  auto add = [&](mlir::FlatSymbolRefAttr name,
+                 std::vector<std::span<const float>> &to) -> llvm::Error {
+    auto weight = resolveWeight(op, name);
+    if (!weight)
+      return weight.takeError();
+    to.push_back((*weight)->values);
+    return llvm::Error::success();
+  };
+  for (auto name : op.getWeights().getAsRange<mlir::FlatSymbolRefAttr>())
+    if (llvm::Error err = add(name, config.weights))
+      return err;
+  if (auto biases = op.getBiases())
+    for (auto name : biases->getAsRange<mlir::FlatSymbolRefAttr>())
+      if (llvm::Error err = add(name, config.biases))
+        return err;
+  if (auto norm = op.getNormAttr()) {
+    auto weight = resolveWeight(op, norm);
+    if (!weight)
+      return weight.takeError();
+    config.norm = (*weight)->values;
+    config.eps = op.getEpsAttr().getValueAsDouble();
+  }
+  config.epilogue = llvm::StringSwitch<kernels::Epilogue>(op.getEpilogue())
+                        .Case("silu_mul", kernels::Epilogue::SiluMul)
+                        .Case("residual", kernels::Epilogue::Residual)
+                        .Default(kernels::Epilogue::None);
+  gemvOf[op] = std::move(config);
+  return llvm::Error::success();
+}
+
+llvm::Error ReferenceInterpreter::State::prepareFusedAttention(FusedAttentionOp op) {
+  if (llvm::Error err = resolveCache(op, op.getCache()))
+    return err;
+  std::pair<const Weight *, const Weight *> norms;
+  for (auto [name, to] : {std::pair{op.getQNormAttr(), &norms.first}, {op.getKNormAttr(), &norms.second}}) {
+    if (!name)
+      continue;
+    auto weight = resolveWeight(op, name);
+    if (!weight)
+      return weight.takeError();
+    *to = *weight;
+  }
+  headNormsOf[op] = norms;
+  if (auto invFreq = op.getInvFreqAttr()) {
+    auto values = invFreq.getValues<float>();
+    invFreqOf[op] = std::vector<float>(values.begin(), values.end());
+  }
+  return llvm::Error::success();
+}
+
 llvm::Error ReferenceInterpreter::State::prepareOp(mlir::Operation *op) {
   return llvm::TypeSwitch<mlir::Operation *, llvm::Error>(op)
       .Case([&](EmbeddingOp embedding) {
@@ -240,15 +318,10 @@ llvm::Error ReferenceInterpreter::State::prepareOp(mlir::Operation *op) {
         invFreqOf[op] = std::vector<float>(values.begin(), values.end());
         return llvm::Error::success();
       })
-      .Case([&](AttentionOp attention) -> llvm::Error {
-        // Caches are only ever function arguments: no op creates one.
-        auto argument = attention.getCache().dyn_cast<mlir::BlockArgument>();
-        if (!argument || argument.getOwner() != &decodeStep.getBody().front())
-          return opError(op, "the cache is not an argument of @decode_step");
-        cacheOf[op] = &caches[argument.getArgNumber() - kFirstCacheArg];
-        return llvm::Error::success();
-      })
-      .Case<SiluMulOp, AddOp, ArgmaxOp, mlir::func::ReturnOp>(
+      .Case([&](AttentionOp attention) { return resolveCache(op, attention.getCache()); })
+      .Case([&](GemvOp gemv) { return prepareGemv(gemv); })
+      .Case([&](FusedAttentionOp attention) { return prepareFusedAttention(attention); })
+      .Case<SiluMulOp, AddOp, ArgmaxOp, SliceOp, mlir::func::ReturnOp>(
           [](mlir::Operation *) { return llvm::Error::success(); })
       .Default([&](mlir::Operation *) {
         return opError(op, "the reference interpreter does not know this op");
@@ -308,9 +381,8 @@ llvm::Error ReferenceInterpreter::State::runRotary(RotaryOp op, Frame &frame) {
 llvm::Error ReferenceInterpreter::State::runAttention(AttentionOp op, Frame &frame) {
   kernels::KVCache &cache = *cacheOf.lookup(op);
   int64_t pos = frame.scalar(op.getPos());
-  if (pos < 0 || pos >= cache.capacity())
-    return opError(op, "position " + llvm::Twine(pos) + " is outside the cache's " +
-                           llvm::Twine(cache.capacity()) + " positions");
+  if (llvm::Error err = checkPosition(op, cache, pos))
+    return err;
   std::vector<float> y = vectorFor(op.getResult());
   kernels::attention(frame.vector(op.getQ()), frame.vector(op.getK()), frame.vector(op.getV()),
                      cache, pos, op.getNumHeads(), op.getScale().convertToFloat(), y);
@@ -344,6 +416,48 @@ llvm::Error ReferenceInterpreter::State::runArgmax(ArgmaxOp op, Frame &frame) {
   return llvm::Error::success();
 }
 
+llvm::Error ReferenceInterpreter::State::runGemv(GemvOp op, Frame &frame) {
+  std::span<const float> residual;
+  if (op.getResidual())
+    residual = frame.vector(op.getResidual());
+  std::vector<float> y = vectorFor(op.getResult());
+  kernels::gemv(frame.vector(op.getInput()), gemvOf.find(op)->second, residual, y);
+  frame.vectors[op.getResult()] = std::move(y);
+  return llvm::Error::success();
+}
+
+llvm::Error ReferenceInterpreter::State::runSlice(SliceOp op, Frame &frame) {
+  auto entries = frame.vector(op.getInput()).subspan(op.getOffset(), lengthOf(op.getResult()));
+  frame.vectors[op.getResult()] = std::vector<float>(entries.begin(), entries.end());
+  return llvm::Error::success();
+}
+
+llvm::Error ReferenceInterpreter::State::runFusedAttention(FusedAttentionOp op, Frame &frame) {
+  kernels::KVCache &cache = *cacheOf.lookup(op);
+  int64_t pos = frame.scalar(op.getPos());
+  if (llvm::Error err = checkPosition(op, cache, pos))
+    return err;
+  kernels::AttentionInputConfig config{};
+  config.numHeads = static_cast<int64_t>(op.getNumHeads());
+  auto [qNorm, kNorm] = headNormsOf.lookup(op);
+  if (qNorm)
+    config.qNorm = qNorm->values;
+  if (kNorm)
+    config.kNorm = kNorm->values;
+  if (auto eps = op.getNormEpsAttr())
+    config.normEps = eps.getValueAsDouble();
+  config.rotary.headDim = static_cast<int64_t>(op.getHeadDim());
+  config.rotary.rotaryDim = static_cast<int64_t>(op.getRotaryDim());
+  config.rotary.interleaved = op.getInterleaved();
+  if (auto it = invFreqOf.find(op); it != invFreqOf.end())
+    config.rotary.invFreq = it->second;
+  std::vector<float> y = vectorFor(op.getResult());
+  kernels::fusedAttention(frame.vector(op.getQkv()), config, cache, pos,
+                          op.getScale().convertToFloat(), y);
+  frame.vectors[op.getResult()] = std::move(y);
+  return llvm::Error::success();
+}
+
 llvm::Error ReferenceInterpreter::State::runOp(mlir::Operation *op, Frame &frame) {
   return llvm::TypeSwitch<mlir::Operation *, llvm::Error>(op)
       .Case([&](EmbeddingOp embedding) { return runEmbedding(embedding, frame); })
@@ -356,6 +470,9 @@ llvm::Error ReferenceInterpreter::State::runOp(mlir::Operation *op, Frame &frame
       .Case([&](AddOp add) { return runAdd(add, frame); })
       .Case([&](LogitsOp logits) { return runLogits(logits, frame); })
       .Case([&](ArgmaxOp argmax) { return runArgmax(argmax, frame); })
+      .Case([&](GemvOp gemv) { return runGemv(gemv, frame); })
+      .Case([&](SliceOp slice) { return runSlice(slice, frame); })
+      .Case([&](FusedAttentionOp attention) { return runFusedAttention(attention, frame); })
       .Case([](mlir::func::ReturnOp) { return llvm::Error::success(); })
       .Default([&](mlir::Operation *) {
         return opError(op, "the reference interpreter does not know this op");

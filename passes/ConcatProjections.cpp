@@ -1,0 +1,109 @@
+// mk-concat-projections: the projections that read the same vector and feed
+// the same consumer become one gemv, so the vector is loaded (and later
+// normalized) once: q, k, v of an mk.attention (possibly through
+// mk.head_rms_norm and mk.rotary), and gate, up of an mk.silu_mul. The
+// stacked gemv's weights and biases are the parts' in that order, and each
+// part's result is an mk.slice of it. Only plain gemvs (no norm, residual or
+// epilogue) in one block are stacked, and biases only when every part has
+// them. Assumes mk-linear-to-gemv has run.
+#include "passes/PassDetail.h"
+
+using namespace mlir;
+
+namespace mk {
+namespace {
+
+// The gemv a consumer's operand comes from, looking through the per-head ops
+// that sit between a projection and the attention.
+GemvOp projectionOf(Value operand) {
+  while (Operation *op = operand.getDefiningOp()) {
+    if (auto gemv = dyn_cast<GemvOp>(op))
+      return gemv;
+    if (auto rotary = dyn_cast<RotaryOp>(op))
+      operand = rotary.getInput();
+    else if (auto norm = dyn_cast<HeadRMSNormOp>(op))
+      operand = norm.getInput();
+    else
+      return nullptr;
+  }
+  return nullptr;
+}
+
+int64_t lengthOf(Value vector) { return vector.getType().cast<RankedTensorType>().getDimSize(0); }
+
+LogicalResult stack(ArrayRef<GemvOp> parts, PatternRewriter &rewriter) {
+  GemvOp first = parts.front();
+  for (GemvOp part : parts) {
+    if (!part || !isPlainGemv(part) || part.getInput() != first.getInput() ||
+        part->getBlock() != first->getBlock() || bool(part.getBiases()) != bool(first.getBiases()))
+      return failure();
+    if (part->isBeforeInBlock(first))
+      first = part;
+  }
+  for (size_t i = 0; i < parts.size(); ++i)
+    for (size_t j = i + 1; j < parts.size(); ++j)
+      if (parts[i] == parts[j])
+        return failure();
+
+  SmallVector<Attribute> weights, biases;
+  int64_t rows = 0;
+  for (GemvOp part : parts) {
+    llvm::append_range(weights, part.getWeights());
+    if (auto partBiases = part.getBiases())
+      llvm::append_range(biases, *partBiases);
+    rows += lengthOf(part.getResult());
+  }
+  // Before the first part, so that the slices dominate every part's users;
+  // the shared input dominates the first part.
+  rewriter.setInsertionPoint(first);
+  auto stacked = rewriter.create<GemvOp>(
+      first.getLoc(), RankedTensorType::get({rows}, rewriter.getF32Type()), first.getInput(),
+      Value(), rewriter.getArrayAttr(weights),
+      biases.empty() ? ArrayAttr() : rewriter.getArrayAttr(biases), FlatSymbolRefAttr(),
+      FloatAttr(), StringAttr());
+  int64_t offset = 0;
+  for (GemvOp part : parts) {
+    int64_t length = lengthOf(part.getResult());
+    rewriter.replaceOpWithNewOp<SliceOp>(part, part.getType(), stacked,
+                                         rewriter.getI64IntegerAttr(offset));
+    offset += length;
+  }
+  return success();
+}
+
+struct AttentionPattern : OpRewritePattern<AttentionOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(AttentionOp attention, PatternRewriter &rewriter) const override {
+    GemvOp parts[] = {projectionOf(attention.getQ()), projectionOf(attention.getK()),
+                      projectionOf(attention.getV())};
+    return stack(parts, rewriter);
+  }
+};
+
+struct SiluMulPattern : OpRewritePattern<SiluMulOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(SiluMulOp siluMul, PatternRewriter &rewriter) const override {
+    GemvOp parts[] = {siluMul.getGate().getDefiningOp<GemvOp>(),
+                      siluMul.getUp().getDefiningOp<GemvOp>()};
+    return stack(parts, rewriter);
+  }
+};
+
+struct ConcatProjectionsPass : ConcatProjectionsBase<ConcatProjectionsPass> {
+  void runOnOperation() override {
+    RewritePatternSet patterns(&getContext());
+    patterns.add<AttentionPattern, SiluMulPattern>(&getContext());
+    if (failed(applyPatterns(getOperation(), std::move(patterns))))
+      signalPassFailure();
+  }
+};
+
+} // namespace
+
+std::unique_ptr<Pass> createConcatProjectionsPass() {
+  return std::make_unique<ConcatProjectionsPass>();
+}
+
+} // namespace mk

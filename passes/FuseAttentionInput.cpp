@@ -1,0 +1,104 @@
+// mk-fuse-attention-input: an mk.attention whose q and k are
+// (mk.head_rms_norm ->) mk.rotary of slices of one gemv result, and whose v
+// is a plain slice of it, becomes mk.fused_attention on that result: the
+// attention task normalizes, rotates and writes k, v into the cache itself,
+// and q, k, v never exist as separate vectors. The slices must be q | k | v
+// in that order and cover the gemv result exactly; q and k must be rotated
+// alike at the attention's position (or neither rotated), and normalized
+// with the same eps when both are. Assumes mk-concat-projections has stacked
+// q, k and v.
+#include "passes/PassDetail.h"
+
+using namespace mlir;
+
+namespace mk {
+namespace {
+
+// The per-head chain slice -> (head_rms_norm ->) (rotary ->) attention.
+struct HeadInput {
+  SliceOp slice;
+  HeadRMSNormOp norm;
+  RotaryOp rotary;
+};
+
+FailureOr<HeadInput> headInputOf(Value operand, AttentionOp attention) {
+  HeadInput input;
+  int64_t headDim = attention.getHeadDim();
+  if ((input.rotary = operand.getDefiningOp<RotaryOp>())) {
+    if (input.rotary.getPos() != attention.getPos() ||
+        static_cast<int64_t>(input.rotary.getHeadDim()) != headDim)
+      return failure();
+    operand = input.rotary.getInput();
+  }
+  if ((input.norm = operand.getDefiningOp<HeadRMSNormOp>())) {
+    if (static_cast<int64_t>(input.norm.getHeadDim()) != headDim)
+      return failure();
+    operand = input.norm.getInput();
+  }
+  if (!(input.slice = operand.getDefiningOp<SliceOp>()))
+    return failure();
+  return input;
+}
+
+bool rotatedAlike(RotaryOp q, RotaryOp k) {
+  if (!q || !k)
+    return !q && !k;
+  return q.getRotaryDim() == k.getRotaryDim() && q.getInvFreq() == k.getInvFreq() &&
+         q.getInterleaved() == k.getInterleaved() && q.getThetaAttr() == k.getThetaAttr();
+}
+
+int64_t lengthOf(Value vector) { return vector.getType().cast<RankedTensorType>().getDimSize(0); }
+
+struct FusePattern : OpRewritePattern<AttentionOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(AttentionOp attention, PatternRewriter &rewriter) const override {
+    auto q = headInputOf(attention.getQ(), attention);
+    auto k = headInputOf(attention.getK(), attention);
+    auto v = attention.getV().getDefiningOp<SliceOp>();
+    if (failed(q) || failed(k) || !v)
+      return rewriter.notifyMatchFailure(attention, "q, k or v is not a chain from a slice");
+    Value qkv = q->slice.getInput();
+    int64_t qLength = lengthOf(attention.getQ()), kvLength = lengthOf(attention.getK());
+    if (!qkv.getDefiningOp<GemvOp>() || k->slice.getInput() != qkv || v.getInput() != qkv ||
+        lengthOf(qkv) != qLength + 2 * kvLength || q->slice.getOffset() != 0 ||
+        static_cast<int64_t>(k->slice.getOffset()) != qLength ||
+        static_cast<int64_t>(v.getOffset()) != qLength + kvLength)
+      return rewriter.notifyMatchFailure(attention, "q, k, v are not q | k | v of one gemv");
+    if (!rotatedAlike(q->rotary, k->rotary))
+      return rewriter.notifyMatchFailure(attention, "q and k are rotated differently");
+    if (q->norm && k->norm && q->norm.getEpsAttr() != k->norm.getEpsAttr())
+      return rewriter.notifyMatchFailure(attention, "q and k norms have different eps");
+
+    FlatSymbolRefAttr qNorm = q->norm ? q->norm.getWeightAttr() : nullptr;
+    FlatSymbolRefAttr kNorm = k->norm ? k->norm.getWeightAttr() : nullptr;
+    FloatAttr normEps = q->norm ? q->norm.getEpsAttr() : k->norm ? k->norm.getEpsAttr() : nullptr;
+    RotaryOp rotary = q->rotary;
+    rewriter.replaceOpWithNewOp<FusedAttentionOp>(
+        attention, attention.getType(), qkv, attention.getCache(), attention.getPos(),
+        attention.getNumHeadsAttr(), attention.getNumKvHeadsAttr(), attention.getHeadDimAttr(),
+        attention.getScaleAttr(), qNorm, kNorm, normEps,
+        rotary ? rotary.getRotaryDimAttr() : rewriter.getI64IntegerAttr(0),
+        rotary ? rotary.getInvFreqAttr() : DenseElementsAttr(),
+        rotary ? rotary.getInterleavedAttr() : UnitAttr(),
+        rotary ? rotary.getThetaAttr() : FloatAttr());
+    return success();
+  }
+};
+
+struct FuseAttentionInputPass : FuseAttentionInputBase<FuseAttentionInputPass> {
+  void runOnOperation() override {
+    RewritePatternSet patterns(&getContext());
+    patterns.add<FusePattern>(&getContext());
+    if (failed(applyPatterns(getOperation(), std::move(patterns))))
+      signalPassFailure();
+  }
+};
+
+} // namespace
+
+std::unique_ptr<Pass> createFuseAttentionInputPass() {
+  return std::make_unique<FuseAttentionInputPass>();
+}
+
+} // namespace mk
