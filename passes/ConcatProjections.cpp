@@ -31,11 +31,15 @@ GemvOp projectionOf(Value operand) {
 
 int64_t lengthOf(Value vector) { return vector.getType().cast<RankedTensorType>().getDimSize(0); }
 
+// Stacks `parts` (in this order) into one gemv, or fails if they cannot be.
 LogicalResult stack(ArrayRef<GemvOp> parts, PatternRewriter &rewriter) {
-  GemvOp first = parts.front();
+  if (llvm::is_contained(parts, nullptr))
+    return failure();
+  GemvOp reference = parts.front(), first = reference;
   for (GemvOp part : parts) {
-    if (!part || !isPlainGemv(part) || part.getInput() != first.getInput() ||
-        part->getBlock() != first->getBlock() || bool(part.getBiases()) != bool(first.getBiases()))
+    if (!isPlainGemv(part) || part.getInput() != reference.getInput() ||
+        part->getBlock() != reference->getBlock() ||
+        bool(part.getBiases()) != bool(reference.getBiases()))
       return failure();
     if (part->isBeforeInBlock(first))
       first = part;
@@ -56,18 +60,22 @@ LogicalResult stack(ArrayRef<GemvOp> parts, PatternRewriter &rewriter) {
   // Before the first part, so that the slices dominate every part's users;
   // the shared input dominates the first part.
   rewriter.setInsertionPoint(first);
-  auto stacked = rewriter.create<GemvOp>(
-      first.getLoc(), RankedTensorType::get({rows}, rewriter.getF32Type()), first.getInput(),
-      Value(), rewriter.getArrayAttr(weights),
-      biases.empty() ? ArrayAttr() : rewriter.getArrayAttr(biases), FlatSymbolRefAttr(),
-      FloatAttr(), StringAttr());
+  auto stacked =
+      rewriter.create<GemvOp>(first.getLoc(), RankedTensorType::get({rows}, rewriter.getF32Type()),
+                              first.getInput(), Value(), rewriter.getArrayAttr(weights),
+                              biases.empty() ? ArrayAttr() : rewriter.getArrayAttr(biases),
+                              FlatSymbolRefAttr(), FloatAttr(), StringAttr());
+  // All slices first: the insertion point is the first part, which the
+  // replacements erase.
+  SmallVector<Value> slices;
   int64_t offset = 0;
   for (GemvOp part : parts) {
-    int64_t length = lengthOf(part.getResult());
-    rewriter.replaceOpWithNewOp<SliceOp>(part, part.getType(), stacked,
-                                         rewriter.getI64IntegerAttr(offset));
-    offset += length;
+    slices.push_back(rewriter.create<SliceOp>(part.getLoc(), part.getType(), stacked,
+                                              rewriter.getI64IntegerAttr(offset)));
+    offset += lengthOf(part.getResult());
   }
+  for (auto [part, slice] : llvm::zip(parts, slices))
+    rewriter.replaceOp(part, slice);
   return success();
 }
 

@@ -14,8 +14,7 @@ namespace {
 
 bool readsAsPlainInput(OpOperand &use) {
   auto gemv = dyn_cast<GemvOp>(use.getOwner());
-  return gemv && use.getOperandNumber() == 0 &&
-         !gemv.getNormAttr();
+  return gemv && use.getOperandNumber() == 0 && !gemv.getNormAttr();
 }
 
 struct FoldPattern : OpRewritePattern<RMSNormOp> {

@@ -15,8 +15,8 @@ struct FoldPattern : OpRewritePattern<AddOp> {
   using OpRewritePattern::OpRewritePattern;
 
   LogicalResult matchAndRewrite(AddOp add, PatternRewriter &rewriter) const override {
-    for (auto [residual, summand] : {std::pair{add.getLhs(), add.getRhs()},
-                                     std::pair{add.getRhs(), add.getLhs()}}) {
+    for (auto [residual, summand] :
+         {std::pair{add.getLhs(), add.getRhs()}, std::pair{add.getRhs(), add.getLhs()}}) {
       auto gemv = summand.getDefiningOp<GemvOp>();
       if (!gemv || gemv.getEpilogue() != "none" || !gemv->hasOneUse())
         continue;

@@ -40,8 +40,8 @@ struct FusePattern : OpRewritePattern<SiluMulOp> {
       if (rowsOf(gemv, weight) != n)
         return rewriter.notifyMatchFailure(siluMul, "a weight does not have N rows");
     rewriter.replaceOpWithNewOp<GemvOp>(siluMul, siluMul.getType(), gemv.getInput(), Value(),
-                                        gemv.getWeights(), gemv.getBiasesAttr(),
-                                        gemv.getNormAttr(), gemv.getEpsAttr(), "silu_mul");
+                                        gemv.getWeights(), gemv.getBiasesAttr(), gemv.getNormAttr(),
+                                        gemv.getEpsAttr(), "silu_mul");
     return success();
   }
 };

@@ -16,7 +16,8 @@ namespace mk {
 // Applies `patterns` until none matches; ops left without users are erased on
 // the way. Region simplification is off: a pass changes only what its
 // patterns say.
-inline mlir::LogicalResult applyPatterns(mlir::Operation *root, mlir::RewritePatternSet &&patterns) {
+inline mlir::LogicalResult applyPatterns(mlir::Operation *root,
+                                         mlir::RewritePatternSet &&patterns) {
   mlir::GreedyRewriteConfig config;
   config.enableRegionSimplification = false;
   return mlir::applyPatternsAndFoldGreedily(root, std::move(patterns), config);

@@ -102,7 +102,8 @@ def FoldRMSNorm : Mk_FunctionPass<"mk-fold-rms-norm"> {
     user stays as it is.
 
     ```mlir
-    %qkv = mk.gemv %x weights [@wq, @wk, @wv] norm @ln {eps = 1.0e-05 : f32} : tensor<64xf32> -> tensor<128xf32>
+    %qkv = mk.gemv %x weights [@wq, @wk, @wv] norm @ln {eps = 1.0e-05 : f32}
+             : tensor<64xf32> -> tensor<128xf32>
     ```
   }];
   let constructor = "::mk::createFoldRMSNormPass()";

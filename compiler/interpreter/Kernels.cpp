@@ -170,7 +170,9 @@ void gemv(std::span<const float> x, const GemvConfig &config, std::span<const fl
   size_t row = 0;
   for (size_t i = 0; i < config.weights.size(); ++i) {
     size_t rows = config.weights[i].size() / x.size();
-    std::span<const float> bias = config.biases.empty() ? std::span<const float>() : config.biases[i];
+    std::span<const float> bias;
+    if (!config.biases.empty())
+      bias = config.biases[i];
     linear(input, config.weights[i], bias, std::span<float>(stacked).subspan(row, rows));
     row += rows;
   }

@@ -286,7 +286,8 @@ llvm::Error ReferenceInterpreter::State::prepareFusedAttention(FusedAttentionOp 
   if (llvm::Error err = resolveCache(op, op.getCache()))
     return err;
   std::pair<const Weight *, const Weight *> norms;
-  for (auto [name, to] : {std::pair{op.getQNormAttr(), &norms.first}, {op.getKNormAttr(), &norms.second}}) {
+  for (auto [name, to] :
+       {std::pair{op.getQNormAttr(), &norms.first}, {op.getKNormAttr(), &norms.second}}) {
     if (!name)
       continue;
     auto weight = resolveWeight(op, name);

@@ -82,7 +82,7 @@ struct Operation {
   std::vector<WeightRef> weights;
   std::vector<WeightRef> biases;
   WeightRef norm; // Gemv prologue RMSNorm of the input when !norm.name.empty()
-  float eps = 0.0f;
+  float eps = 0.0f; // Gemv: of the prologue norm; Attention: of the q/k head norms
   Epilogue epilogue = Epilogue::None;
   uint64_t inputLength = 0;  // K
   uint64_t outputLength = 0; // rows of the output buffer
@@ -136,7 +136,12 @@ struct Task {
   // (head + 1) * headDim). Reads of earlier positions are not listed: they
   // were written by earlier steps.
   std::vector<BufferRange> reads, writes;
-  uint64_t weightBytes = 0; // bytes of weights streamed (bf16 on the GPU)
+  // Bytes of weights streamed (bf16 on the GPU): every weight element the
+  // task reads, times TargetDescription::bytesPerWeight. A Gemv tile reads
+  // its rows of each stacked matrix and bias and the whole norm vector; an
+  // Embed tile its part of one table row; AttentionPrepare the q/k norm
+  // vectors.
+  uint64_t weightBytes = 0;
 };
 
 struct Event {

@@ -26,6 +26,39 @@ std::vector<std::vector<uint32_t>> sameStepPredecessors(const TaskGraph &graph) 
   return predecessors;
 }
 
+std::vector<std::vector<Producer>> producersOfReads(const TaskGraph &graph) {
+  struct Write {
+    uint32_t task;
+    uint64_t begin, end;
+  };
+  std::vector<std::vector<Write>> writes(graph.buffers.size());
+  for (const Task &task : graph.tasks)
+    for (const BufferRange &range : task.writes)
+      if (range.buffer < writes.size())
+        writes[range.buffer].push_back({task.id, range.begin, range.end});
+
+  std::vector<std::vector<Producer>> producers(graph.tasks.size());
+  for (const Task &task : graph.tasks) {
+    auto &list = producers[task.id];
+    for (const BufferRange &read : task.reads) {
+      if (read.buffer >= writes.size())
+        continue;
+      for (const Write &write : writes[read.buffer])
+        if (write.task != task.id && write.begin < read.end && read.begin < write.end)
+          list.push_back({write.task, write.task < task.id ? 0 : -1});
+    }
+    std::sort(list.begin(), list.end(), [](const Producer &a, const Producer &b) {
+      return a.task != b.task ? a.task < b.task : a.stepOffset < b.stepOffset;
+    });
+    list.erase(std::unique(list.begin(), list.end(),
+                           [](const Producer &a, const Producer &b) {
+                             return a.task == b.task && a.stepOffset == b.stepOffset;
+                           }),
+               list.end());
+  }
+  return producers;
+}
+
 DependencyStats dependencyStats(const TaskGraph &graph) {
   DependencyStats stats;
   stats.events = graph.events.size();

@@ -19,6 +19,18 @@ std::vector<std::vector<uint32_t>> sameStepPredecessors(const TaskGraph &graph);
 // For every event, the tasks that trigger it, ascending.
 std::vector<std::vector<uint32_t>> eventTriggers(const TaskGraph &graph);
 
+// A task whose writes overlap what another task reads: in the same step when
+// it comes first in the task order, else in the previous step (the token).
+struct Producer {
+  uint32_t task = 0;
+  int32_t stepOffset = 0;
+};
+
+// For every task, the producers of what it reads, derived from the reads and
+// writes alone (not from the events): what its waits must cover. Ascending
+// by task, without repeats.
+std::vector<std::vector<Producer>> producersOfReads(const TaskGraph &graph);
+
 struct DependencyStats {
   uint64_t events = 0;
   uint64_t waits = 0;

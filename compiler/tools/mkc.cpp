@@ -1,14 +1,22 @@
 // mkc: the mk compiler driver.
 //
 //   mkc import MODEL.onnx                 print the recognized mk IR
-//   mkc eval MODEL.onnx --tokens 5,17,42 --logits OUT.npy [--engine=reference]
-//                                         teacher-forced logits, one row per token
+//   mkc compile MODEL.onnx --emit=LEVEL   print the IR at a level of the ladder
+//                                         (CompileCommand.cpp)
+//   mkc inspect MODEL.onnx [--format=text|json|dot] [--layer N] [-o FILE]
+//                                         the task graph and schedule: a summary,
+//                                         JSON, or DOT (InspectCommand.cpp)
+//   mkc eval MODEL.onnx --tokens 5,17,42 --logits OUT.npy [--engine=reference|fused]
+//                                         teacher-forced logits, one row per token;
+//                                         `fused` interprets the IR after fusion
 //
 // Exit codes: 0 success, 1 usage error, 2 the model or input was refused.
 #include "compiler/dialect/MkDialect.h"
 #include "compiler/interpreter/ReferenceInterpreter.h"
 #include "compiler/support/Npy.h"
+#include "compiler/tools/Commands.h"
 #include "frontends/onnx/DecoderImporter.h"
+#include "passes/Pipeline.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/MLIRContext.h"
@@ -21,13 +29,16 @@
 
 namespace {
 
-constexpr int kUsageError = 1;
-constexpr int kRefused = 2;
+using mk::kRefused;
+using mk::kUsageError;
 
 int usage() {
   llvm::errs() << "usage: mkc import MODEL.onnx\n"
+                  "       mkc compile MODEL.onnx --emit=mlir|fused|tasks|schedule [-o OUT] "
+                  "[--print-ir-after-all]\n"
+                  "       mkc inspect MODEL.onnx [--format=text|json|dot] [--layer N] [-o FILE]\n"
                   "       mkc eval MODEL.onnx --tokens T0,T1,... --logits OUT.npy "
-                  "[--engine=reference]\n";
+                  "[--engine=reference|fused]\n";
   return kUsageError;
 }
 
@@ -86,8 +97,8 @@ int evalCommand(const std::string &modelPath, int argc, char **argv) {
   }
   if (tokensText.empty() || logitsPath.empty())
     return usage();
-  if (engine != "reference")
-    return refuse("unknown engine '" + engine + "' (available: reference)");
+  if (engine != "reference" && engine != "fused")
+    return refuse("unknown engine '" + engine + "' (available: reference, fused)");
   std::vector<int64_t> tokens;
   if (!parseTokens(tokensText, tokens))
     return refuse("--tokens must be a comma-separated list of token ids, got '" + tokensText +
@@ -97,6 +108,10 @@ int evalCommand(const std::string &modelPath, int argc, char **argv) {
   auto imported = mk::importOnnxModel(context, modelPath);
   if (!imported)
     return refuse(llvm::toString(imported.takeError()));
+  // The fused engine is the same interpreter on the fused ops, so any
+  // difference in the logits is a fusion pass changing the meaning.
+  if (engine == "fused" && mlir::failed(mk::runFusionPipeline(imported->module.get(), false)))
+    return refuse("the fusion pipeline failed on '" + modelPath + "'");
   auto interpreter = mk::ReferenceInterpreter::create(
       imported->module.get(), imported->weights, static_cast<int64_t>(tokens.size()));
   if (!interpreter)
@@ -122,6 +137,10 @@ int main(int argc, char **argv) {
   if (argc < 3)
     return usage();
   std::string command = argv[1], model = argv[2];
+  if (command == "compile")
+    return mk::compileCommand(argc - 2, argv + 2);
+  if (command == "inspect")
+    return mk::inspectCommand(argc - 2, argv + 2);
   if (command == "import" && argc == 3)
     return importCommand(model);
   if (command == "eval")

@@ -13,6 +13,8 @@ mk.weight @bq : tensor<64xf32>
 mk.weight @wk : tensor<32x64xf16>
 mk.weight @wv : tensor<32x64xf32>
 mk.weight @qn : tensor<16xf32>
+mk.weight @bk : tensor<32xf32>
+mk.weight @bv : tensor<32xf32>
 
 // CHECK-LABEL: func.func @decode_step
 // CHECK-SAME: %{{.*}}: !mk.kv_cache<2, 16>
@@ -48,4 +50,21 @@ func.func @variants(%x: tensor<64xf32>, %k: tensor<16xf32>, %pos: index, %cache:
   // CHECK: mk.attention {{.*}} {head_dim = 16 : i64, num_heads = 4 : i64, num_kv_heads = 1 : i64, scale = 2.500000e-01 : f32} : tensor<64xf32>, tensor<16xf32>, tensor<16xf32>, !mk.kv_cache<1, 16> -> tensor<64xf32>
   %o = mk.attention %r, %k, %k cache %cache at %pos {num_heads = 4 : i64, num_kv_heads = 1 : i64, head_dim = 16 : i64, scale = 0.25 : f32} : tensor<64xf32>, tensor<16xf32>, tensor<16xf32>, !mk.kv_cache<1, 16> -> tensor<64xf32>
   return %o : tensor<64xf32>
+}
+
+// The fused ops: a stacked gemv with biases and a norm, its slices, a fused
+// attention with q/k norm and rotary, gemvs with each epilogue.
+// CHECK-LABEL: func.func @fused
+func.func @fused(%x: tensor<64xf32>, %pos: index, %cache: !mk.kv_cache<2, 16>) -> (tensor<64xf32>, tensor<32xf32>) {
+  // CHECK: %[[QKV:.*]] = mk.gemv %{{.*}} weights [@wq, @wk, @wv] biases [@bq, @bk, @bv] norm @norm {eps = 9.99999974E-6 : f32} : tensor<64xf32> -> tensor<128xf32>
+  %qkv = mk.gemv %x weights [@wq, @wk, @wv] biases [@bq, @bk, @bv] norm @norm {eps = 1.0e-05 : f32} : tensor<64xf32> -> tensor<128xf32>
+  // CHECK: mk.slice %[[QKV]] {offset = 64 : i64} : tensor<128xf32> -> tensor<32xf32>
+  %k = mk.slice %qkv {offset = 64 : i64} : tensor<128xf32> -> tensor<32xf32>
+  // CHECK: %[[O:.*]] = mk.fused_attention %[[QKV]] cache %{{.*}} at %{{.*}} q_norm @qn k_norm @qn {head_dim = 16 : i64, interleaved, inv_freq = dense<[1.000000e+00, 5.000000e-01]> : tensor<2xf32>, norm_eps = 9.99999997E-7 : f32, num_heads = 4 : i64, num_kv_heads = 2 : i64, rotary_dim = 4 : i64, scale = 2.500000e-01 : f32, theta = 1.000000e+04 : f64} : tensor<128xf32>, !mk.kv_cache<2, 16> -> tensor<64xf32>
+  %o = mk.fused_attention %qkv cache %cache at %pos q_norm @qn k_norm @qn {num_heads = 4 : i64, num_kv_heads = 2 : i64, head_dim = 16 : i64, scale = 0.25 : f32, norm_eps = 1.0e-06 : f32, rotary_dim = 4 : i64, inv_freq = dense<[1.0, 0.5]> : tensor<2xf32>, interleaved, theta = 1.0e+04 : f64} : tensor<128xf32>, !mk.kv_cache<2, 16> -> tensor<64xf32>
+  // CHECK: %[[H:.*]] = mk.gemv %[[O]] residual %{{.*}} weights [@wq] {epilogue = "residual"} : tensor<64xf32>, tensor<64xf32> -> tensor<64xf32>
+  %h = mk.gemv %o residual %x weights [@wq] {epilogue = "residual"} : tensor<64xf32>, tensor<64xf32> -> tensor<64xf32>
+  // CHECK: mk.gemv %[[H]] weights [@wk, @wv] {epilogue = "silu_mul"} : tensor<64xf32> -> tensor<32xf32>
+  %m = mk.gemv %h weights [@wk, @wv] {epilogue = "silu_mul"} : tensor<64xf32> -> tensor<32xf32>
+  return %h, %m : tensor<64xf32>, tensor<32xf32>
 }

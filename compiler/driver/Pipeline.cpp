@@ -1,0 +1,76 @@
+#include "compiler/driver/Pipeline.h"
+
+#include "compiler/schedule/Scheduler.h"
+#include "compiler/taskgraph/LowerToTasks.h"
+#include "compiler/dialect/MkDialect.h"
+#include "passes/Pipeline.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Parser/Parser.h"
+
+namespace mk {
+
+namespace {
+
+llvm::Error error(const llvm::Twine &message) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
+}
+
+// Positive integers up to 2^31, which keeps every size the lowering derives
+// from them far from overflow.
+llvm::Expected<int64_t> positive(llvm::StringRef flag, llvm::StringRef text) {
+  int64_t value = 0;
+  if (text.getAsInteger(10, value) || value <= 0 || value > (int64_t(1) << 31))
+    return error(flag + " must be a positive integer, got '" + text + "'");
+  return value;
+}
+
+llvm::Expected<ImportedModel> parseMlir(mlir::MLIRContext &context, const std::string &path) {
+  context.loadDialect<MkDialect, mlir::func::FuncDialect>();
+  auto module = mlir::parseSourceFile<mlir::ModuleOp>(path, &context);
+  if (!module)
+    return error("cannot read mk IR from '" + path + "'");
+  return ImportedModel{std::move(module), WeightTable()};
+}
+
+} // namespace
+
+llvm::Expected<CompiledModel> compileToSchedule(mlir::MLIRContext &context,
+                                                const std::string &onnxPath,
+                                                const CompileOptions &options) {
+  auto imported = llvm::StringRef(onnxPath).endswith(".mlir") ? parseMlir(context, onnxPath)
+                                                               : importOnnxModel(context, onnxPath);
+  if (!imported)
+    return imported.takeError();
+  if (mlir::failed(runFusionPipeline(imported->module.get(), options.printIrAfterAll)))
+    return error("the fusion pipeline failed on '" + onnxPath + "'");
+  auto tasks = lowerToTasks(imported->module.get(), options.target, options.maxContext);
+  if (!tasks)
+    return tasks.takeError();
+
+  CompiledModel compiled{std::move(*imported), std::move(*tasks), {}, {}};
+  compiled.dependencies = chunkDependencies(compiled.tasks);
+  compiled.schedule = scheduleTasks(compiled.tasks, options.target);
+  return std::move(compiled);
+}
+
+llvm::Expected<bool> parseCompileOption(llvm::StringRef arg, CompileOptions &options) {
+  auto [flag, value] = arg.split('=');
+  if (flag == "--max-context") {
+    auto parsed = positive(flag, value);
+    if (!parsed)
+      return parsed.takeError();
+    options.maxContext = *parsed;
+    return true;
+  }
+  if (flag == "--num-sms") {
+    auto parsed = positive(flag, value);
+    if (!parsed)
+      return parsed.takeError();
+    options.target.numSms = *parsed;
+    return true;
+  }
+  return false;
+}
+
+} // namespace mk

@@ -1,0 +1,50 @@
+// The compiler from an ONNX model to a static schedule, stage by stage:
+// import (frontends/onnx), fusion (passes/), lowering to tasks, finer
+// dependencies, scheduling. `mkc compile` and `mkc inspect` both run it.
+#ifndef MKC_COMPILER_DRIVER_PIPELINE_H
+#define MKC_COMPILER_DRIVER_PIPELINE_H
+
+#include "compiler/taskgraph/ChunkDependencies.h"
+#include "compiler/taskgraph/Target.h"
+#include "compiler/taskgraph/TaskGraph.h"
+#include "frontends/onnx/DecoderImporter.h"
+
+#include "mlir/IR/MLIRContext.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+
+#include <cstdint>
+#include <string>
+
+namespace mk {
+
+struct CompileOptions {
+  int64_t maxContext = 2048;
+  TargetDescription target;
+  bool printIrAfterAll = false;
+};
+
+struct CompiledModel {
+  ImportedModel imported; // the module after fusion, and its weights
+  TaskGraph tasks;
+  Schedule schedule;
+  DependencyReport dependencies;
+};
+
+// `onnxPath` may also name a .mlir file of mk IR, fused or not (the fusion
+// passes leave fused ops alone): the shapes of its mk.weight declarations are
+// all lowering needs, so hand-written modules of any model size can be
+// scheduled without an exported model. Such a model has no weight values.
+llvm::Expected<CompiledModel> compileToSchedule(mlir::MLIRContext &context,
+                                                const std::string &onnxPath,
+                                                const CompileOptions &options);
+
+// Reads one of the options every command that compiles shares:
+// --max-context=N (positions of the KV caches) and --num-sms=N (the SMs of
+// the target). Returns false when `arg` is none of them, an error when it is
+// one with a bad value.
+llvm::Expected<bool> parseCompileOption(llvm::StringRef arg, CompileOptions &options);
+
+} // namespace mk
+
+#endif

@@ -1,0 +1,327 @@
+#include "compiler/taskgraph/LowerToTasks.h"
+
+#include "compiler/dialect/MkDialect.h"
+#include "compiler/taskgraph/TileOperations.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/raw_ostream.h"
+
+namespace mk {
+
+namespace {
+
+llvm::Error error(const llvm::Twine &message) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
+}
+
+llvm::Error opError(mlir::Operation *op, const llvm::Twine &message) {
+  std::string where;
+  llvm::raw_string_ostream os(where);
+  op->getLoc().print(os);
+  return error("cannot lower '" + op->getName().getStringRef() + "' at " + where +
+               " to tasks: " + message);
+}
+
+uint64_t lengthOf(mlir::Value vector) {
+  return vector.getType().cast<mlir::RankedTensorType>().getDimSize(0);
+}
+
+class Lowering {
+public:
+  Lowering(mlir::ModuleOp module, const TargetDescription &target, int64_t maxContext)
+      : module(module), target(target), maxContext(maxContext) {}
+
+  llvm::Expected<TaskGraph> run() {
+    if (maxContext <= 0)
+      return error("the maximum context must be positive, got " + llvm::Twine(maxContext));
+    if (target.numSms == 0)
+      return error("the target has no SMs");
+    auto function = module.lookupSymbol<mlir::func::FuncOp>("decode_step");
+    if (!function || function.getBody().empty())
+      return error("the module has no func.func @decode_step with a body");
+    if (function.getNumArguments() < 2)
+      return error("@decode_step must take the token and the position first");
+    step = function;
+    graph.maxContext = maxContext;
+    graph.tokenBuffer = addBuffer("token", BufferKind::Token, 1);
+
+    for (mlir::Operation &op : function.getBody().front()) {
+      llvm::Error result =
+          llvm::TypeSwitch<mlir::Operation *, llvm::Error>(&op)
+              .Case([&](EmbeddingOp embedding) { return lowerEmbedding(embedding); })
+              .Case([&](GemvOp gemv) { return lowerGemv(gemv); })
+              .Case([&](FusedAttentionOp attention) { return lowerAttention(attention); })
+              .Case([&](ArgmaxOp argmax) { return lowerArgmax(argmax); })
+              .Case([&](mlir::func::ReturnOp ret) { return lowerReturn(ret); })
+              .Default([&](mlir::Operation *other) {
+                return opError(other, "not a fused op; run the fusion pipeline first");
+              });
+      if (result)
+        return std::move(result);
+    }
+    if (!returned)
+      return error("@decode_step has no func.return");
+    nameOperations();
+    tileOperations(graph, target);
+    return std::move(graph);
+  }
+
+private:
+  uint32_t addBuffer(const std::string &name, BufferKind kind, uint64_t elements) {
+    graph.buffers.push_back({name, kind, elements});
+    return graph.buffers.size() - 1;
+  }
+
+  uint32_t addOperation(Operation operation, mlir::Value result) {
+    if (result)
+      operation.output = values[result] =
+          addBuffer("", BufferKind::Activation, lengthOf(result));
+    graph.operations.push_back(std::move(operation));
+    return graph.operations.size() - 1;
+  }
+
+  llvm::Expected<uint32_t> bufferOf(mlir::Operation *user, mlir::Value value) {
+    auto it = values.find(value);
+    if (it == values.end())
+      return opError(user, "operand is not the result of a lowered op");
+    return it->second;
+  }
+
+  llvm::Expected<WeightRef> weight(mlir::Operation *user, mlir::FlatSymbolRefAttr symbol) {
+    auto declaration = module.lookupSymbol<WeightOp>(symbol.getValue());
+    if (!declaration)
+      return opError(user, "no mk.weight named " + symbol.getValue());
+    auto type = declaration.getType().dyn_cast<mlir::RankedTensorType>();
+    if (!type || type.getRank() < 1 || type.getRank() > 2 || !type.hasStaticShape())
+      return opError(user, "weight " + symbol.getValue() + " is not a static vector or matrix");
+    uint64_t cols = type.getRank() == 2 ? type.getDimSize(1) : 1;
+    return WeightRef{symbol.getValue().str(), static_cast<uint64_t>(type.getDimSize(0)), cols};
+  }
+
+  llvm::Error weights(mlir::Operation *user, mlir::ArrayAttr symbols,
+                      std::vector<WeightRef> &into) {
+    if (!symbols)
+      return llvm::Error::success();
+    for (auto symbol : symbols.getAsRange<mlir::FlatSymbolRefAttr>()) {
+      auto ref = weight(user, symbol);
+      if (!ref)
+        return ref.takeError();
+      into.push_back(std::move(*ref));
+    }
+    return llvm::Error::success();
+  }
+
+  llvm::Error lowerEmbedding(EmbeddingOp embedding) {
+    if (embedding.getToken() != step.getArgument(0))
+      return opError(embedding, "the token must be @decode_step's token argument");
+    Operation op;
+    op.kind = OpKind::Embed;
+    op.input = graph.tokenBuffer;
+    auto table = weight(embedding, embedding.getTableAttr());
+    if (!table)
+      return table.takeError();
+    op.weights.push_back(std::move(*table));
+    op.inputLength = 1;
+    op.outputLength = lengthOf(embedding.getResult());
+    addOperation(std::move(op), embedding.getResult());
+    return llvm::Error::success();
+  }
+
+  llvm::Error lowerGemv(GemvOp gemv) {
+    Operation op;
+    op.kind = OpKind::Gemv;
+    auto input = bufferOf(gemv, gemv.getInput());
+    if (!input)
+      return input.takeError();
+    op.input = *input;
+    llvm::StringRef epilogue = gemv.getEpilogue();
+    if (epilogue == "silu_mul")
+      op.epilogue = Epilogue::SiluMul;
+    else if (epilogue == "residual")
+      op.epilogue = Epilogue::Residual;
+    else if (epilogue != "none")
+      return opError(gemv, "unknown epilogue \"" + epilogue + "\"");
+    if (op.epilogue == Epilogue::Residual) {
+      if (!gemv.getResidual())
+        return opError(gemv, "the residual epilogue needs a residual operand");
+      auto residual = bufferOf(gemv, gemv.getResidual());
+      if (!residual)
+        return residual.takeError();
+      op.residual = *residual;
+    }
+    if (auto error = weights(gemv, gemv.getWeightsAttr(), op.weights))
+      return error;
+    if (auto error = weights(gemv, gemv.getBiasesAttr(), op.biases))
+      return error;
+    if (auto norm = gemv.getNormAttr()) {
+      auto ref = weight(gemv, norm);
+      if (!ref)
+        return ref.takeError();
+      op.norm = std::move(*ref);
+      op.eps = gemv.getEpsAttr() ? gemv.getEpsAttr().getValueAsDouble() : 0.0;
+    }
+    op.inputLength = lengthOf(gemv.getInput());
+    op.outputLength = lengthOf(gemv.getResult());
+    addOperation(std::move(op), gemv.getResult());
+    return llvm::Error::success();
+  }
+
+  llvm::Error lowerAttention(FusedAttentionOp attention) {
+    auto cache = attention.getCache().dyn_cast<mlir::BlockArgument>();
+    if (!cache || cache.getOwner() != &step.getBody().front() || cache.getArgNumber() < 2)
+      return opError(attention, "the cache must be one of @decode_step's cache arguments");
+    if (attention.getPos() != step.getArgument(1))
+      return opError(attention, "the position must be @decode_step's position argument");
+    Operation op;
+    op.kind = OpKind::Attention;
+    op.layer = cache.getArgNumber() - 2;
+    auto input = bufferOf(attention, attention.getQkv());
+    if (!input)
+      return input.takeError();
+    op.input = *input;
+    op.numHeads = attention.getNumHeads();
+    op.numKvHeads = attention.getNumKvHeads();
+    op.headDim = attention.getHeadDim();
+    op.scale = attention.getScaleAttr().getValueAsDouble();
+    for (auto [symbol, into] : {std::pair{attention.getQNormAttr(), &op.qNorm},
+                                {attention.getKNormAttr(), &op.kNorm}}) {
+      if (!symbol)
+        continue;
+      auto ref = weight(attention, symbol);
+      if (!ref)
+        return ref.takeError();
+      *into = std::move(*ref);
+    }
+    // The head norm's epsilon: the only norm an attention operation has.
+    if (auto eps = attention.getNormEpsAttr())
+      op.eps = eps.getValueAsDouble();
+    op.rotaryDim = attention.getRotaryDim();
+    if (auto invFreq = attention.getInvFreqAttr())
+      for (float value : invFreq.getValues<float>())
+        op.invFreq.push_back(value);
+    op.interleaved = attention.getInterleaved();
+    op.inputLength = lengthOf(attention.getQkv());
+    op.outputLength = lengthOf(attention.getResult());
+    op.chunkSize = attentionChunkSize(maxContext);
+    op.numChunks = (maxContext + op.chunkSize - 1) / op.chunkSize;
+
+    std::string layer = "layer" + std::to_string(op.layer);
+    uint64_t slots = maxContext * op.numKvHeads * op.headDim;
+    op.keyCache = addBuffer(layer + ".keys", BufferKind::KVCache, slots);
+    op.valueCache = addBuffer(layer + ".values", BufferKind::KVCache, slots);
+    op.roped = addBuffer(layer + ".roped", BufferKind::Scratch, op.numHeads * op.headDim);
+    op.partials = addBuffer(layer + ".partials", BufferKind::Scratch,
+                            op.numHeads * op.numChunks * (op.headDim + 2));
+    addOperation(std::move(op), attention.getResult());
+    return llvm::Error::success();
+  }
+
+  llvm::Error lowerArgmax(ArgmaxOp argmax) {
+    Operation op;
+    op.kind = OpKind::Argmax;
+    auto input = bufferOf(argmax, argmax.getInput());
+    if (!input)
+      return input.takeError();
+    op.input = *input;
+    op.inputLength = lengthOf(argmax.getInput());
+    op.outputLength = 1;
+    op.output = graph.tokenBuffer;
+    addOperation(std::move(op), nullptr);
+    return llvm::Error::success();
+  }
+
+  llvm::Error lowerReturn(mlir::func::ReturnOp ret) {
+    if (ret.getNumOperands() != 2 || !ret.getOperand(1).getDefiningOp<ArgmaxOp>())
+      return opError(ret, "@decode_step must return the logits and their argmax");
+    auto logits = bufferOf(ret, ret.getOperand(0));
+    if (!logits)
+      return logits.takeError();
+    graph.logitsBuffer = *logits;
+    returned = true;
+    return llvm::Error::success();
+  }
+
+  // Layers follow the caches: an attention's layer is its cache's index, the
+  // gemv feeding it opens that layer, and the gemvs after it belong to it.
+  // Names say the role, which the data flow shows.
+  void nameOperations() {
+    auto &ops = graph.operations;
+    auto producer = [&](uint32_t buffer) -> const Operation * {
+      for (const Operation &op : ops)
+        if (op.output == buffer && op.kind != OpKind::Argmax)
+          return &op;
+      return nullptr;
+    };
+    auto feedsAttention = [&](const Operation &gemv) -> const Operation * {
+      for (const Operation &op : ops)
+        if (op.kind == OpKind::Attention && op.input == gemv.output)
+          return &op;
+      return nullptr;
+    };
+
+    int32_t layer = -1;
+    llvm::StringMap<unsigned> seen;
+    for (Operation &op : ops) {
+      std::string role;
+      switch (op.kind) {
+      case OpKind::Embed:
+        role = "embedding";
+        break;
+      case OpKind::Argmax:
+        role = "argmax";
+        break;
+      case OpKind::Attention:
+        layer = op.layer;
+        role = "attention";
+        break;
+      case OpKind::Gemv: {
+        const Operation *input = producer(op.input);
+        if (const Operation *attention = feedsAttention(op)) {
+          layer = attention->layer;
+          op.layer = layer;
+          role = "qkv";
+        } else if (op.output == graph.logitsBuffer) {
+          role = "lm_head";
+        } else {
+          op.layer = layer;
+          if (op.epilogue == Epilogue::SiluMul)
+            role = "gate_up";
+          else if (input && input->kind == OpKind::Attention)
+            role = "o_proj";
+          else if (input && input->kind == OpKind::Gemv && input->epilogue == Epilogue::SiluMul)
+            role = "down";
+          else
+            role = "gemv";
+        }
+        break;
+      }
+      }
+      std::string name = op.layer >= 0 ? "layer" + std::to_string(op.layer) + "." + role : role;
+      if (unsigned repeats = seen[name]++)
+        name += "." + std::to_string(repeats);
+      op.name = name;
+      if (op.kind != OpKind::Argmax)
+        graph.buffers[op.output].name = name;
+    }
+  }
+
+  mlir::ModuleOp module;
+  const TargetDescription &target;
+  int64_t maxContext;
+  mlir::func::FuncOp step;
+  TaskGraph graph;
+  llvm::DenseMap<mlir::Value, uint32_t> values; // SSA value -> its buffer
+  bool returned = false;
+};
+
+} // namespace
+
+llvm::Expected<TaskGraph> lowerToTasks(mlir::ModuleOp fused, const TargetDescription &target,
+                                       int64_t maxContext) {
+  return Lowering(fused, target, maxContext).run();
+}
+
+} // namespace mk

@@ -1,0 +1,20 @@
+// The subcommands of mkc that live in files of their own; main() in mkc.cpp
+// dispatches to them with the arguments that follow the command's name.
+#ifndef MKC_COMPILER_TOOLS_COMMANDS_H
+#define MKC_COMPILER_TOOLS_COMMANDS_H
+
+namespace mk {
+
+// Exit codes of every mkc command.
+constexpr int kUsageError = 1;
+constexpr int kRefused = 2;
+
+// mkc compile MODEL.onnx --emit=mlir|fused|tasks|schedule [-o OUT] [--print-ir-after-all]
+int compileCommand(int argc, char **argv);
+
+// mkc inspect MODEL.onnx [--format=text|json|dot] [--layer N] [-o FILE]
+int inspectCommand(int argc, char **argv);
+
+} // namespace mk
+
+#endif

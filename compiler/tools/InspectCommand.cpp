@@ -1,0 +1,135 @@
+// mkc inspect: compiles a model to its schedule and shows the result — a
+// summary (text), the whole graph and schedule (json), or the graph drawn
+// (dot, one layer with --layer since a model is too big to draw). Until the
+// .mk artifact exists, it reads the ONNX model and compiles it.
+#include "compiler/tools/Commands.h"
+
+#include "compiler/driver/Pipeline.h"
+#include "compiler/inspect/TaskGraphDot.h"
+#include "compiler/inspect/TaskGraphJson.h"
+#include "compiler/inspect/TaskGraphText.h"
+
+#include "mlir/IR/MLIRContext.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <fstream>
+#include <iostream>
+#include <optional>
+#include <string>
+
+namespace mk {
+namespace {
+
+constexpr const char *kUsage =
+    "usage: mkc inspect MODEL.onnx [--format=text|json|dot] [--layer N] [-o FILE]\n"
+    "                   [--max-context=N] [--num-sms=N]\n";
+
+enum class Format { Text, Json, Dot };
+
+struct InspectArguments {
+  std::string model;
+  Format format = Format::Text;
+  std::optional<int32_t> layer;
+  std::string output;
+  CompileOptions compile;
+};
+
+int refuse(const llvm::Twine &message) {
+  llvm::errs() << "mkc: error: " << message << "\n";
+  return kRefused;
+}
+
+int usage() {
+  llvm::errs() << kUsage;
+  return kUsageError;
+}
+
+// 0 when `arguments` is complete, else the exit code to return.
+int parseArguments(int argc, char **argv, InspectArguments &arguments) {
+  for (int i = 0; i < argc; ++i) {
+    llvm::StringRef arg = argv[i];
+    auto shared = parseCompileOption(arg, arguments.compile);
+    if (!shared)
+      return refuse(llvm::toString(shared.takeError()));
+    if (*shared)
+      continue;
+    if (arg.consume_front("--format=")) {
+      if (arg == "text")
+        arguments.format = Format::Text;
+      else if (arg == "json")
+        arguments.format = Format::Json;
+      else if (arg == "dot")
+        arguments.format = Format::Dot;
+      else
+        return refuse("unknown --format '" + arg + "' (available: text, json, dot)");
+    } else if (arg == "--layer" && i + 1 < argc) {
+      int32_t layer = 0;
+      if (llvm::StringRef(argv[++i]).getAsInteger(10, layer) || layer < -1)
+        return refuse("--layer must be a layer index (or -1 for the ops outside the layers), "
+                      "got '" + llvm::Twine(argv[i]) + "'");
+      arguments.layer = layer;
+    } else if (arg == "-o" && i + 1 < argc) {
+      arguments.output = argv[++i];
+    } else if (!arg.startswith("-") && arguments.model.empty()) {
+      arguments.model = arg.str();
+    } else {
+      return refuse("unknown argument '" + arg + "'");
+    }
+  }
+  if (arguments.model.empty())
+    return usage();
+  if (arguments.layer && arguments.format != Format::Dot)
+    return refuse("--layer applies to --format=dot only");
+  return 0;
+}
+
+void print(std::ostream &os, const InspectArguments &arguments, const CompiledModel &compiled) {
+  switch (arguments.format) {
+  case Format::Text:
+    printSummary(os, compiled.tasks, arguments.compile.target, &compiled.dependencies,
+                 &compiled.schedule);
+    break;
+  case Format::Json:
+    printJson(os, compiled.tasks, &compiled.schedule);
+    break;
+  case Format::Dot:
+    printDot(os, compiled.tasks, arguments.layer);
+    break;
+  }
+}
+
+} // namespace
+
+int inspectCommand(int argc, char **argv) {
+  InspectArguments arguments;
+  if (int status = parseArguments(argc, argv, arguments))
+    return status;
+
+  mlir::MLIRContext context;
+  auto compiled = compileToSchedule(context, arguments.model, arguments.compile);
+  if (!compiled)
+    return refuse(llvm::toString(compiled.takeError()));
+  if (arguments.layer && *arguments.layer >= 0) {
+    bool found = false;
+    for (const Operation &op : compiled->tasks.operations)
+      found |= op.layer == *arguments.layer;
+    if (!found)
+      return refuse("the model has no layer " + llvm::Twine(*arguments.layer));
+  }
+
+  if (arguments.output.empty() || arguments.output == "-") {
+    print(std::cout, arguments, *compiled);
+    std::cout.flush();
+    return 0;
+  }
+  std::ofstream file(arguments.output);
+  if (!file)
+    return refuse("cannot open '" + arguments.output + "' for writing");
+  print(file, arguments, *compiled);
+  if (!file.flush())
+    return refuse("cannot write '" + arguments.output + "'");
+  return 0;
+}
+
+} // namespace mk

@@ -1,0 +1,67 @@
+// AttentionMerge for KV head g: each q head of group g combines its chunks'
+// (o, m, l) in chunk order 0, 1, ..., rescaled to the largest m:
+// out = sum_c o_c exp(m_c - M) / sum_c l_c exp(m_c - M). Empty chunks add
+// nothing and are skipped, so that -inf never meets -inf.
+#include "runtime/cpu/AttentionLayout.h"
+#include "runtime/cpu/Tasks.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace mk::cpu {
+
+namespace {
+
+// Returns false when no chunk holds a position.
+bool mergeChunks(std::span<const float> partials, const AttentionLayout &layout,
+                 std::span<float> out) {
+  uint64_t length = layout.partialLength(), headDim = layout.headDim;
+  auto isEmpty = [&](uint64_t chunk) {
+    return partials[chunk * length + headDim + AttentionLayout::kSum] == 0.0f;
+  };
+  float max = -std::numeric_limits<float>::infinity();
+  for (uint64_t c = 0; c < layout.numChunks; ++c)
+    if (!isEmpty(c))
+      max = std::max(max, partials[c * length + headDim + AttentionLayout::kMax]);
+  double sum = 0;
+  std::vector<double> weighted(headDim, 0.0);
+  for (uint64_t c = 0; c < layout.numChunks; ++c) {
+    if (isEmpty(c))
+      continue;
+    std::span<const float> partial = partials.subspan(c * length, length);
+    double scale = std::exp(double(partial[headDim + AttentionLayout::kMax]) - double(max));
+    sum += double(partial[headDim + AttentionLayout::kSum]) * scale;
+    for (uint64_t d = 0; d < headDim; ++d)
+      weighted[d] += double(partial[d]) * scale;
+  }
+  if (!(sum > 0))
+    return false;
+  for (uint64_t d = 0; d < headDim; ++d)
+    out[d] = static_cast<float>(weighted[d] / sum);
+  return true;
+}
+
+} // namespace
+
+void runAttentionMergeTask(TaskContext &context) {
+  const Operation &op = context.op;
+  AttentionLayout layout(op);
+  uint64_t group = context.task.begin;
+  uint64_t headPartials = layout.numChunks * layout.partialLength();
+
+  std::vector<float> partials =
+      context.load(op.partials, layout.partialOffset(group * layout.headsPerGroup, 0),
+                   layout.headsPerGroup * headPartials);
+
+  std::vector<float> out(layout.groupQueryLength());
+  for (uint64_t h = 0; h < layout.headsPerGroup; ++h)
+    if (!mergeChunks(std::span<const float>(partials).subspan(h * headPartials, headPartials),
+                     layout, std::span<float>(out).subspan(h * layout.headDim, layout.headDim)))
+      context.fail("no attention chunk of q head " +
+                   std::to_string(group * layout.headsPerGroup + h) + " holds a position");
+
+  context.store(op.output, layout.groupQueryOffset(group), out);
+}
+
+} // namespace mk::cpu

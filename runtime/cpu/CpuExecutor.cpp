@@ -1,0 +1,155 @@
+#include "runtime/cpu/CpuExecutor.h"
+
+#include "compiler/taskgraph/TaskDescription.h"
+#include "compiler/taskgraph/Validator.h"
+#include "runtime/cpu/ExecutorMemory.h"
+#include "runtime/cpu/Launch.h"
+#include "runtime/cpu/TaskContext.h"
+
+#include <algorithm>
+#include <string>
+
+namespace mk {
+
+namespace {
+
+std::span<const float> bindWeight(const TaskGraph &graph, uint32_t op, const WeightTable &table,
+                                  const WeightRef &ref) {
+  const Weight *weight = table.find(ref.name);
+  if (!weight)
+    throw ExecutionError(describeOperation(graph, op) + ": weight '" + ref.name +
+                         "' is not in the weight table");
+  uint64_t expected = 0;
+  bool fits = !__builtin_mul_overflow(ref.rows, ref.cols, &expected);
+  if (!fits || weight->values.size() != expected ||
+      static_cast<uint64_t>(weight->numElements()) != expected)
+    throw ExecutionError(describeOperation(graph, op) + ": weight '" + ref.name + "' has " +
+                         std::to_string(weight->values.size()) + " values, the graph expects [" +
+                         std::to_string(ref.rows) + ", " + std::to_string(ref.cols) + "]");
+  return weight->values;
+}
+
+std::vector<cpu::BoundOperation> bindWeights(const TaskGraph &graph, const WeightTable &table) {
+  std::vector<cpu::BoundOperation> bound(graph.operations.size());
+  for (uint32_t op = 0; op < graph.operations.size(); ++op) {
+    const Operation &operation = graph.operations[op];
+    auto bind = [&](const WeightRef &ref) { return bindWeight(graph, op, table, ref); };
+    for (const WeightRef &ref : operation.weights)
+      bound[op].weights.push_back(bind(ref));
+    for (const WeightRef &ref : operation.biases)
+      bound[op].biases.push_back(bind(ref));
+    if (!operation.norm.name.empty())
+      bound[op].norm = bind(operation.norm);
+    if (!operation.qNorm.name.empty())
+      bound[op].qNorm = bind(operation.qNorm);
+    if (!operation.kNorm.name.empty())
+      bound[op].kNorm = bind(operation.kNorm);
+  }
+  return bound;
+}
+
+} // namespace
+
+struct CpuExecutor::State {
+  TaskGraph graph;
+  Schedule schedule;
+  CpuExecutorOptions options;
+  std::vector<cpu::BoundOperation> weights;
+  std::unique_ptr<cpu::ExecutorMemory> memory;
+  uint64_t vocabulary = 0; // rows of the smallest embedding table
+  int64_t nextPosition = 0;
+  bool tokenWritten = false;
+  std::string failure; // set once a launch failed
+
+  void checkUsable() const {
+    if (!failure.empty())
+      throw ExecutionError("the executor stopped after an earlier error: " + failure);
+  }
+  std::vector<int64_t> launch(std::vector<int64_t> forcedTokens, int64_t steps);
+};
+
+CpuExecutor::CpuExecutor(const TaskGraph &graph, const Schedule &schedule,
+                         const WeightTable &weights, CpuExecutorOptions options)
+    : state(std::make_unique<State>()) {
+  std::string problem = options.validateDataflow ? validateSchedule(graph, schedule)
+                                                 : validateStructure(graph, schedule);
+  if (!problem.empty())
+    throw ExecutionError("invalid task graph: " + problem);
+  if (options.threaded && schedule.numSms > options.maxThreads)
+    throw ExecutionError("the schedule has " + std::to_string(schedule.numSms) +
+                         " SMs, more than the " + std::to_string(options.maxThreads) +
+                         " threads allowed");
+  uint64_t bytes = cpu::ExecutorMemory::bytesNeeded(graph, options.checked);
+  if (bytes > options.maxMemoryBytes)
+    throw ExecutionError("the graph's buffers need " + std::to_string(bytes) +
+                         " bytes, more than the " + std::to_string(options.maxMemoryBytes) +
+                         " allowed");
+  state->weights = bindWeights(graph, weights);
+  state->graph = graph;
+  state->schedule = schedule;
+  state->options = options;
+  state->memory = std::make_unique<cpu::ExecutorMemory>(state->graph, options.checked);
+  state->vocabulary = UINT64_MAX;
+  for (const Operation &op : graph.operations)
+    if (op.kind == OpKind::Embed)
+      state->vocabulary = std::min(state->vocabulary, op.weights[0].rows);
+}
+
+CpuExecutor::~CpuExecutor() = default;
+
+std::vector<int64_t> CpuExecutor::State::launch(std::vector<int64_t> forcedTokens, int64_t steps) {
+  for (int64_t token : forcedTokens)
+    if (token < 0 || static_cast<uint64_t>(token) >= vocabulary)
+      throw ExecutionError("token " + std::to_string(token) + " is outside the vocabulary of " +
+                           std::to_string(vocabulary));
+  if (steps > graph.maxContext - nextPosition)
+    throw ExecutionError("the context is full: " + std::to_string(steps) + " more steps from position " +
+                         std::to_string(nextPosition) + " pass maxContext " +
+                         std::to_string(graph.maxContext));
+  std::vector<int64_t> argmaxTokens(steps);
+  cpu::LaunchPlan plan{nextPosition, steps, std::move(forcedTokens)};
+  std::string problem =
+      cpu::runLaunch(graph, schedule, weights, *memory, plan, options, argmaxTokens);
+  if (!problem.empty()) {
+    failure = problem;
+    throw ExecutionError(problem);
+  }
+  nextPosition += steps;
+  tokenWritten = true;
+  return argmaxTokens;
+}
+
+std::vector<float> CpuExecutor::step(int64_t token) {
+  state->checkUsable();
+  state->launch({token}, 1);
+  std::span<const float> values = logits();
+  return std::vector<float>(values.begin(), values.end());
+}
+
+std::vector<int64_t> CpuExecutor::generate(const std::vector<int64_t> &prompt, int64_t newTokens) {
+  state->checkUsable();
+  if (newTokens < 0)
+    throw ExecutionError("cannot generate " + std::to_string(newTokens) + " tokens");
+  if (prompt.empty() && !state->tokenWritten)
+    throw ExecutionError("nothing to continue from: the prompt is empty and no step has run");
+  if (newTokens > state->graph.maxContext)
+    throw ExecutionError("the context is full: " + std::to_string(newTokens) +
+                         " new tokens pass maxContext " + std::to_string(state->graph.maxContext));
+  int64_t fed = static_cast<int64_t>(prompt.size());
+  // The last prompt step already yields the first new token; the last new
+  // token is returned, not fed.
+  int64_t steps = prompt.empty() ? newTokens : fed + std::max<int64_t>(newTokens, 1) - 1;
+  if (steps == 0)
+    return {};
+  std::vector<int64_t> tokens = state->launch(prompt, steps);
+  int64_t first = prompt.empty() ? 0 : fed - 1;
+  return std::vector<int64_t>(tokens.begin() + first, tokens.begin() + first + newTokens);
+}
+
+int64_t CpuExecutor::position() const { return state->nextPosition; }
+
+std::span<const float> CpuExecutor::logits() const {
+  return state->memory->values(state->graph.logitsBuffer);
+}
+
+} // namespace mk

@@ -1,0 +1,84 @@
+// Runs a task graph and its schedule on the CPU, as the GPU megakernel will:
+// one emulated SM per schedule queue, each running its queue in order every
+// step, waiting on event counters that only grow within a launch. It is the
+// reference the GPU runtime is compared against, and a test bench for
+// graphs: a deterministic single-thread mode, an adversarial mode that
+// perturbs timing, and a checked mode that catches a task reading data that
+// is not ready instead of computing garbage.
+//
+// Nothing is trusted: the constructor validates the graph and schedule
+// (compiler/taskgraph/Validator.h) and binds every weight by name and shape.
+// Errors are thrown as ExecutionError; after a failed step the executor
+// refuses further work, since its caches may be half written.
+#ifndef MKC_RUNTIME_CPU_CPUEXECUTOR_H
+#define MKC_RUNTIME_CPU_CPUEXECUTOR_H
+
+#include "compiler/taskgraph/TaskGraph.h"
+#include "compiler/weights/WeightTable.h"
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <stdexcept>
+#include <vector>
+
+namespace mk {
+
+class ExecutionError : public std::runtime_error {
+public:
+  using std::runtime_error::runtime_error;
+};
+
+struct CpuExecutorOptions {
+  // One std::thread per SM, or all SMs interleaved on the calling thread
+  // (round-robin over the queues, one task each: deterministic).
+  bool threaded = true;
+  // Non-zero: random yields and sleeps before tasks and a random SM start
+  // order (threaded), or a random SM order and burst length per round
+  // (single thread, still deterministic for a given seed).
+  uint64_t adversarialSeed = 0;
+  // Every element carries the position of the step that last wrote it; a
+  // task reading an element this step has not written (or a KV slot never
+  // written) fails with its name.
+  bool checked = false;
+  // false: only validateStructure(), so that a graph with a missing
+  // dependency still runs; tests use it to show that checked mode catches
+  // the race.
+  bool validateDataflow = true;
+  // Buffers (and stamps in checked mode) beyond this are refused.
+  uint64_t maxMemoryBytes = uint64_t(16) << 30;
+  uint32_t maxThreads = 1024;
+};
+
+class CpuExecutor {
+public:
+  // `weights` must outlive the executor; the graph and schedule are copied.
+  CpuExecutor(const TaskGraph &graph, const Schedule &schedule, const WeightTable &weights,
+              CpuExecutorOptions options = {});
+  ~CpuExecutor();
+  CpuExecutor(const CpuExecutor &) = delete;
+  CpuExecutor &operator=(const CpuExecutor &) = delete;
+
+  // Teacher forcing: one step with `token` at the next position; returns
+  // the logits.
+  std::vector<float> step(int64_t token);
+
+  // Feeds `prompt` and generates `newTokens` greedily, all in one launch:
+  // the Argmax of each step feeds the next step's Embed through the token
+  // buffer once the prompt is consumed. An empty prompt continues from the
+  // last generated token. Returns the new tokens.
+  std::vector<int64_t> generate(const std::vector<int64_t> &prompt, int64_t newTokens);
+
+  // The next position to be filled.
+  int64_t position() const;
+  // The logits of the last step run.
+  std::span<const float> logits() const;
+
+private:
+  struct State;
+  std::unique_ptr<State> state;
+};
+
+} // namespace mk
+
+#endif

@@ -1,0 +1,23 @@
+// Embed: rows [begin, end) of the token's row of the table.
+#include "runtime/cpu/Tasks.h"
+
+#include <string>
+
+namespace mk::cpu {
+
+void runEmbedTask(TaskContext &context) {
+  const Operation &op = context.op;
+  const WeightRef &table = op.weights[0];
+  uint64_t rows = context.task.end - context.task.begin;
+
+  int64_t token = context.loadToken();
+  if (token < 0 || static_cast<uint64_t>(token) >= table.rows)
+    context.fail("token " + std::to_string(token) + " is outside the " +
+                 std::to_string(table.rows) + " rows of table '" + table.name + "'");
+  std::span<const float> row =
+      context.weights.weights[0].subspan(token * table.cols + context.task.begin, rows);
+
+  context.store(op.output, context.task.begin, row);
+}
+
+} // namespace mk::cpu

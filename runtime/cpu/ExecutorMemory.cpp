@@ -1,0 +1,29 @@
+#include "runtime/cpu/ExecutorMemory.h"
+
+namespace mk::cpu {
+
+ExecutorMemory::ExecutorMemory(const TaskGraph &graph, bool checked) {
+  for (const Buffer &buffer : graph.buffers)
+    buffers.emplace_back(buffer.kind == BufferKind::Token ? 0 : buffer.elements, 0.0f);
+  if (!checked)
+    return;
+  for (const Buffer &buffer : graph.buffers) {
+    stamps.emplace_back(new std::atomic<int64_t>[buffer.elements]);
+    for (uint64_t i = 0; i < buffer.elements; ++i)
+      stamps.back()[i].store(kNeverWritten, std::memory_order_relaxed);
+  }
+}
+
+uint64_t ExecutorMemory::bytesNeeded(const TaskGraph &graph, bool checked) {
+  uint64_t perElement = sizeof(float) + (checked ? sizeof(std::atomic<int64_t>) : 0);
+  uint64_t total = 0;
+  for (const Buffer &buffer : graph.buffers) {
+    uint64_t bytes = 0;
+    if (__builtin_mul_overflow(buffer.elements, perElement, &bytes) ||
+        __builtin_add_overflow(total, bytes, &total))
+      return UINT64_MAX;
+  }
+  return total;
+}
+
+} // namespace mk::cpu

@@ -1,0 +1,83 @@
+// What one task sees while it runs: its operation, the weights that
+// operation names, the step's position, and loads and stores on the
+// executor's memory. Task functions copy what they read into local vectors
+// and write results back in one store per range, as the GPU kernel stages
+// through shared memory; in checked mode those loads and stores are where
+// races are caught.
+#ifndef MKC_RUNTIME_CPU_TASKCONTEXT_H
+#define MKC_RUNTIME_CPU_TASKCONTEXT_H
+
+#include "compiler/taskgraph/TaskGraph.h"
+#include "runtime/cpu/ExecutorMemory.h"
+
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace mk::cpu {
+
+// The weights of one operation, found by name once, before any step.
+struct BoundOperation {
+  std::vector<std::span<const float>> weights, biases;
+  std::span<const float> norm, qNorm, kNorm;
+};
+
+struct StepInput {
+  int64_t step = 0;     // within the launch
+  int64_t position = 0; // in the context
+  std::optional<int64_t> forcedToken;
+  std::vector<int64_t> *argmaxTokens = nullptr; // per step of the launch
+};
+
+class TaskContext {
+public:
+  TaskContext(const TaskGraph &graph, const Task &task, const BoundOperation &weights,
+              ExecutorMemory &memory, const StepInput &input)
+      : task(task), op(graph.operations[task.op]), weights(weights), position(input.position),
+        graph(graph), memory(memory), input(input) {}
+
+  const Task &task;
+  const Operation &op;
+  const BoundOperation &weights;
+  const int64_t position;
+
+  std::vector<float> load(uint32_t buffer, uint64_t begin, uint64_t count);
+  void store(uint32_t buffer, uint64_t begin, std::span<const float> values);
+  // Elements [begin, begin + count) of a KV cache's slot at `slot`.
+  std::vector<float> loadSlot(uint32_t cache, int64_t slot, uint64_t begin, uint64_t count);
+  void storeSlot(uint32_t cache, int64_t slot, uint64_t begin, std::span<const float> values);
+  // The step's token: the prompt's while it is fed, else the previous Argmax's.
+  int64_t loadToken();
+  void storeToken(int64_t token);
+
+  // Checked mode: whether everything the task read is still what it read,
+  // i.e. no later step overwrote it meanwhile. Called once the task is done.
+  void recheckReads();
+
+  uint64_t elementsOf(uint32_t buffer) const { return graph.buffers[buffer].elements; }
+
+  [[noreturn]] void fail(const std::string &problem) const;
+
+private:
+  struct Read {
+    uint32_t buffer;
+    uint64_t offset, count;
+    int64_t stamp;
+  };
+
+  std::vector<float> loadElements(uint32_t buffer, uint64_t offset, uint64_t count,
+                                  int64_t expectedStamp, int64_t slot);
+  void storeElements(uint32_t buffer, uint64_t offset, std::span<const float> values,
+                     int64_t stamp, int64_t slot);
+  std::string where(uint32_t buffer, uint64_t offset, int64_t slot) const;
+
+  const TaskGraph &graph;
+  ExecutorMemory &memory;
+  const StepInput &input;
+  std::vector<Read> reads;
+};
+
+} // namespace mk::cpu
+
+#endif

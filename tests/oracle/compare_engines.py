@@ -1,0 +1,61 @@
+#!/usr/bin/env python3
+"""Two mkc engines on one model: their teacher-forced logits must agree.
+
+  compare_engines.py --mkc build/compiler/tools/mkc MODEL.onnx reference fused
+
+The fused engine interprets the IR after the fusion passes with the same
+kernels, so any difference beyond rounding means a pass changed what the
+model computes. Exits non-zero on a mismatch or on a failed run.
+"""
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+
+TOKENS = [1, 7, 42, 3, 99, 5, 11, 64, 2, 17, 33, 8]
+RTOL = 1e-5
+
+
+def logits(mkc, model, engine, tokens, folder):
+    out = os.path.join(folder, f"{engine}.npy")
+    run = subprocess.run([mkc, "eval", model, "--tokens", tokens, "--logits", out,
+                          f"--engine={engine}"], capture_output=True, text=True)
+    if run.returncode != 0:
+        print(run.stdout, run.stderr)
+        print(f"FAIL: mkc eval --engine={engine} exited {run.returncode}")
+        return None
+    return np.load(out)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--mkc", required=True)
+    ap.add_argument("--tokens", default=",".join(map(str, TOKENS)))
+    ap.add_argument("--rtol", type=float, default=RTOL)
+    ap.add_argument("model")
+    ap.add_argument("reference_engine")
+    ap.add_argument("engine")
+    a = ap.parse_args()
+
+    with tempfile.TemporaryDirectory() as tmp:
+        expected = logits(a.mkc, a.model, a.reference_engine, a.tokens, tmp)
+        actual = logits(a.mkc, a.model, a.engine, a.tokens, tmp)
+    if expected is None or actual is None:
+        return 1
+    if actual.shape != expected.shape:
+        print(f"FAIL: {a.engine} gives logits of shape {actual.shape}, "
+              f"{a.reference_engine} {expected.shape}")
+        return 1
+    err = float(np.max(np.abs(actual - expected)) / np.max(np.abs(expected)))
+    print(f"{os.path.basename(a.model)}: {a.engine} vs {a.reference_engine}, max relative "
+          f"error {err:.2e} (limit {a.rtol:.0e})")
+    failed = err > a.rtol or not np.all(np.isfinite(actual))
+    print("FAIL" if failed else "PASS")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

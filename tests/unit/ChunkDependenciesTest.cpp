@@ -1,0 +1,167 @@
+// chunkDependencies: the finer events make each consumer wait only on the
+// producer tiles that write what it reads (AttentionPrepare on its KV
+// group's q/k/v tiles, a chunk on its Prepare, a merge on its chunks), still
+// name every producer of every read, and never lengthen the critical path.
+#include "FusedModuleText.h"
+
+#include "compiler/schedule/Scheduler.h"
+#include "compiler/taskgraph/ChunkDependencies.h"
+#include "compiler/taskgraph/LowerToTasks.h"
+#include "compiler/taskgraph/TaskGraphAnalysis.h"
+#include "compiler/taskgraph/Validator.h"
+
+#include <gtest/gtest.h>
+
+#include <set>
+
+namespace {
+
+using namespace mk;
+using test::ModelShape;
+
+class ChunkDependenciesTest : public ::testing::Test {
+protected:
+  TaskGraph lower(const ModelShape &shape, uint32_t numSms = 8, int64_t maxContext = 64) {
+    auto module = test::parseModule(context, test::fusedModuleText(shape));
+    target.numSms = numSms;
+    auto graph = lowerToTasks(*module, target, maxContext);
+    EXPECT_TRUE(bool(graph)) << llvm::toString(graph.takeError());
+    return graph ? std::move(*graph) : TaskGraph();
+  }
+
+  // The tasks that trigger the events `task` waits on in the same step.
+  std::set<uint32_t> waitedTasks(const TaskGraph &graph, const Task &task) {
+    auto predecessors = sameStepPredecessors(graph);
+    return {predecessors[task.id].begin(), predecessors[task.id].end()};
+  }
+
+  mlir::MLIRContext context;
+  TargetDescription target;
+};
+
+ModelShape gqaShape() {
+  ModelShape shape;
+  shape.hidden = 128;
+  shape.heads = 8;
+  shape.kvHeads = 4;
+  return shape;
+}
+
+TEST_F(ChunkDependenciesTest, TheReportImprovesAndTheFinerEventsAreKept) {
+  TaskGraph graph = lower(gqaShape());
+  DependencyStats before = dependencyStats(graph);
+  DependencyReport report = chunkDependencies(graph);
+  EXPECT_EQ(report.naive.events, before.events);
+  EXPECT_TRUE(report.keptChunked);
+  EXPECT_GT(report.chunked.events, report.naive.events);
+  EXPECT_LT(report.chunked.waitedTasks, report.naive.waitedTasks);
+  EXPECT_LE(report.chunked.criticalPathTasks, report.naive.criticalPathTasks);
+  EXPECT_LE(report.chunked.criticalPathBytes, report.naive.criticalPathBytes);
+  EXPECT_EQ(dependencyStats(graph).events, report.chunked.events);
+}
+
+TEST_F(ChunkDependenciesTest, EveryConsumerWaitsOnEveryProducerOfItsReads) {
+  for (uint32_t sms : {1u, 5u, 8u, 132u}) {
+    TaskGraph graph = lower(gqaShape(), sms);
+    chunkDependencies(graph);
+    auto producers = producersOfReads(graph);
+    for (const Task &task : graph.tasks)
+      for (const Producer &producer : producers[task.id]) {
+        uint32_t event = graph.tasks[producer.task].trigger;
+        bool waited = std::any_of(task.waits.begin(), task.waits.end(), [&](const Wait &wait) {
+          return wait.event == event && wait.stepOffset == producer.stepOffset;
+        });
+        EXPECT_TRUE(waited) << "task " << task.id << " does not wait on producer "
+                            << producer.task << " on " << sms << " SMs";
+      }
+  }
+}
+
+TEST_F(ChunkDependenciesTest, AttentionWaitsOnlyOnItsOwnKvGroup) {
+  ModelShape shape = gqaShape();
+  TaskGraph graph = lower(shape, 32);
+  chunkDependencies(graph);
+  uint64_t d = shape.headDim, groupRows = d * shape.heads / shape.kvHeads;
+  uint64_t kStart = shape.heads * d, vStart = kStart + shape.kvHeads * d;
+  for (const Task &task : graph.tasks) {
+    if (graph.operations[task.op].name != "layer0.attention")
+      continue;
+    uint64_t g = task.begin;
+    std::set<uint32_t> expected;
+    for (const Task &other : graph.tasks) {
+      const std::string &op = graph.operations[other.op].name;
+      bool sameGroup = other.begin == g;
+      switch (task.kind) {
+      case TaskKind::AttentionPrepare: {
+        // The qkv tiles holding group g's q, k or v rows.
+        auto overlaps = [&](uint64_t begin, uint64_t end) {
+          return other.begin < end && begin < other.end;
+        };
+        if (op == "layer0.qkv" &&
+            (overlaps(g * groupRows, (g + 1) * groupRows) ||
+             overlaps(kStart + g * d, kStart + (g + 1) * d) ||
+             overlaps(vStart + g * d, vStart + (g + 1) * d)))
+          expected.insert(other.id);
+        break;
+      }
+      case TaskKind::AttentionChunk:
+        if (other.kind == TaskKind::AttentionPrepare && op == "layer0.attention" && sameGroup)
+          expected.insert(other.id);
+        break;
+      case TaskKind::AttentionMerge:
+        if (other.kind == TaskKind::AttentionChunk && op == "layer0.attention" && sameGroup)
+          expected.insert(other.id);
+        break;
+      default:
+        break;
+      }
+    }
+    EXPECT_EQ(waitedTasks(graph, task), expected) << "task " << task.id;
+  }
+}
+
+TEST_F(ChunkDependenciesTest, AResidualTileWaitsOnItsResidualRowsAndTheWholeInput) {
+  TaskGraph graph = lower(gqaShape(), 8);
+  chunkDependencies(graph);
+  for (const Task &task : graph.tasks) {
+    if (graph.operations[task.op].name != "layer0.down")
+      continue;
+    std::set<uint32_t> waited = waitedTasks(graph, task), residual;
+    for (const Task &other : graph.tasks) {
+      const std::string &op = graph.operations[other.op].name;
+      if (op == "layer0.gate_up")
+        EXPECT_TRUE(waited.count(other.id)) << "input tile " << other.id;
+      if (op == "layer0.o_proj" && other.begin < task.end && task.begin < other.end)
+        EXPECT_TRUE(waited.count(other.id)) << "residual tile " << other.id;
+    }
+  }
+}
+
+TEST_F(ChunkDependenciesTest, TheFinerGraphPassesTheValidator) {
+  ModelShape qwen3;
+  qwen3.headDim = 32;
+  qwen3.qkNorm = true;
+  ModelShape mqa;
+  mqa.kvHeads = 1;
+  for (const ModelShape &shape : {gqaShape(), qwen3, mqa})
+    for (uint32_t sms : {1u, 7u, 132u}) {
+      TaskGraph graph = lower(shape, sms);
+      chunkDependencies(graph);
+      EXPECT_EQ(validateSchedule(graph, scheduleTasks(graph, target)), "");
+    }
+}
+
+TEST_F(ChunkDependenciesTest, RunningItTwiceChangesNothing) {
+  TaskGraph graph = lower(gqaShape());
+  chunkDependencies(graph);
+  TaskGraph once = graph;
+  DependencyReport again = chunkDependencies(graph);
+  EXPECT_FALSE(again.keptChunked);
+  ASSERT_EQ(graph.events.size(), once.events.size());
+  for (size_t i = 0; i < graph.tasks.size(); ++i) {
+    EXPECT_EQ(graph.tasks[i].trigger, once.tasks[i].trigger);
+    EXPECT_EQ(graph.tasks[i].waits.size(), once.tasks[i].waits.size());
+  }
+}
+
+} // namespace

@@ -1,0 +1,293 @@
+// lowerToTasks on hand-written fused modules: tiles cover every output row
+// once and never straddle a weight or a KV group, reads and writes are what
+// the validator derives from each tile, weight bytes add up, attention has
+// its three phases per KV head, and the graph passes the validator.
+#include "FusedModuleText.h"
+
+#include "compiler/schedule/Scheduler.h"
+#include "compiler/taskgraph/LowerToTasks.h"
+#include "compiler/taskgraph/RowTiling.h"
+#include "compiler/taskgraph/TaskFootprint.h"
+#include "compiler/taskgraph/TileOperations.h"
+#include "compiler/taskgraph/Validator.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <numeric>
+
+namespace {
+
+using namespace mk;
+using test::ModelShape;
+
+class LowerToTasksTest : public ::testing::Test {
+protected:
+  TaskGraph lower(const ModelShape &shape, uint32_t numSms = 8, int64_t maxContext = 64) {
+    auto module = test::parseModule(context, test::fusedModuleText(shape));
+    TargetDescription target;
+    target.numSms = numSms;
+    auto graph = lowerToTasks(*module, target, maxContext);
+    EXPECT_TRUE(bool(graph)) << llvm::toString(graph.takeError());
+    return graph ? std::move(*graph) : TaskGraph();
+  }
+
+  std::vector<const Task *> tasksOf(const TaskGraph &graph, const std::string &opName) {
+    std::vector<const Task *> tasks;
+    for (const Task &task : graph.tasks)
+      if (graph.operations[task.op].name == opName)
+        tasks.push_back(&task);
+    return tasks;
+  }
+
+  mlir::MLIRContext context;
+};
+
+ModelShape qwen2Shape() {
+  ModelShape shape;
+  shape.hidden = 96;
+  shape.intermediate = 224;
+  shape.layers = 3;
+  shape.heads = 6;
+  shape.kvHeads = 1;
+  shape.vocab = 300;
+  shape.qkvBiases = true;
+  shape.tied = true;
+  return shape;
+}
+
+ModelShape qwen3Shape() {
+  ModelShape shape;
+  shape.headDim = 32;
+  shape.intermediate = 128;
+  shape.qkNorm = true;
+  shape.tied = true;
+  return shape;
+}
+
+ModelShape mhaShape() {
+  ModelShape shape;
+  shape.hidden = 80;
+  shape.intermediate = 144;
+  shape.heads = 5;
+  shape.kvHeads = 5;
+  shape.vocab = 250;
+  return shape;
+}
+
+TEST_F(LowerToTasksTest, OneOperationPerFusedOpNamedByRole) {
+  TaskGraph graph = lower(ModelShape());
+  std::vector<std::string> names;
+  for (const Operation &op : graph.operations)
+    names.push_back(op.name);
+  EXPECT_EQ(names, (std::vector<std::string>{
+                       "embedding", "layer0.qkv", "layer0.attention", "layer0.o_proj",
+                       "layer0.gate_up", "layer0.down", "layer1.qkv", "layer1.attention",
+                       "layer1.o_proj", "layer1.gate_up", "layer1.down", "lm_head", "argmax"}));
+  EXPECT_EQ(graph.operations[1].layer, 0);
+  EXPECT_EQ(graph.operations[11].layer, -1);
+  EXPECT_EQ(graph.buffers[graph.logitsBuffer].name, "lm_head");
+  EXPECT_EQ(graph.buffers[graph.tokenBuffer].kind, BufferKind::Token);
+}
+
+TEST_F(LowerToTasksTest, EveryOutputRowIsWrittenExactlyOnce) {
+  for (uint32_t sms : {1u, 3u, 8u, 132u}) {
+    TaskGraph graph = lower(ModelShape(), sms);
+    for (uint32_t op = 0; op < graph.operations.size(); ++op) {
+      const Operation &operation = graph.operations[op];
+      if (operation.kind == OpKind::Argmax)
+        continue;
+      std::vector<int> written(graph.buffers[operation.output].elements, 0);
+      for (const Task &task : graph.tasks)
+        for (const BufferRange &range : task.writes)
+          if (task.op == op && range.buffer == operation.output)
+            for (uint64_t i = range.begin; i < range.end; ++i)
+              ++written[i];
+      EXPECT_TRUE(std::all_of(written.begin(), written.end(), [](int n) { return n == 1; }))
+          << operation.name << " on " << sms << " SMs";
+    }
+  }
+}
+
+TEST_F(LowerToTasksTest, QkvTilesStraddleNeitherWeightsNorKvGroups) {
+  ModelShape shape;
+  shape.heads = 8;
+  shape.kvHeads = 2;
+  shape.hidden = 128;
+  for (uint32_t sms : {2u, 5u, 7u, 132u}) {
+    TaskGraph graph = lower(shape, sms);
+    uint64_t d = shape.headDim, q = shape.heads * d, kv = shape.kvHeads * d;
+    uint64_t groupRows = q / shape.kvHeads;
+    // Which piece a row belongs to: q, k or v, and its KV group.
+    auto piece = [&](uint64_t row) {
+      if (row < q)
+        return row / groupRows;
+      if (row < q + kv)
+        return 100 + (row - q) / d;
+      return 200 + (row - q - kv) / d;
+    };
+    auto tiles = tasksOf(graph, "layer0.qkv");
+    EXPECT_LE(tiles.size(), std::max<uint64_t>(sms, 3 * shape.kvHeads));
+    for (const Task *tile : tiles)
+      EXPECT_EQ(piece(tile->begin), piece(tile->end - 1))
+          << "rows [" << tile->begin << ", " << tile->end << ") on " << sms << " SMs";
+  }
+}
+
+TEST_F(LowerToTasksTest, GemvTilesSpreadOverTheSms) {
+  TaskGraph graph = lower(test::llama1bShape(), 132, 2048);
+  for (const char *name : {"layer0.qkv", "layer0.o_proj", "layer0.gate_up", "layer0.down",
+                           "lm_head"}) {
+    auto tiles = tasksOf(graph, name);
+    EXPECT_LE(tiles.size(), 132u) << name;
+    EXPECT_GE(tiles.size(), 120u) << name;
+    uint64_t smallest = UINT64_MAX, largest = 0;
+    for (const Task *tile : tiles) {
+      smallest = std::min(smallest, tile->weightBytes);
+      largest = std::max(largest, tile->weightBytes);
+    }
+    EXPECT_LE(largest, smallest * 13 / 10) << name;
+  }
+}
+
+TEST_F(LowerToTasksTest, ReadsAndWritesAreTheValidatorsFootprint) {
+  for (const ModelShape &shape : {ModelShape(), qwen2Shape(), qwen3Shape(), mhaShape()}) {
+    TaskGraph graph = lower(shape, 6);
+    for (const Task &task : graph.tasks) {
+      TaskFootprint derived = deriveFootprint(graph, task);
+      EXPECT_EQ(normalizeRanges(task.reads).size(), normalizeRanges(derived.reads).size());
+      for (const BufferRange &range : normalizeRanges(derived.reads))
+        EXPECT_TRUE(rangesCover(normalizeRanges(task.reads), range)) << task.id;
+      for (const BufferRange &range : normalizeRanges(derived.writes))
+        EXPECT_TRUE(rangesCover(normalizeRanges(task.writes), range)) << task.id;
+      for (const BufferRange &range : normalizeRanges(task.writes))
+        EXPECT_TRUE(rangesCover(normalizeRanges(derived.writes), range)) << task.id;
+    }
+  }
+}
+
+TEST_F(LowerToTasksTest, WeightBytesAddUpToTheWeights) {
+  ModelShape shape = qwen2Shape();
+  TaskGraph graph = lower(shape, 8);
+  for (uint32_t op = 0; op < graph.operations.size(); ++op) {
+    const Operation &operation = graph.operations[op];
+    if (operation.kind != OpKind::Gemv)
+      continue;
+    uint64_t elements = 0, tiles = 0, bytes = 0;
+    for (const WeightRef &weight : operation.weights)
+      elements += weight.rows * weight.cols;
+    for (const WeightRef &bias : operation.biases)
+      elements += bias.rows;
+    for (const Task &task : graph.tasks)
+      if (task.op == op) {
+        ++tiles;
+        bytes += task.weightBytes;
+      }
+    // Every tile streams the whole norm vector: it normalizes the input itself.
+    if (!operation.norm.name.empty())
+      elements += tiles * operation.norm.rows;
+    EXPECT_EQ(bytes, 2 * elements) << operation.name;
+  }
+}
+
+TEST_F(LowerToTasksTest, AttentionHasPrepareChunksAndMergePerKvHead) {
+  for (auto [maxContext, chunkSize] :
+       {std::pair<int64_t, int64_t>{64, 16}, {100, 16}, {2048, 256}, {8192, 256}, {8, 16}}) {
+    EXPECT_EQ(attentionChunkSize(maxContext), chunkSize) << maxContext;
+    TaskGraph graph = lower(qwen3Shape(), 4, maxContext);
+    const Operation &attention = graph.operations[2];
+    ASSERT_EQ(attention.kind, OpKind::Attention);
+    int64_t chunks = (maxContext + chunkSize - 1) / chunkSize;
+    EXPECT_EQ(attention.numChunks, chunks);
+    EXPECT_EQ(attention.qNorm.rows, 32u);
+    EXPECT_EQ(graph.buffers[attention.keyCache].elements, uint64_t(maxContext) * 2 * 32);
+    std::map<TaskKind, int> kinds;
+    for (const Task *task : tasksOf(graph, "layer0.attention"))
+      ++kinds[task->kind];
+    EXPECT_EQ(kinds[TaskKind::AttentionPrepare], 2);
+    EXPECT_EQ(kinds[TaskKind::AttentionChunk], 2 * chunks);
+    EXPECT_EQ(kinds[TaskKind::AttentionMerge], 2);
+  }
+}
+
+TEST_F(LowerToTasksTest, NaiveEventsJoinWholeOperations) {
+  TaskGraph graph = lower(ModelShape(), 8);
+  const Task &embed = graph.tasks.front();
+  const Task &argmax = graph.tasks.back();
+  ASSERT_EQ(embed.kind, TaskKind::Embed);
+  ASSERT_EQ(argmax.kind, TaskKind::Argmax);
+  ASSERT_EQ(embed.waits.size(), 1u);
+  EXPECT_EQ(embed.waits[0].event, argmax.trigger);
+  EXPECT_EQ(embed.waits[0].stepOffset, -1);
+  for (const Event &event : graph.events) {
+    uint32_t triggers = std::count_if(graph.tasks.begin(), graph.tasks.end(),
+                                      [&](const Task &task) { return task.trigger == event.id; });
+    EXPECT_EQ(event.triggerCount, triggers) << event.name;
+  }
+  auto qkv = tasksOf(graph, "layer0.qkv");
+  EXPECT_EQ(graph.events[qkv[0]->trigger].triggerCount, qkv.size());
+}
+
+TEST_F(LowerToTasksTest, TheValidatorAcceptsTheLoweredGraph) {
+  ModelShape mqa;
+  mqa.kvHeads = 1;
+  for (const ModelShape &shape : {ModelShape(), qwen2Shape(), qwen3Shape(), mhaShape(), mqa})
+    for (uint32_t sms : {1u, 4u, 132u}) {
+      TaskGraph graph = lower(shape, sms, 40);
+      TargetDescription target;
+      target.numSms = sms;
+      EXPECT_EQ(validateSchedule(graph, scheduleTasks(graph, target)), "");
+    }
+}
+
+TEST_F(LowerToTasksTest, UnfusedIrIsRefusedNamingTheOp) {
+  auto module = test::parseModule(context, R"mlir(
+    module {
+      mk.weight @embed : tensor<16x8xf32>
+      mk.weight @norm : tensor<8xf32>
+      func.func @decode_step(%token: i64, %pos: index) -> (tensor<16xf32>, i64) {
+        %x = mk.embedding @embed[%token] : tensor<8xf32>
+        %n = mk.rms_norm %x weight @norm {eps = 1.0e-05 : f32} : tensor<8xf32>
+        %l = mk.logits %n weight @embed : tensor<8xf32> -> tensor<16xf32>
+        %t = mk.argmax %l : tensor<16xf32>
+        return %l, %t : tensor<16xf32>, i64
+      }
+    })mlir");
+  auto graph = lowerToTasks(*module, TargetDescription(), 16);
+  ASSERT_FALSE(bool(graph));
+  std::string message = llvm::toString(graph.takeError());
+  EXPECT_NE(message.find("'mk.rms_norm'"), std::string::npos) << message;
+  EXPECT_NE(message.find("fusion"), std::string::npos) << message;
+}
+
+TEST_F(LowerToTasksTest, NoDecodeStepIsRefused) {
+  auto module = test::parseModule(context, "module {}");
+  auto graph = lowerToTasks(*module, TargetDescription(), 16);
+  ASSERT_FALSE(bool(graph));
+  EXPECT_NE(llvm::toString(graph.takeError()).find("@decode_step"), std::string::npos);
+}
+
+TEST(RowTilingTest, EvenTilesWithinSegments) {
+  EXPECT_EQ(tileRows(10, {}, 3), (std::vector<RowTile>{{0, 4}, {4, 7}, {7, 10}}));
+  EXPECT_EQ(tileRows(10, {4}, 4), (std::vector<RowTile>{{0, 2}, {2, 4}, {4, 7}, {7, 10}}));
+  // More segments than tiles allowed: one tile per segment.
+  EXPECT_EQ(tileRows(6, {2, 4}, 2), (std::vector<RowTile>{{0, 2}, {2, 4}, {4, 6}}));
+  EXPECT_EQ(tileRows(3, {0, 3, 7}, 8), (std::vector<RowTile>{{0, 1}, {1, 2}, {2, 3}}));
+  EXPECT_TRUE(tileRows(0, {}, 4).empty());
+}
+
+TEST(RowTilingTest, TheLargestTileIsAsSmallAsTheCountAllows) {
+  // 3072 qkv rows of the 1B shape, cut at 8 KV groups, on 132 SMs: 24 rows
+  // would need 136 tiles, so 26 rows (128 tiles) is the best that fits.
+  std::vector<uint64_t> cuts;
+  for (uint64_t g = 1; g <= 8; ++g)
+    cuts.insert(cuts.end(), {g * 256, 2048 + g * 64, 2560 + g * 64});
+  auto tiles = tileRows(3072, cuts, 132);
+  uint64_t largest = 0;
+  for (auto [begin, end] : tiles)
+    largest = std::max(largest, end - begin);
+  EXPECT_EQ(tiles.size(), 128u);
+  EXPECT_EQ(largest, 26u);
+}
+
+} // namespace

@@ -1,0 +1,100 @@
+// scheduleTasks: every task in exactly one queue, in-order execution per SM
+// never deadlocks (simulated over several steps, with and without jitter),
+// the result is deterministic, and each layer's weight bytes are balanced
+// over the SMs. The simulation itself must catch a deadlocking schedule.
+#include "FusedModuleText.h"
+
+#include "compiler/schedule/ScheduleBalance.h"
+#include "compiler/schedule/ScheduleSimulation.h"
+#include "compiler/schedule/Scheduler.h"
+#include "compiler/taskgraph/ChunkDependencies.h"
+#include "compiler/taskgraph/LowerToTasks.h"
+
+#include <gtest/gtest.h>
+
+namespace {
+
+using namespace mk;
+using test::ModelShape;
+
+class SchedulerTest : public ::testing::Test {
+protected:
+  TaskGraph lower(const ModelShape &shape, uint32_t numSms, int64_t maxContext = 64,
+                  bool chunked = true) {
+    auto module = test::parseModule(context, test::fusedModuleText(shape));
+    target.numSms = numSms;
+    auto graph = lowerToTasks(*module, target, maxContext);
+    EXPECT_TRUE(bool(graph)) << llvm::toString(graph.takeError());
+    if (!graph)
+      return TaskGraph();
+    if (chunked)
+      chunkDependencies(*graph);
+    return std::move(*graph);
+  }
+
+  mlir::MLIRContext context;
+  TargetDescription target;
+};
+
+TEST_F(SchedulerTest, InOrderExecutionPerSmNeverDeadlocks) {
+  ModelShape wide;
+  wide.heads = 8;
+  wide.kvHeads = 2;
+  wide.hidden = 128;
+  for (const ModelShape &shape : {ModelShape(), wide})
+    for (uint32_t sms : {1u, 2u, 3u, 8u, 33u, 132u})
+      for (bool chunked : {false, true}) {
+        TaskGraph graph = lower(shape, sms, 64, chunked);
+        Schedule schedule = scheduleTasks(graph, target);
+        EXPECT_EQ(schedule.numSms, sms);
+        EXPECT_EQ(schedule.queues.size(), sms);
+        for (double jitter : {0.0, 0.5}) {
+          SimulationResult result = simulateSchedule(graph, schedule, target, {3, jitter});
+          EXPECT_TRUE(result.completed) << sms << " SMs: " << result.problem;
+        }
+      }
+}
+
+TEST_F(SchedulerTest, ItIsDeterministic) {
+  TaskGraph graph = lower(ModelShape(), 16);
+  Schedule first = scheduleTasks(graph, target), second = scheduleTasks(graph, target);
+  EXPECT_EQ(first.queues, second.queues);
+}
+
+TEST_F(SchedulerTest, EachLayerIsBalancedOverTheSmsOfA1bModel) {
+  TaskGraph graph = lower(test::llama1bShape(), 132, 2048);
+  Schedule schedule = scheduleTasks(graph, target);
+  for (const LayerBalance &layer : layerBalance(graph, schedule)) {
+    EXPECT_LE(layer.bytes.max, layer.bytes.mean * 1.1) << "layer " << layer.layer;
+    EXPECT_GT(layer.bytes.total, 0u);
+  }
+  BytesPerSm step = stepBalance(graph, schedule);
+  EXPECT_LE(step.max, step.mean * 1.05);
+  SimulationResult result = simulateSchedule(graph, schedule, target);
+  ASSERT_TRUE(result.completed) << result.problem;
+  // Streaming every weight once at the full bandwidth is the floor.
+  EXPECT_GT(result.secondsPerStep, double(step.total) / target.memoryBandwidth);
+}
+
+TEST_F(SchedulerTest, TheSimulationCatchesAConsumerQueuedBeforeItsProducer) {
+  TaskGraph graph = lower(ModelShape(), 2);
+  Schedule schedule;
+  schedule.numSms = 1;
+  schedule.queues.assign(1, {});
+  for (uint32_t task = graph.tasks.size(); task-- > 0;)
+    schedule.queues[0].push_back(task);
+  SimulationResult result = simulateSchedule(graph, schedule, target);
+  EXPECT_FALSE(result.completed);
+  EXPECT_NE(result.problem.find("waits on event"), std::string::npos) << result.problem;
+}
+
+TEST_F(SchedulerTest, TheSimulationCatchesAMissingTask) {
+  TaskGraph graph = lower(ModelShape(), 2);
+  Schedule schedule = scheduleTasks(graph, target);
+  schedule.queues[0].pop_back();
+  SimulationResult result = simulateSchedule(graph, schedule, target);
+  EXPECT_FALSE(result.completed);
+  EXPECT_NE(result.problem.find("in no queue"), std::string::npos) << result.problem;
+}
+
+} // namespace

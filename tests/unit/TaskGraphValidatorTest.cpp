@@ -1,0 +1,271 @@
+// The validator accepts the toy graph on any number of SMs and refuses each
+// kind of broken graph with a message naming what is wrong; random
+// corruption never crashes it.
+#include "ToyTaskGraph.h"
+
+#include "compiler/taskgraph/TaskDescription.h"
+#include "compiler/taskgraph/Validator.h"
+#include "runtime/cpu/CpuExecutor.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <functional>
+#include <limits>
+#include <memory>
+#include <random>
+
+namespace mk {
+namespace {
+
+using toy::buildToyModel;
+using toy::findTask;
+
+// Applies `mutate` to a fresh toy model and returns the validator's verdict.
+std::string validateMutated(const std::function<void(TaskGraph &, Schedule &)> &mutate) {
+  toy::ToyModel model = buildToyModel();
+  mutate(model.graph, model.schedule);
+  return validateSchedule(model.graph, model.schedule);
+}
+
+void expectRefused(const std::function<void(TaskGraph &, Schedule &)> &mutate,
+                   const std::vector<std::string> &fragments) {
+  std::string message = validateMutated(mutate);
+  ASSERT_FALSE(message.empty()) << "accepted";
+  for (const std::string &fragment : fragments)
+    EXPECT_NE(message.find(fragment), std::string::npos)
+        << "message: " << message << "\nlacks: " << fragment;
+}
+
+TEST(TaskGraphValidator, AcceptsTheToyGraphOnAnyNumberOfSms) {
+  for (uint32_t sms : {1u, 2u, 3u, 4u, 7u, 64u}) {
+    toy::ToyModel model = buildToyModel(sms);
+    EXPECT_EQ(validateSchedule(model.graph, model.schedule), "") << sms << " SMs";
+  }
+}
+
+TEST(TaskGraphValidator, RefusesAMissingDependency) {
+  expectRefused(
+      [](TaskGraph &graph, Schedule &) {
+        graph.tasks[findTask(graph, TaskKind::Gemv, "layer0.o", 8)].waits.clear();
+      },
+      {"task", "Gemv 'layer0.o', rows [8, 16)", "reads buffer 'layer0.attended'",
+       "no chain of waits"});
+}
+
+TEST(TaskGraphValidator, RefusesAMissingStepDependency) {
+  expectRefused(
+      [](TaskGraph &graph, Schedule &) {
+        graph.tasks[findTask(graph, TaskKind::Embed, "embed", 8)].waits.clear();
+      },
+      {"Embed 'embed', rows [8, 16)", "previous step"});
+}
+
+TEST(TaskGraphValidator, RefusesWrongTriggerCounts) {
+  for (int delta : {-1, 1})
+    expectRefused(
+        [delta](TaskGraph &graph, Schedule &) { graph.events[3].triggerCount += delta; },
+        {"event 3", "trigger count"});
+}
+
+TEST(TaskGraphValidator, RefusesATaskInNoQueueOrInTwo) {
+  expectRefused([](TaskGraph &, Schedule &schedule) { schedule.queues[1].erase(schedule.queues[1].begin()); },
+                {"task 1 ", "no SM's queue"});
+  expectRefused([](TaskGraph &, Schedule &schedule) { schedule.queues[2].push_back(5); },
+                {"task 5 ", "queued twice"});
+  expectRefused([](TaskGraph &, Schedule &schedule) { schedule.queues[1].push_back(1); },
+                {"task 1 ", "queued twice"});
+}
+
+TEST(TaskGraphValidator, RefusesOutOfBoundsRanges) {
+  expectRefused(
+      [](TaskGraph &graph, Schedule &) {
+        graph.tasks[findTask(graph, TaskKind::Gemv, "lm_head", 25)].reads[0].end = 17;
+      },
+      {"Gemv 'lm_head', rows [25, 37)", "declared read", "not within the 16 elements"});
+  expectRefused(
+      [](TaskGraph &graph, Schedule &) {
+        uint32_t task = findTask(graph, TaskKind::Gemv, "lm_head", 25);
+        graph.tasks[task].end = 38;
+      },
+      {"rows [25, 38)", "not a non-empty part"});
+  expectRefused([](TaskGraph &graph, Schedule &) { graph.buffers[graph.logitsBuffer].elements = 30; },
+                {"operation", "'lm_head'", "output buffer 'logits' has 30 elements"});
+}
+
+TEST(TaskGraphValidator, RefusesOverlappingWriters) {
+  expectRefused(
+      [](TaskGraph &graph, Schedule &) {
+        Task &task = graph.tasks[findTask(graph, TaskKind::Gemv, "layer1.down", 0)];
+        task.end = 10;
+        task.writes[0].end = 10;
+        task.reads[1].end = 10;
+      },
+      {"Gemv 'layer1.down', rows [0, 10)", "Gemv 'layer1.down', rows [8, 16)", "both write",
+       "[8, 10)"});
+}
+
+TEST(TaskGraphValidator, RefusesWritesItDoesNotDeclare) {
+  expectRefused(
+      [](TaskGraph &graph, Schedule &) {
+        graph.tasks[findTask(graph, TaskKind::AttentionPrepare, "layer0.attention", 1)].writes.pop_back();
+      },
+      {"AttentionPrepare 'layer0.attention', kv head 1", "declares that it writes"});
+  expectRefused(
+      [](TaskGraph &graph, Schedule &) {
+        graph.tasks[findTask(graph, TaskKind::AttentionChunk, "layer1.attention", 1)].reads.pop_back();
+      },
+      {"AttentionChunk 'layer1.attention', kv head 1, chunk 0", "KV cache 'layer1.values'",
+       "do not cover"});
+}
+
+TEST(TaskGraphValidator, RefusesAQueueOrderThatDeadlocks) {
+  expectRefused(
+      [](TaskGraph &graph, Schedule &schedule) {
+        // Put an embedding tile behind a task that waits for it.
+        uint32_t embed = findTask(graph, TaskKind::Embed, "embed", 0);
+        uint32_t consumer = findTask(graph, TaskKind::Gemv, "layer0.qkv", 16);
+        auto &from = schedule.queues[embed % schedule.numSms];
+        from.erase(std::find(from.begin(), from.end(), embed));
+        schedule.queues[consumer % schedule.numSms].push_back(embed);
+      },
+      {"deadlocks", "is stuck at", "of step 0", "event"});
+}
+
+TEST(TaskGraphValidator, RefusesACycle) {
+  expectRefused(
+      [](TaskGraph &graph, Schedule &) {
+        uint32_t later = graph.tasks[findTask(graph, TaskKind::Gemv, "layer0.o", 0)].trigger;
+        graph.tasks[findTask(graph, TaskKind::Gemv, "layer0.qkv", 0)].waits.push_back({later, 0});
+      },
+      {"deadlocks"});
+}
+
+TEST(TaskGraphValidator, RefusesATaskOutsideTheStepFunnel) {
+  // A task nobody waits for may still run when the next step starts.
+  expectRefused(
+      [](TaskGraph &graph, Schedule &schedule) {
+        Task extra = graph.tasks[findTask(graph, TaskKind::Gemv, "lm_head", 0)];
+        Operation op = graph.operations[extra.op];
+        op.name = "dangling";
+        op.output = graph.buffers.size();
+        graph.buffers.push_back({"dangling", BufferKind::Scratch, 37});
+        graph.operations.push_back(op);
+        graph.events.push_back({static_cast<uint32_t>(graph.events.size()), "dangling", 1});
+        extra.id = graph.tasks.size();
+        extra.op = graph.operations.size() - 1;
+        extra.trigger = graph.events.size() - 1;
+        extra.end = 37;
+        extra.writes = {{op.output, 0, 37}};
+        graph.tasks.push_back(extra);
+        schedule.queues[0].push_back(extra.id);
+      },
+      {"'dangling'", "does not happen before", "Argmax"});
+}
+
+TEST(TaskGraphValidator, RefusesOutOfRangeIds) {
+  auto anyTask = [](TaskGraph &graph) -> Task & {
+    return graph.tasks[findTask(graph, TaskKind::Gemv, "layer0.gate_up", 8)];
+  };
+  expectRefused([&](TaskGraph &graph, Schedule &) { anyTask(graph).waits[0].event = 999; },
+                {"Gemv 'layer0.gate_up', rows [8, 16)", "event 999 (out of range"});
+  expectRefused([&](TaskGraph &graph, Schedule &) { anyTask(graph).waits[0].stepOffset = -2; },
+                {"step offset -2"});
+  expectRefused([&](TaskGraph &graph, Schedule &) { anyTask(graph).trigger = 999; },
+                {"triggers event 999 (out of range"});
+  expectRefused([&](TaskGraph &graph, Schedule &) { anyTask(graph).op = 999; },
+                {"operation 999 (out of range)"});
+  expectRefused([&](TaskGraph &graph, Schedule &) { anyTask(graph).writes[0].buffer = 999; },
+                {"buffer 999 (out of range"});
+  expectRefused([&](TaskGraph &graph, Schedule &) { anyTask(graph).id = 3; }, {"has id 3"});
+  expectRefused([&](TaskGraph &graph, Schedule &) { anyTask(graph).kind = TaskKind(77); },
+                {"unknown kind"});
+  expectRefused([&](TaskGraph &graph, Schedule &) { anyTask(graph).kind = TaskKind::AttentionMerge; },
+                {"is a AttentionMerge task of a Gemv operation"});
+  expectRefused([](TaskGraph &graph, Schedule &) { graph.operations[3].input = 999; },
+                {"operation 3", "buffer 999 is out of range"});
+  expectRefused([](TaskGraph &graph, Schedule &) { graph.events[2].id = 7; }, {"event 2", "has id 7"});
+  expectRefused([](TaskGraph &graph, Schedule &) { graph.tokenBuffer = 999; }, {"token buffer"});
+  expectRefused([](TaskGraph &graph, Schedule &) { graph.logitsBuffer = 999; }, {"logits buffer"});
+  expectRefused([](TaskGraph &, Schedule &schedule) { schedule.queues[3][0] = 999; },
+                {"SM 3", "task 999 (out of range"});
+  expectRefused([](TaskGraph &, Schedule &schedule) { schedule.numSms = 5; }, {"4 queues for 5 SMs"});
+}
+
+TEST(TaskGraphValidator, RefusesHugeAndInconsistentSizes) {
+  auto attention = [](TaskGraph &graph) -> Operation & {
+    return graph.operations[graph.tasks[findTask(graph, TaskKind::AttentionMerge, "layer1.attention", 0)].op];
+  };
+  constexpr uint64_t huge = std::numeric_limits<uint64_t>::max();
+  expectRefused([](TaskGraph &graph, Schedule &) { graph.operations[1].outputLength = huge; },
+                {"operation 1", "stack"});
+  expectRefused([](TaskGraph &graph, Schedule &) { graph.buffers[2].elements = huge; },
+                {"input buffer", "elements, expected exactly 64"});
+  expectRefused([&](TaskGraph &graph, Schedule &) { attention(graph).headDim = int64_t(1) << 62; },
+                {"'layer1.attention'"});
+  expectRefused([&](TaskGraph &graph, Schedule &) { attention(graph).numChunks = 1 << 30; },
+                {"numChunks"});
+  expectRefused([&](TaskGraph &graph, Schedule &) { attention(graph).numKvHeads = 3; },
+                {"not a multiple"});
+  expectRefused([&](TaskGraph &graph, Schedule &) { attention(graph).invFreq.pop_back(); },
+                {"rotary frequencies"});
+  expectRefused([](TaskGraph &graph, Schedule &) { graph.maxContext = 0; }, {"maxContext"});
+  expectRefused([](TaskGraph &graph, Schedule &) { graph.maxContext = std::numeric_limits<int64_t>::max(); },
+                {"KV cache"});
+  expectRefused([](TaskGraph &graph, Schedule &) { graph.operations[1].eps = std::nanf(""); },
+                {"eps"});
+  expectRefused([](TaskGraph &graph, Schedule &) { graph.operations[1].weights[1].cols = 3; },
+                {"weight 'layer0.k' is [16, 3], expected [16, 16]"});
+}
+
+// Random corruption of one field at a time: the validator must answer, not
+// crash; ASan/UBSan builds make this sharper.
+TEST(TaskGraphValidator, SurvivesRandomCorruption) {
+  std::mt19937_64 random(7);
+  const uint64_t values[] = {0, 1, 2, 7, 8, 15, 16, 17, 36, 37, 63, 64, 999, UINT32_MAX,
+                             uint64_t(1) << 32, uint64_t(1) << 62, UINT64_MAX};
+  auto pick = [&] { return values[random() % std::size(values)]; };
+  int refused = 0;
+  for (int round = 0; round < 3000; ++round) {
+    toy::ToyModel model = buildToyModel(1 + random() % 5);
+    TaskGraph &graph = model.graph;
+    Task &task = graph.tasks[random() % graph.tasks.size()];
+    Operation &op = graph.operations[random() % graph.operations.size()];
+    switch (random() % 16) {
+    case 0: task.begin = pick(); break;
+    case 1: task.end = pick(); break;
+    case 2: task.op = pick(); break;
+    case 3: task.trigger = pick(); break;
+    case 4: if (!task.waits.empty()) task.waits[0].event = pick(); break;
+    case 5: if (!task.reads.empty()) task.reads[0].end = pick(); break;
+    case 6: if (!task.writes.empty()) task.writes[0].begin = pick(); break;
+    case 7: op.inputLength = pick(); break;
+    case 8: op.outputLength = pick(); break;
+    case 9: op.numHeads = pick(); break;
+    case 10: op.headDim = pick(); break;
+    case 11: op.numChunks = pick(); break;
+    case 12: graph.buffers[random() % graph.buffers.size()].elements = pick(); break;
+    case 13: graph.events[random() % graph.events.size()].triggerCount = pick(); break;
+    case 14: model.schedule.queues[0].push_back(pick()); break;
+    case 15: op.output = pick(); break;
+    }
+    if (!validateSchedule(graph, model.schedule).empty()) {
+      ++refused;
+      continue;
+    }
+    // What passes must run cleanly, checked, or fail only on binding weights.
+    std::unique_ptr<CpuExecutor> executor;
+    try {
+      executor = std::make_unique<CpuExecutor>(graph, model.schedule, model.weights,
+                                               CpuExecutorOptions{.threaded = false, .checked = true});
+    } catch (const ExecutionError &error) {
+      EXPECT_NE(std::string(error.what()).find("weight"), std::string::npos) << error.what();
+      continue;
+    }
+    EXPECT_NO_THROW(executor->generate({1, 2}, 2));
+  }
+  EXPECT_GT(refused, 2000);
+}
+
+} // namespace
+} // namespace mk

@@ -1,0 +1,52 @@
+// A two-layer toy decoder as a hand-made task graph, with random weights and
+// a direct computation of the same model with the interpreter's kernels:
+// Embed -> Gemv(qkv, norm) -> AttentionPrepare/Chunk/Merge -> Gemv(o,
+// residual) -> Gemv(gate|up, norm, silu_mul) -> Gemv(down, residual) -> ...
+// -> Gemv(lm_head, norm) -> Argmax, a few tiles per operation. Layer 0 has
+// q/k head norms and full rotary; layer 1 qkv biases and partial,
+// interleaved rotary. Tasks are dealt round-robin to the SMs.
+#ifndef MKC_TESTS_UNIT_TOYTASKGRAPH_H
+#define MKC_TESTS_UNIT_TOYTASKGRAPH_H
+
+#include "compiler/interpreter/Kernels.h"
+#include "compiler/taskgraph/TaskGraph.h"
+#include "compiler/weights/WeightTable.h"
+
+#include <cstdint>
+#include <vector>
+
+namespace mk::toy {
+
+constexpr int64_t kVocab = 37, kHidden = 16, kHeads = 4, kKvHeads = 2, kHeadDim = 8;
+constexpr int64_t kIntermediate = 24, kLayers = 2, kMaxContext = 12, kChunkSize = 4;
+constexpr float kEps = 1e-5f;
+
+struct ToyModel {
+  TaskGraph graph;
+  Schedule schedule;
+  WeightTable weights;
+};
+
+ToyModel buildToyModel(uint32_t numSms = 4);
+
+// The index of the first task of `kind` whose operation is named `opName`.
+uint32_t findTask(const TaskGraph &graph, TaskKind kind, const std::string &opName,
+                  uint64_t begin = 0);
+
+// The same model computed op by op with compiler/interpreter/Kernels.
+class ToyReference {
+public:
+  explicit ToyReference(const WeightTable &weights);
+  std::vector<float> step(int64_t token);
+
+private:
+  std::span<const float> weight(const std::string &name) const;
+
+  const WeightTable &weights;
+  std::vector<kernels::KVCache> caches;
+  int64_t position = 0;
+};
+
+} // namespace mk::toy
+
+#endif
