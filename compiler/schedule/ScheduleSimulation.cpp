@@ -68,8 +68,8 @@ SimulationResult simulateSchedule(const TaskGraph &graph, const Schedule &schedu
   auto blockingWait = [&](size_t sm) -> const Wait * {
     int64_t step = stepOf(sm);
     for (const Wait &wait : head(sm).waits) {
-      int64_t threshold =
-          static_cast<int64_t>(graph.events[wait.event].triggerCount) * (step + 1 + wait.stepOffset);
+      int64_t triggers = graph.events[wait.event].triggerCount;
+      int64_t threshold = triggers * (step + 1 + wait.stepOffset);
       if (static_cast<int64_t>(counter[wait.event]) < threshold)
         return &wait;
     }

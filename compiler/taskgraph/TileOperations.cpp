@@ -180,7 +180,8 @@ private:
     for (uint64_t g = 0; g < kvHeads; ++g) {
       Task &task = addTask(TaskKind::AttentionMerge, opIndex, g, g + 1, outputEvent[opIndex],
                            {{chunked, 0}});
-      task.reads = {{op.partials, g * group * chunks * partial, (g + 1) * group * chunks * partial}};
+      uint64_t groupPartials = group * chunks * partial;
+      task.reads = {{op.partials, g * groupPartials, (g + 1) * groupPartials}};
       task.writes = {{op.output, g * group * headDim, (g + 1) * group * headDim}};
     }
   }

@@ -68,7 +68,8 @@ int parseArguments(int argc, char **argv, CompileArguments &options) {
                          .Case("schedule", EmitLevel::Schedule)
                          .Default(std::nullopt);
       if (!options.emit)
-        return refuse("unknown --emit level '" + arg + "' (available: mlir, fused, tasks, schedule)");
+        return refuse("unknown --emit level '" + arg +
+                      "' (available: mlir, fused, tasks, schedule)");
     } else if (arg == "-o" && i + 1 < argc) {
       options.output = argv[++i];
     } else if (!arg.startswith("-") && options.model.empty()) {

@@ -17,6 +17,10 @@
 namespace mk::cpu {
 
 constexpr int64_t kNeverWritten = std::numeric_limits<int64_t>::min();
+// Set before the values change and replaced by the position after, so that a
+// reader rechecking its stamps after copying cannot miss a write that
+// overlapped the copy.
+constexpr int64_t kBeingWritten = kNeverWritten + 1;
 
 class ExecutorMemory {
 public:

@@ -13,7 +13,11 @@ namespace {
 constexpr int64_t kNoSlot = -1;
 
 std::string stampText(int64_t stamp) {
-  return stamp == kNeverWritten ? "never written" : "last written at position " + std::to_string(stamp);
+  if (stamp == kNeverWritten)
+    return "never written";
+  if (stamp == kBeingWritten)
+    return "being written by another task";
+  return "last written at position " + std::to_string(stamp);
 }
 
 } // namespace
@@ -52,11 +56,17 @@ std::vector<float> TaskContext::loadElements(uint32_t buffer, uint64_t offset, u
 void TaskContext::storeElements(uint32_t buffer, uint64_t offset, std::span<const float> values,
                                 int64_t stamp, int64_t slot) {
   std::atomic<int64_t> *stamps = memory.checked() ? memory.stampsOf(buffer) + offset : nullptr;
-  if (stamps)
-    for (uint64_t i = 0; i < values.size(); ++i)
-      if (stamps[i].load(std::memory_order_relaxed) == stamp)
-        fail("wrote " + where(buffer, offset + i, slot) +
-             ", which another task already wrote for position " + std::to_string(stamp));
+  if (stamps) {
+    for (uint64_t i = 0; i < values.size(); ++i) {
+      int64_t previous = stamps[i].exchange(kBeingWritten, std::memory_order_relaxed);
+      if (previous == stamp || previous == kBeingWritten)
+        fail("wrote " + where(buffer, offset + i, slot) + ", which another task " +
+             (previous == stamp ? "already wrote" : "is writing") + " for position " +
+             std::to_string(stamp));
+    }
+    // The marks must be visible before any value changes.
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+  }
   std::copy(values.begin(), values.end(), memory.values(buffer).begin() + offset);
   if (stamps)
     for (uint64_t i = 0; i < values.size(); ++i)
@@ -100,9 +110,14 @@ int64_t TaskContext::loadToken() {
 void TaskContext::storeToken(int64_t token) {
   uint32_t buffer = graph.tokenBuffer;
   std::atomic<int64_t> *stamp = memory.checked() ? memory.stampsOf(buffer) : nullptr;
-  if (stamp && stamp->load(std::memory_order_relaxed) == position)
-    fail("wrote the token, which another task already wrote for position " +
-         std::to_string(position));
+  if (stamp) {
+    int64_t previous = stamp->exchange(kBeingWritten, std::memory_order_relaxed);
+    if (previous == position || previous == kBeingWritten)
+      fail("wrote the token, which another task " +
+           std::string(previous == position ? "already wrote" : "is writing") +
+           " for position " + std::to_string(position));
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+  }
   memory.token() = token;
   if (stamp)
     stamp->store(position, std::memory_order_release);
@@ -110,6 +125,8 @@ void TaskContext::storeToken(int64_t token) {
 }
 
 void TaskContext::recheckReads() {
+  // The copies made by the loads come before these stamp loads.
+  std::atomic_thread_fence(std::memory_order_acquire);
   for (const Read &read : reads) {
     std::atomic<int64_t> *stamps = memory.stampsOf(read.buffer) + read.offset;
     bool isSlot = graph.buffers[read.buffer].kind == BufferKind::KVCache;
