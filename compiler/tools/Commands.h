@@ -12,6 +12,9 @@ constexpr int kRefused = 2;
 // mkc compile MODEL.onnx --emit=mlir|fused|tasks|schedule [-o OUT] [--print-ir-after-all]
 int compileCommand(int argc, char **argv);
 
+// mkc eval MODEL.onnx --tokens T0,T1,... --logits OUT.npy [--engine=reference|fused|schedule]
+int evalCommand(int argc, char **argv);
+
 // mkc inspect MODEL.onnx [--format=text|json|dot] [--layer N] [-o FILE]
 int inspectCommand(int argc, char **argv);
 

@@ -45,6 +45,8 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--mkc", required=True)
     ap.add_argument("--variant")
+    ap.add_argument("--eval-arg", action="append", default=[],
+                    help="passed on to mkc eval, e.g. --eval-arg=--engine=schedule")
     ap.add_argument("--tokens", default=",".join(map(str, TOKENS)))
     ap.add_argument("--rtol", type=float, default=RTOL)
     ap.add_argument("--hf-logits", help="HF transformers logits for --tokens (default: the "
@@ -60,7 +62,8 @@ def main():
             subprocess.run([sys.executable, os.path.join(ROOT, "tests", "tools", "make_variant.py"),
                             a.variant, a.model, model], check=True)
         out = os.path.join(tmp, "logits.npy")
-        run = subprocess.run([a.mkc, "eval", model, "--tokens", a.tokens, "--logits", out],
+        run = subprocess.run([a.mkc, "eval", model, "--tokens", a.tokens, "--logits", out,
+                              *a.eval_arg],
                              capture_output=True, text=True)
         if run.returncode != 0:
             print(run.stdout, run.stderr)
@@ -73,7 +76,8 @@ def main():
             return 1
         err = relative_error(ours, reference)
         agree, clear = greedy_agreement(ours, reference)
-        print(f"{os.path.basename(a.model)} {a.variant or ''}: max relative error vs onnxruntime "
+        print(f"{os.path.basename(a.model)} {a.variant or ''} {' '.join(a.eval_arg)}: "
+              f"max relative error vs onnxruntime "
               f"{err:.2e} (limit {a.rtol:.0e}); greedy agreement {agree}/{clear} clear rows")
         failed = err > a.rtol or not np.all(np.isfinite(ours)) or agree != clear
 

@@ -1,0 +1,170 @@
+// mkc eval: teacher-forced logits of a model, one row per token, from one of
+// the engines that give the IR its meaning at each stage:
+//   reference  the reference interpreter on the imported IR
+//   fused      the same interpreter on the IR after the fusion passes
+//   schedule   the validated task graph and static schedule, run by the CPU
+//              executor (one thread per emulated SM, or --executor=single)
+// Any difference between engines is a stage changing the meaning.
+#include "compiler/driver/Pipeline.h"
+#include "compiler/interpreter/ReferenceInterpreter.h"
+#include "compiler/support/Npy.h"
+#include "compiler/tools/Commands.h"
+#include "passes/Pipeline.h"
+#include "runtime/cpu/CpuExecutor.h"
+
+#include "mlir/IR/MLIRContext.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace mk {
+
+namespace {
+
+int refuse(const llvm::Twine &message) {
+  llvm::errs() << "mkc: error: " << message << "\n";
+  return kRefused;
+}
+
+// Parses "5,17,42"; false on anything that is not a list of non-negative integers.
+bool parseTokens(const std::string &text, std::vector<int64_t> &tokens) {
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t end = text.find(',', start);
+    if (end == std::string::npos)
+      end = text.size();
+    std::string item = text.substr(start, end - start);
+    if (item.empty() || item.size() > 18 ||
+        item.find_first_not_of("0123456789") != std::string::npos)
+      return false;
+    tokens.push_back(std::stoll(item));
+    start = end + 1;
+  }
+  return !tokens.empty();
+}
+
+struct EvalArguments {
+  std::string model, tokens, logits, engine = "reference", executor = "threads";
+  bool checked = false;
+  CompileOptions compile;
+};
+
+using Rows = std::vector<std::vector<float>>;
+
+llvm::Expected<Rows> runInterpreter(mlir::ModuleOp module, const WeightTable &weights,
+                                    const std::vector<int64_t> &tokens) {
+  auto interpreter =
+      ReferenceInterpreter::create(module, weights, static_cast<int64_t>(tokens.size()));
+  if (!interpreter)
+    return interpreter.takeError();
+  Rows rows;
+  for (int64_t token : tokens) {
+    auto logits = (*interpreter)->step(token);
+    if (!logits)
+      return logits.takeError();
+    rows.push_back(std::move(*logits));
+  }
+  return rows;
+}
+
+llvm::Expected<Rows> runSchedule(mlir::MLIRContext &context, const EvalArguments &args,
+                                 const std::vector<int64_t> &tokens) {
+  auto compiled = compileToSchedule(context, args.model, args.compile);
+  if (!compiled)
+    return compiled.takeError();
+  CpuExecutorOptions options;
+  options.threaded = args.executor == "threads";
+  options.checked = args.checked;
+  try {
+    CpuExecutor executor(compiled->tasks, compiled->schedule, compiled->imported.weights,
+                         options);
+    Rows rows;
+    for (int64_t token : tokens)
+      rows.push_back(executor.step(token));
+    return rows;
+  } catch (const ExecutionError &error) {
+    return llvm::createStringError(llvm::inconvertibleErrorCode(), error.what());
+  }
+}
+
+} // namespace
+
+int evalCommand(int argc, char **argv) {
+  EvalArguments args;
+  bool maxContextGiven = false;
+  for (int i = 0; i < argc; ++i) {
+    std::string arg = argv[i];
+    auto value = [&](const char *flag) -> std::optional<std::string> {
+      std::string prefix = std::string(flag) + "=";
+      if (arg.rfind(prefix, 0) == 0)
+        return arg.substr(prefix.size());
+      if (arg == flag && i + 1 < argc)
+        return std::string(argv[++i]);
+      return std::nullopt;
+    };
+    auto compileOption = parseCompileOption(arg, args.compile);
+    if (!compileOption)
+      return refuse(llvm::toString(compileOption.takeError()));
+    if (*compileOption) {
+      maxContextGiven |= arg.rfind("--max-context", 0) == 0;
+      continue;
+    }
+    if (auto v = value("--tokens"))
+      args.tokens = *v;
+    else if (auto v = value("--logits"))
+      args.logits = *v;
+    else if (auto v = value("--engine"))
+      args.engine = *v;
+    else if (auto v = value("--executor"))
+      args.executor = *v;
+    else if (arg == "--checked")
+      args.checked = true;
+    else if (arg.rfind("--", 0) != 0 && args.model.empty())
+      args.model = arg;
+    else
+      return refuse("unknown argument '" + arg + "'");
+  }
+  if (args.model.empty() || args.tokens.empty() || args.logits.empty()) {
+    llvm::errs() << "usage: mkc eval MODEL.onnx --tokens T0,T1,... --logits OUT.npy "
+                    "[--engine=reference|fused|schedule] [--executor=threads|single] "
+                    "[--checked] [--max-context=N] [--num-sms=N]\n";
+    return kUsageError;
+  }
+  if (args.engine != "reference" && args.engine != "fused" && args.engine != "schedule")
+    return refuse("unknown engine '" + args.engine + "' (available: reference, fused, schedule)");
+  if (args.executor != "threads" && args.executor != "single")
+    return refuse("unknown executor '" + args.executor + "' (available: threads, single)");
+  std::vector<int64_t> tokens;
+  if (!parseTokens(args.tokens, tokens))
+    return refuse("--tokens must be a comma-separated list of token ids, got '" + args.tokens +
+                  "'");
+  if (!maxContextGiven)
+    args.compile.maxContext = static_cast<int64_t>(tokens.size());
+
+  mlir::MLIRContext context;
+  llvm::Expected<Rows> rows = Rows{};
+  if (args.engine == "schedule") {
+    rows = runSchedule(context, args, tokens);
+  } else {
+    auto imported = importOnnxModel(context, args.model);
+    if (!imported)
+      return refuse(llvm::toString(imported.takeError()));
+    if (args.engine == "fused" && mlir::failed(runFusionPipeline(imported->module.get(), false)))
+      return refuse("the fusion pipeline failed on '" + args.model + "'");
+    rows = runInterpreter(imported->module.get(), imported->weights, tokens);
+  }
+  if (!rows)
+    return refuse(llvm::toString(rows.takeError()));
+
+  std::vector<float> flat;
+  for (const auto &row : *rows)
+    flat.insert(flat.end(), row.begin(), row.end());
+  int64_t vocab = rows->empty() ? 0 : static_cast<int64_t>(rows->front().size());
+  if (auto error = writeNpy(args.logits, flat, {static_cast<int64_t>(rows->size()), vocab}))
+    return refuse(llvm::toString(std::move(error)));
+  return 0;
+}
+
+} // namespace mk
