@@ -2,6 +2,7 @@
 
 #include "compiler/schedule/Scheduler.h"
 #include "compiler/taskgraph/LowerToTasks.h"
+#include "compiler/taskgraph/Validator.h"
 #include "compiler/dialect/MkDialect.h"
 #include "passes/Pipeline.h"
 
@@ -51,6 +52,11 @@ llvm::Expected<CompiledModel> compileToSchedule(mlir::MLIRContext &context,
   CompiledModel compiled{std::move(*imported), std::move(*tasks), {}, {}};
   compiled.dependencies = chunkDependencies(compiled.tasks);
   compiled.schedule = scheduleTasks(compiled.tasks, options.target);
+  // The loader validates again; failing here names the compiler's bug before
+  // anything runs.
+  std::string problem = validateSchedule(compiled.tasks, compiled.schedule);
+  if (!problem.empty())
+    return error("the compiled schedule does not validate: " + problem);
   return std::move(compiled);
 }
 
