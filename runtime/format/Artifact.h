@@ -1,0 +1,45 @@
+// A .mk file as the loader holds it once read and checked: the manifest's
+// facts, and views of the sections. See docs/mk-format.md.
+#ifndef MKC_RUNTIME_FORMAT_ARTIFACT_H
+#define MKC_RUNTIME_FORMAT_ARTIFACT_H
+
+#include "compiler/taskgraph/TaskGraph.h"
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace mk {
+
+// One weight in the weights section: bf16, row-major [rows, cols], aligned.
+struct WeightEntry {
+  std::string name;
+  uint64_t rows = 0, cols = 0;
+  uint64_t offset = 0; // in bf16 elements from the start of the weights section
+};
+
+struct ModelFacts {
+  int64_t numLayers = 0, hidden = 0, numHeads = 0, numKvHeads = 0, headDim = 0, vocab = 0;
+  int64_t maxContext = 0;          // the context the schedule was compiled for
+  std::vector<int64_t> eosTokens;  // generation stops at any of them
+  std::string targetArch;          // e.g. "sm_90a"
+  uint32_t numSms = 0;
+  std::string compilerVersion;
+  std::string kernelFingerprint;   // hash of the CUBIN
+};
+
+struct Artifact {
+  ModelFacts facts;
+  std::vector<WeightEntry> weights;
+  TaskGraph graph;     // for the validator, the CPU executor and inspect
+  Schedule schedule;
+  std::vector<uint8_t> scheduleBlob; // MkBlobHeader..., see ScheduleBlob.h
+  std::vector<uint8_t> cubin;        // empty when compiled without NVRTC
+  std::string ptx;
+  std::span<const uint16_t> weightData; // bf16, the weights section (mapped)
+};
+
+} // namespace mk
+
+#endif

@@ -1,0 +1,111 @@
+/* The schedule blob: the device's view of a compiled model, read by the
+ * persistent kernel (CUDA C++, compiled by NVRTC) and written by the host
+ * (g++). Plain structs of fixed-width fields, little-endian, no pointers:
+ * every location is an offset the loader turns into an address.
+ *
+ *   MkBlobHeader
+ *   MkQueue[numSms]              per SM: its slice of taskOrder
+ *   uint32_t taskOrder[numTasks] task ids, SM by SM, in queue order
+ *   MkTaskRecord[numTasks]       by task id
+ *   MkWaitRecord[numWaits]       the tasks' waits, task by task
+ *   MkEventRecord[numEvents]
+ *   MkOperationRecord[numOperations]
+ *   float params[numParams]      small f32 parameters: norms, biases, inv_freq
+ *
+ * Offsets in records count elements of one of four regions the loader
+ * allocates: the activation arena (f32), the KV arena (f32), the params
+ * array above (f32), and the weights section of the .mk file (bf16). */
+#ifndef MKC_RUNTIME_FORMAT_SCHEDULEBLOB_H
+#define MKC_RUNTIME_FORMAT_SCHEDULEBLOB_H
+
+#ifdef __CUDACC_RTC__
+typedef unsigned char mk_u8;
+typedef unsigned int mk_u32;
+typedef int mk_i32;
+typedef unsigned long long mk_u64;
+typedef long long mk_i64;
+#else
+#include <stdint.h>
+typedef uint8_t mk_u8;
+typedef uint32_t mk_u32;
+typedef int32_t mk_i32;
+typedef uint64_t mk_u64;
+typedef int64_t mk_i64;
+#endif
+
+#define MK_BLOB_MAGIC 0x42534b4du /* "MKSB" */
+#define MK_BLOB_VERSION 1u
+
+/* TaskKind and OpKind and Epilogue values, as in compiler/taskgraph/TaskGraph.h. */
+enum MkBlobTaskKind {
+  MK_TASK_EMBED = 0,
+  MK_TASK_GEMV = 1,
+  MK_TASK_ATTENTION_PREPARE = 2,
+  MK_TASK_ATTENTION_CHUNK = 3,
+  MK_TASK_ATTENTION_MERGE = 4,
+  MK_TASK_ARGMAX = 5,
+};
+enum MkBlobEpilogue { MK_EPILOGUE_NONE = 0, MK_EPILOGUE_SILU_MUL = 1, MK_EPILOGUE_RESIDUAL = 2 };
+
+#define MK_NO_OFFSET 0xffffffffffffffffull
+#define MK_MAX_GEMV_WEIGHTS 4
+
+typedef struct MkBlobHeader {
+  mk_u32 magic, version;
+  mk_u32 numSms, numTasks, numWaits, numEvents, numOperations, reserved;
+  mk_u64 numParams;
+  mk_u64 activationElements; /* f32 elements of the activation arena */
+  mk_u64 kvElements;         /* f32 elements of the KV arena at the compiled maxContext */
+  mk_i64 maxContext;
+  mk_u64 tokenSlot;   /* activation-arena element holding the current token, as a float's bits: see MkOperationRecord */
+  mk_u64 logitsOffset, vocab; /* activation-arena offset and length of the logits */
+  /* byte offsets from the start of the blob */
+  mk_u64 queuesOffset, taskOrderOffset, tasksOffset, waitsOffset, eventsOffset, operationsOffset,
+      paramsOffset, totalBytes;
+} MkBlobHeader;
+
+typedef struct MkQueue {
+  mk_u32 first, count; /* into taskOrder */
+} MkQueue;
+
+typedef struct MkTaskRecord {
+  mk_u8 kind, reserved[3];
+  mk_u32 op;
+  mk_u32 begin, end; /* the tile, as in TaskGraph.h */
+  mk_u32 firstWait, numWaits;
+  mk_u32 trigger;
+  mk_u32 reserved2;
+} MkTaskRecord;
+
+typedef struct MkWaitRecord {
+  mk_u32 event;
+  mk_i32 stepOffset; /* 0 or -1 */
+} MkWaitRecord;
+
+typedef struct MkEventRecord {
+  mk_u32 triggerCount, reserved;
+} MkEventRecord;
+
+typedef struct MkOperationRecord {
+  mk_u8 kind;      /* OpKind: 0 Embed, 1 Gemv, 2 Attention, 3 Argmax */
+  mk_u8 epilogue;  /* MkBlobEpilogue */
+  mk_u8 interleaved, numWeights;
+  mk_i32 layer;
+  mk_u64 input, output, residual; /* activation-arena element offsets (MK_NO_OFFSET: none) */
+  mk_u64 inputLength, outputLength;
+  /* Embed: weights[0] is the table [vocab, hidden]. Gemv: weights[i] is
+   * [weightRows[i], inputLength], stacked by rows. Offsets in bf16 elements
+   * of the weights section. */
+  mk_u64 weights[MK_MAX_GEMV_WEIGHTS];
+  mk_u64 weightRows[MK_MAX_GEMV_WEIGHTS];
+  mk_u64 bias; /* params offset of the stacked biases (all rows), or MK_NO_OFFSET */
+  mk_u64 norm; /* params offset of the RMSNorm weight [inputLength], or MK_NO_OFFSET */
+  float eps, scale;
+  /* Attention */
+  mk_i64 numHeads, numKvHeads, headDim, rotaryDim, chunkSize, numChunks;
+  mk_u64 qNorm, kNorm, invFreq;  /* params offsets, or MK_NO_OFFSET */
+  mk_u64 keyCache, valueCache;   /* KV-arena offsets: [maxContext][numKvHeads][headDim] each */
+  mk_u64 roped, partials;        /* activation-arena offsets (scratch) */
+} MkOperationRecord;
+
+#endif

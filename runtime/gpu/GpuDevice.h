@@ -1,0 +1,49 @@
+// The GPU behind libmkrt: the CUDA driver API, loaded at run time (dlopen of
+// libcuda), so that a machine without a GPU gets a clear message instead of a
+// missing library.
+#ifndef MKC_RUNTIME_GPU_GPUDEVICE_H
+#define MKC_RUNTIME_GPU_GPUDEVICE_H
+
+#include "runtime/format/Artifact.h"
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace mk {
+
+struct GpuRunRequest {
+  std::vector<int64_t> tokens; // the prompt, or every token when teacher-forcing
+  int64_t newTokens = 0;       // generated after the prompt (0: teacher-forcing only)
+  bool teacherForced = false;  // every step's token comes from `tokens`
+  bool keepLogits = false;     // copy every step's logits back
+  int64_t maxContext = 0;      // positions of the KV arena (<= the compiled one)
+};
+
+struct GpuRunResult {
+  std::vector<int64_t> generated;
+  std::vector<float> logits; // [steps, vocab] when asked
+  int64_t steps = 0;
+  double kernelMilliseconds = 0; // the launch, by CUDA events
+  std::string stopReason;        // "limit", "eos"
+};
+
+class GpuDevice {
+public:
+  // nullptr with `whyNot` set when there is no usable GPU (no driver, no
+  // device, unsupported architecture).
+  static std::unique_ptr<GpuDevice> open(std::string &whyNot);
+  virtual ~GpuDevice() = default;
+
+  virtual std::string describe() const = 0; // "NVIDIA H200, sm_90, 132 SMs"
+  // Loads the CUBIN, uploads the weights, params and blob, allocates arenas.
+  virtual bool load(const Artifact &artifact, int64_t maxContext, std::string &error) = 0;
+  // One launch: all steps in the persistent kernel. Device-side errors (a
+  // wait past its bound, a non-finite logit) come back as `error`.
+  virtual bool run(const GpuRunRequest &request, GpuRunResult &result, std::string &error) = 0;
+};
+
+} // namespace mk
+
+#endif
