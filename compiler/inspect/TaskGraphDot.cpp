@@ -1,6 +1,7 @@
 #include "compiler/inspect/TaskGraphDot.h"
 
 #include "compiler/inspect/TaskLabels.h"
+#include "compiler/taskgraph/TaskDescription.h"
 #include "compiler/inspect/TaskGraphText.h"
 
 #include <set>

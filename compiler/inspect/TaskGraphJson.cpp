@@ -1,6 +1,7 @@
 #include "compiler/inspect/TaskGraphJson.h"
 
 #include "compiler/inspect/TaskLabels.h"
+#include "compiler/taskgraph/TaskDescription.h"
 
 #include <cmath>
 #include <cstdio>
@@ -61,7 +62,7 @@ void ranges(std::ostream &os, const std::vector<BufferRange> &items) {
 }
 
 void operation(std::ostream &os, const Operation &op) {
-  os << "{\"name\": " << quoted(op.name) << ", \"kind\": " << quoted(opKindLabel(op.kind))
+  os << "{\"name\": " << quoted(op.name) << ", \"kind\": " << quoted(opKindName(op.kind))
      << ", \"layer\": " << op.layer << ", \"input\": " << op.input
      << ", \"output\": " << op.output << ", \"inputLength\": " << op.inputLength
      << ", \"outputLength\": " << op.outputLength << ", \"weights\": ";
@@ -69,7 +70,7 @@ void operation(std::ostream &os, const Operation &op) {
   if (op.kind == OpKind::Gemv) {
     os << ", \"biases\": ";
     list(os, op.biases, [&](const WeightRef &ref) { os << weight(ref); });
-    os << ", \"epilogue\": " << quoted(epilogueLabel(op.epilogue));
+    os << ", \"epilogue\": " << quoted(epilogueName(op.epilogue));
     if (op.epilogue == Epilogue::Residual)
       os << ", \"residual\": " << op.residual;
     if (!op.norm.name.empty())
@@ -95,7 +96,7 @@ void operation(std::ostream &os, const Operation &op) {
 }
 
 void task(std::ostream &os, const Task &task) {
-  os << "{\"id\": " << task.id << ", \"kind\": " << quoted(taskKindLabel(task.kind))
+  os << "{\"id\": " << task.id << ", \"kind\": " << quoted(taskKindName(task.kind))
      << ", \"op\": " << task.op << ", \"begin\": " << task.begin << ", \"end\": " << task.end
      << ", \"waits\": ";
   list(os, task.waits, [&](const Wait &wait) {
@@ -117,7 +118,7 @@ void printJson(std::ostream &os, const TaskGraph &graph, const Schedule *schedul
   for (size_t i = 0; i < graph.buffers.size(); ++i) {
     const Buffer &buffer = graph.buffers[i];
     os << (i ? ",\n    " : "\n    ") << "{\"name\": " << quoted(buffer.name)
-       << ", \"kind\": " << quoted(bufferKindLabel(buffer.kind))
+       << ", \"kind\": " << quoted(bufferKindName(buffer.kind))
        << ", \"elements\": " << buffer.elements << "}";
   }
   os << "\n  ],\n  \"operations\": [";

@@ -1,6 +1,7 @@
 #include "compiler/inspect/TaskGraphText.h"
 
 #include "compiler/inspect/TaskLabels.h"
+#include "compiler/taskgraph/TaskDescription.h"
 #include "compiler/schedule/ScheduleBalance.h"
 #include "compiler/schedule/ScheduleSimulation.h"
 #include "compiler/taskgraph/TaskGraphAnalysis.h"
@@ -53,7 +54,7 @@ void printKinds(std::ostream &os, const TaskGraph &graph) {
      << "  kind       " << std::setw(6) << "ops" << std::setw(8) << "tasks" << std::setw(8)
      << "events" << std::setw(8) << "waits" << std::setw(13) << "weights" << "\n";
   for (const auto &[kind, counts] : kinds)
-    os << "  " << std::left << std::setw(11) << opKindLabel(kind) << std::right << std::setw(6)
+    os << "  " << std::left << std::setw(11) << opKindName(kind) << std::right << std::setw(6)
        << counts.operations << std::setw(8) << counts.tasks << std::setw(8) << counts.events
        << std::setw(8) << counts.waits << std::setw(13) << formatBytes(counts.weightBytes)
        << "\n";
@@ -183,17 +184,17 @@ void printTaskListing(std::ostream &os, const TaskGraph &graph) {
   os << "buffers:\n";
   for (uint32_t i = 0; i < graph.buffers.size(); ++i) {
     const Buffer &buffer = graph.buffers[i];
-    os << "  " << i << " " << buffer.name << ": " << bufferKindLabel(buffer.kind) << ", "
+    os << "  " << i << " " << buffer.name << ": " << bufferKindName(buffer.kind) << ", "
        << buffer.elements << " elements\n";
   }
   os << "operations:\n";
   for (uint32_t i = 0; i < graph.operations.size(); ++i) {
     const Operation &op = graph.operations[i];
-    os << "  " << i << " " << op.name << ": " << opKindLabel(op.kind) << " "
+    os << "  " << i << " " << op.name << ": " << opKindName(op.kind) << " "
        << graph.buffers[op.input].name << " -> " << graph.buffers[op.output].name;
     if (op.kind == OpKind::Gemv) {
       os << ", " << op.weights.size() << " weights, " << op.inputLength << " -> "
-         << op.outputLength << ", epilogue " << epilogueLabel(op.epilogue);
+         << op.outputLength << ", epilogue " << epilogueName(op.epilogue);
       if (op.epilogue == Epilogue::Residual)
         os << " (" << graph.buffers[op.residual].name << ")";
       if (!op.norm.name.empty())
@@ -212,7 +213,7 @@ void printTaskListing(std::ostream &os, const TaskGraph &graph) {
        << "\n";
   os << "tasks:\n";
   for (const Task &task : graph.tasks) {
-    os << "  " << task.id << " " << taskKindLabel(task.kind) << " " << taskLabel(graph, task)
+    os << "  " << task.id << " " << taskKindName(task.kind) << " " << taskLabel(graph, task)
        << ": ";
     printWaits(os, task);
     os << "; triggers " << task.trigger << "; " << task.weightBytes << " weight bytes\n";

@@ -1,4 +1,4 @@
-// Short names for the parts of a task graph, as `mkc inspect` prints them.
+// A task's short label, as `mkc inspect` prints it (kind names: TaskDescription.h).
 #ifndef MKC_COMPILER_INSPECT_TASKLABELS_H
 #define MKC_COMPILER_INSPECT_TASKLABELS_H
 
@@ -7,11 +7,6 @@
 #include <string>
 
 namespace mk {
-
-const char *opKindLabel(OpKind kind);          // "gemv"
-const char *taskKindLabel(TaskKind kind);      // "attention-chunk"
-const char *bufferKindLabel(BufferKind kind);  // "kv-cache"
-const char *epilogueLabel(Epilogue epilogue);  // "silu_mul"
 
 // "layer0.qkv rows [0, 26)", "layer0.attention chunk kv 1 chunk 3", "argmax"
 std::string taskLabel(const TaskGraph &graph, const Task &task);

@@ -17,6 +17,6 @@ triggers = collections.Counter(task["trigger"] for task in tasks)
 print("trigger counts match:",
       "yes" if all(triggers[e["id"]] == e["triggerCount"] for e in events) else "no")
 print("kinds:", " ".join(sorted({op["kind"] for op in graph["operations"]})))
-attention = next(op for op in graph["operations"] if op["kind"] == "attention")
+attention = next(op for op in graph["operations"] if op["kind"] == "Attention")
 print(f"attention: {attention['numHeads']} heads, {attention['numKvHeads']} kv heads, "
       f"{attention['numChunks']} chunks of {attention['chunkSize']}")
