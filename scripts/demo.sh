@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The main job on the bundled example: import a Llama-3-style ONNX model into
 # mk IR, run it token by token with mkc's reference interpreter, and check its
-# logits against onnxruntime's.
+# logits against onnxruntime's; then compile it to a .mk file and run that
+# with mkrun on the CPU (bf16 weights, so within 2e-2).
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -12,16 +13,21 @@ bash scripts/setup.sh
 MODEL=tests/fixtures/llama3_ts17.onnx
 TOKENS=1,7,42,3,99,5,11,64
 MKC=build/compiler/tools/mkc
+MKRUN=build/runtime/mkrun/mkrun
+ARTIFACT=/tmp/mkc-demo-llama3.mk
+MKRUN_LOGITS=/tmp/mkc-demo-mkrun-logits.npy
 PYTHON=.venv/bin/python
 MKC_LOGITS=/tmp/mkc-demo-logits.npy
 ORT_LOGITS=/tmp/mkc-demo-ort-logits.npy
 
 step() { printf '\n==> %s\n' "$*"; }
 
-if [[ ! -x "$MKC" ]]; then
-  echo "demo.sh: $MKC was not built" >&2
-  exit 1
-fi
+for tool in "$MKC" "$MKRUN"; do
+  if [[ ! -x "$tool" ]]; then
+    echo "demo.sh: $tool was not built" >&2
+    exit 1
+  fi
+done
 
 step "mkc import $MODEL (the model as mk IR)"
 "$MKC" import "$MODEL"
@@ -34,3 +40,13 @@ step "onnxruntime: the same tokens -> $ORT_LOGITS"
 
 step "mkc against onnxruntime"
 "$PYTHON" scripts/compare_logits.py "$MKC_LOGITS" "$ORT_LOGITS" --rtol 1e-4
+
+step "mkc compile --emit=mk: the compiled model in one file -> $ARTIFACT"
+"$MKC" compile "$MODEL" --emit=mk -o "$ARTIFACT" --max-context=64
+
+step "mkrun --device cpu: 16 new tokens after 1,2,3"
+"$MKRUN" "$ARTIFACT" --device cpu --prompt-tokens 1,2,3 -n 16
+
+step "mkrun --device cpu: logits of tokens $TOKENS -> $MKRUN_LOGITS, against onnxruntime"
+"$MKRUN" "$ARTIFACT" --device cpu --tokens "$TOKENS" --logits "$MKRUN_LOGITS"
+"$PYTHON" scripts/compare_logits.py "$MKRUN_LOGITS" "$ORT_LOGITS" --rtol 2e-2

@@ -9,13 +9,13 @@ namespace mk {
 constexpr int kUsageError = 1;
 constexpr int kRefused = 2;
 
-// mkc compile MODEL.onnx --emit=mlir|fused|tasks|schedule [-o OUT] [--print-ir-after-all]
+// mkc compile MODEL.onnx --emit=mlir|fused|tasks|schedule|cuda|cubin|mk [-o OUT] [--print-ir-after-all]
 int compileCommand(int argc, char **argv);
 
 // mkc eval MODEL.onnx --tokens T0,T1,... --logits OUT.npy [--engine=reference|fused|schedule]
 int evalCommand(int argc, char **argv);
 
-// mkc inspect MODEL.onnx [--format=text|json|dot] [--layer N] [-o FILE]
+// mkc inspect MODEL.onnx|MODEL.mk [--format=text|json|dot] [--layer N] [-o FILE]
 int inspectCommand(int argc, char **argv);
 
 } // namespace mk

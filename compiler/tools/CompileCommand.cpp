@@ -6,11 +6,20 @@
 //   tasks     the task graph (compiler/driver/Pipeline.h): a summary, then
 //             every buffer, operation, event and task
 //   schedule  the static schedule: a summary, then every SM's queue
+//   cuda      the megakernel's CUDA C++ source (codegen/Megakernel.h)
+//   cubin     the megakernel compiled by NVRTC, to -o FILE; its registers,
+//             shared memory and spills on stderr
+//   mk        the .mk artifact (compiler/artifact/WriteArtifact.h), to -o FILE,
+//             with the cubin level's kernel (none with --no-kernel, or where
+//             NVRTC is missing: such a file runs on the CPU only)
 //
 // Each level is the one before it plus one stage, so adding a stage is one
 // enumerator and one `if` in compile().
 #include "compiler/tools/Commands.h"
 
+#include "codegen/Megakernel.h"
+#include "codegen/Nvrtc.h"
+#include "compiler/artifact/WriteArtifact.h"
 #include "compiler/driver/Pipeline.h"
 #include "compiler/inspect/TaskGraphText.h"
 #include "frontends/onnx/DecoderImporter.h"
@@ -19,21 +28,28 @@
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/ADT/StringSwitch.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <optional>
 #include <sstream>
 #include <string>
+#include <vector>
 
 namespace mk {
 namespace {
 
-enum class EmitLevel { Mlir, Fused, Tasks, Schedule };
+enum class EmitLevel { Mlir, Fused, Tasks, Schedule, Cuda, Cubin, Mk };
 
 constexpr const char *kUsage =
     "usage: mkc compile MODEL.onnx --emit=mlir|fused|tasks|schedule [-o OUT] "
     "[--print-ir-after-all]\n"
+    "                   [--max-context=N] [--num-sms=N]\n"
+    "       mkc compile MODEL.onnx --emit=cuda|cubin [-o OUT] [--arch=sm_90a] [--max-context=N] "
+    "[--num-sms=N]\n"
+    "       mkc compile MODEL.onnx --emit=mk -o OUT.mk [--eos=ID,...] [--arch=sm_90a] "
+    "[--no-kernel]\n"
     "                   [--max-context=N] [--num-sms=N]\n";
 
 struct CompileArguments {
@@ -41,12 +57,28 @@ struct CompileArguments {
   std::optional<EmitLevel> emit;
   std::string output = "-";
   bool printIrAfterAll = false;
-  CompileOptions pipeline; // for tasks and schedule
+  CompileOptions pipeline; // for tasks, schedule and mk
+  std::vector<int64_t> eosTokens;
+  std::string arch = kDefaultArch; // for cuda, cubin and mk
+  bool kernel = true;              // for mk
 };
 
 int refuse(const llvm::Twine &message) {
   llvm::errs() << "mkc: error: " << message << "\n";
   return kRefused;
+}
+
+// "2,128001": token ids, each a non-negative integer.
+bool parseTokenList(llvm::StringRef text, std::vector<int64_t> &tokens) {
+  llvm::SmallVector<llvm::StringRef> items;
+  text.split(items, ',');
+  for (llvm::StringRef item : items) {
+    int64_t token = 0;
+    if (item.getAsInteger(10, token) || token < 0)
+      return false;
+    tokens.push_back(token);
+  }
+  return !tokens.empty();
 }
 
 // 0 when `options` is complete, else the exit code to return.
@@ -66,10 +98,20 @@ int parseArguments(int argc, char **argv, CompileArguments &options) {
                          .Case("fused", EmitLevel::Fused)
                          .Case("tasks", EmitLevel::Tasks)
                          .Case("schedule", EmitLevel::Schedule)
+                         .Case("cuda", EmitLevel::Cuda)
+                         .Case("cubin", EmitLevel::Cubin)
+                         .Case("mk", EmitLevel::Mk)
                          .Default(std::nullopt);
       if (!options.emit)
         return refuse("unknown --emit level '" + arg +
-                      "' (available: mlir, fused, tasks, schedule)");
+                      "' (available: mlir, fused, tasks, schedule, cuda, cubin, mk)");
+    } else if (arg == "--no-kernel") {
+      options.kernel = false;
+    } else if (arg.consume_front("--arch=")) {
+      options.arch = arg.str();
+    } else if (arg.consume_front("--eos=")) {
+      if (!parseTokenList(arg, options.eosTokens))
+        return refuse("--eos must be a comma-separated list of token ids, got '" + arg + "'");
     } else if (arg == "-o" && i + 1 < argc) {
       options.output = argv[++i];
     } else if (!arg.startswith("-") && options.model.empty()) {
@@ -82,6 +124,14 @@ int parseArguments(int argc, char **argv, CompileArguments &options) {
     llvm::errs() << kUsage;
     return kUsageError;
   }
+  if (*options.emit == EmitLevel::Cubin && options.output == "-")
+    return refuse("--emit=cubin writes a binary file: name it with -o FILE");
+  if (*options.emit == EmitLevel::Mk && options.output == "-")
+    return refuse("--emit=mk writes a binary file: name it with -o FILE");
+  if (*options.emit != EmitLevel::Mk && !options.eosTokens.empty())
+    return refuse("--eos applies to --emit=mk only");
+  if (*options.emit != EmitLevel::Mk && !options.kernel)
+    return refuse("--no-kernel applies to --emit=mk only");
   return 0;
 }
 
@@ -111,8 +161,78 @@ int emitTasks(mlir::MLIRContext &context, const CompileArguments &options) {
   return 0;
 }
 
+// The megakernel: its source, or its CUBIN with ptxas's account on stderr.
+int emitKernel(mlir::MLIRContext &context, const CompileArguments &options) {
+  CompileOptions pipeline = options.pipeline;
+  pipeline.printIrAfterAll = options.printIrAfterAll;
+  auto compiled = compileToSchedule(context, options.model, pipeline);
+  if (!compiled)
+    return refuse(llvm::toString(compiled.takeError()));
+  std::string text;
+  if (*options.emit == EmitLevel::Cuda) {
+    auto source = megakernelSource(compiled->tasks, compiled->schedule, options.arch);
+    if (!source)
+      return refuse(llvm::toString(source.takeError()));
+    text = std::move(*source);
+  } else {
+    auto kernel = compileMegakernel(*compiled, options.arch);
+    if (!kernel)
+      return refuse(llvm::toString(kernel.takeError()));
+    llvm::errs() << llvm::formatv(
+        "mkc: compiled the megakernel for {0} in {1:f2} s: {2} registers, {3} bytes of shared "
+        "memory ({4} dynamic), {5} bytes spilled, {6} bytes of stack frame, {7} threads x {8} "
+        "CTAs\n",
+        kernel->arch, kernel->compileSeconds, kernel->registers, kernel->sharedBytes,
+        kernel->dynamicSharedBytes, kernel->spillBytes, kernel->stackFrameBytes, kernel->threads,
+        compiled->schedule.numSms);
+    text.assign(kernel->cubin.begin(), kernel->cubin.end());
+  }
+  std::string error;
+  auto output = mlir::openOutputFile(options.output, &error);
+  if (!output)
+    return refuse(error);
+  output->os() << text;
+  output->keep();
+  return 0;
+}
+
+// The artifact: the schedule, its weights in bf16, the model's facts and
+// the kernel. Without NVRTC the file is still useful, on the CPU, so its
+// absence is a note; a kernel that fails to compile is an error.
+int emitArtifact(mlir::MLIRContext &context, const CompileArguments &options) {
+  CompileOptions pipeline = options.pipeline;
+  pipeline.printIrAfterAll = options.printIrAfterAll;
+  auto compiled = compileToSchedule(context, options.model, pipeline);
+  if (!compiled)
+    return refuse(llvm::toString(compiled.takeError()));
+  ArtifactOptions artifact;
+  artifact.eosTokens = options.eosTokens;
+  artifact.targetArch = options.arch;
+  if (options.kernel) {
+    auto nvrtc = Nvrtc::get();
+    if (!nvrtc) {
+      llvm::errs() << "mkc: note: '" << options.output
+                   << "' has no kernel and runs on the CPU only: "
+                   << llvm::toString(nvrtc.takeError()) << "\n";
+    } else {
+      auto kernel = compileMegakernel(*compiled, options.arch);
+      if (!kernel)
+        return refuse(llvm::toString(kernel.takeError()));
+      artifact.cubin = std::move(kernel->cubin);
+      artifact.ptx = std::move(kernel->ptx);
+    }
+  }
+  if (auto error = writeCompiledModel(*compiled, std::move(artifact), options.output))
+    return refuse(llvm::toString(std::move(error)));
+  return 0;
+}
+
 int compile(const CompileArguments &options) {
   mlir::MLIRContext context;
+  if (*options.emit == EmitLevel::Mk)
+    return emitArtifact(context, options);
+  if (*options.emit == EmitLevel::Cuda || *options.emit == EmitLevel::Cubin)
+    return emitKernel(context, options);
   if (*options.emit >= EmitLevel::Tasks)
     return emitTasks(context, options);
   auto imported = importOnnxModel(context, options.model);

@@ -1,13 +1,15 @@
-// mkc inspect: compiles a model to its schedule and shows the result — a
-// summary (text), the whole graph and schedule (json), or the graph drawn
-// (dot, one layer with --layer since a model is too big to draw). Until the
-// .mk artifact exists, it reads the ONNX model and compiles it.
+// mkc inspect: shows a model's task graph and schedule — a summary (text),
+// the whole graph and schedule (json), or the graph drawn (dot, one layer
+// with --layer since a model is too big to draw). It compiles an ONNX model
+// (or mk IR), or reads the TASKGRAPH section of a .mk artifact, checked as the
+// loader checks it.
 #include "compiler/tools/Commands.h"
 
 #include "compiler/driver/Pipeline.h"
 #include "compiler/inspect/TaskGraphDot.h"
 #include "compiler/inspect/TaskGraphJson.h"
 #include "compiler/inspect/TaskGraphText.h"
+#include "runtime/format/ArtifactFile.h"
 
 #include "mlir/IR/MLIRContext.h"
 #include "llvm/ADT/StringRef.h"
@@ -22,7 +24,7 @@ namespace mk {
 namespace {
 
 constexpr const char *kUsage =
-    "usage: mkc inspect MODEL.onnx [--format=text|json|dot] [--layer N] [-o FILE]\n"
+    "usage: mkc inspect MODEL.onnx|MODEL.mk [--format=text|json|dot] [--layer N] [-o FILE]\n"
     "                   [--max-context=N] [--num-sms=N]\n";
 
 enum class Format { Text, Json, Dot };
@@ -33,6 +35,16 @@ struct InspectArguments {
   std::optional<int32_t> layer;
   std::string output;
   CompileOptions compile;
+  bool compileOptionGiven = false;
+};
+
+// What is shown: a compiled model's graph, or one read from a .mk file
+// (which has no dependency report).
+struct Inspected {
+  TaskGraph graph;
+  Schedule schedule;
+  TargetDescription target;
+  std::optional<DependencyReport> dependencies;
 };
 
 int refuse(const llvm::Twine &message) {
@@ -52,8 +64,10 @@ int parseArguments(int argc, char **argv, InspectArguments &arguments) {
     auto shared = parseCompileOption(arg, arguments.compile);
     if (!shared)
       return refuse(llvm::toString(shared.takeError()));
-    if (*shared)
+    if (*shared) {
+      arguments.compileOptionGiven = true;
       continue;
+    }
     if (arg.consume_front("--format=")) {
       if (arg == "text")
         arguments.format = Format::Text;
@@ -81,20 +95,47 @@ int parseArguments(int argc, char **argv, InspectArguments &arguments) {
     return usage();
   if (arguments.layer && arguments.format != Format::Dot)
     return refuse("--layer applies to --format=dot only");
+  if (llvm::StringRef(arguments.model).endswith(".mk") && arguments.compileOptionGiven)
+    return refuse("--max-context and --num-sms apply when compiling; '" + arguments.model +
+                  "' is compiled already");
   return 0;
 }
 
-void print(std::ostream &os, const InspectArguments &arguments, const CompiledModel &compiled) {
+llvm::Expected<Inspected> readModel(const InspectArguments &arguments) {
+  Inspected inspected;
+  if (llvm::StringRef(arguments.model).endswith(".mk")) {
+    std::string error;
+    auto loaded = loadArtifact(arguments.model, error);
+    if (!loaded)
+      return llvm::createStringError(llvm::inconvertibleErrorCode(), error);
+    inspected.graph = std::move(loaded->artifact.graph);
+    inspected.schedule = std::move(loaded->artifact.schedule);
+    inspected.target.numSms = inspected.schedule.numSms;
+    return std::move(inspected);
+  }
+  mlir::MLIRContext context;
+  auto compiled = compileToSchedule(context, arguments.model, arguments.compile);
+  if (!compiled)
+    return compiled.takeError();
+  inspected.graph = std::move(compiled->tasks);
+  inspected.schedule = std::move(compiled->schedule);
+  inspected.target = arguments.compile.target;
+  inspected.dependencies = compiled->dependencies;
+  return std::move(inspected);
+}
+
+void print(std::ostream &os, const InspectArguments &arguments, const Inspected &inspected) {
   switch (arguments.format) {
   case Format::Text:
-    printSummary(os, compiled.tasks, arguments.compile.target, &compiled.dependencies,
-                 &compiled.schedule);
+    printSummary(os, inspected.graph, inspected.target,
+                 inspected.dependencies ? &*inspected.dependencies : nullptr,
+                 &inspected.schedule);
     break;
   case Format::Json:
-    printJson(os, compiled.tasks, &compiled.schedule);
+    printJson(os, inspected.graph, &inspected.schedule);
     break;
   case Format::Dot:
-    printDot(os, compiled.tasks, arguments.layer);
+    printDot(os, inspected.graph, arguments.layer);
     break;
   }
 }
@@ -106,27 +147,26 @@ int inspectCommand(int argc, char **argv) {
   if (int status = parseArguments(argc, argv, arguments))
     return status;
 
-  mlir::MLIRContext context;
-  auto compiled = compileToSchedule(context, arguments.model, arguments.compile);
-  if (!compiled)
-    return refuse(llvm::toString(compiled.takeError()));
+  auto inspected = readModel(arguments);
+  if (!inspected)
+    return refuse(llvm::toString(inspected.takeError()));
   if (arguments.layer && *arguments.layer >= 0) {
     bool found = false;
-    for (const Operation &op : compiled->tasks.operations)
+    for (const Operation &op : inspected->graph.operations)
       found |= op.layer == *arguments.layer;
     if (!found)
       return refuse("the model has no layer " + llvm::Twine(*arguments.layer));
   }
 
   if (arguments.output.empty() || arguments.output == "-") {
-    print(std::cout, arguments, *compiled);
+    print(std::cout, arguments, *inspected);
     std::cout.flush();
     return 0;
   }
   std::ofstream file(arguments.output);
   if (!file)
     return refuse("cannot open '" + arguments.output + "' for writing");
-  print(file, arguments, *compiled);
+  print(file, arguments, *inspected);
   if (!file.flush())
     return refuse("cannot write '" + arguments.output + "'");
   return 0;

@@ -1,9 +1,9 @@
 // mkc: the mk compiler driver.
 //
 //   mkc import MODEL.onnx                 print the recognized mk IR
-//   mkc compile MODEL.onnx --emit=LEVEL   print the IR at a level of the ladder
-//                                         (CompileCommand.cpp)
-//   mkc inspect MODEL.onnx [--format=text|json|dot] [--layer N] [-o FILE]
+//   mkc compile MODEL.onnx --emit=LEVEL   print the IR at a level of the ladder, or
+//                                         write the .mk artifact (CompileCommand.cpp)
+//   mkc inspect MODEL.onnx|MODEL.mk [--format=text|json|dot] [--layer N] [-o FILE]
 //                                         the task graph and schedule: a summary,
 //                                         JSON, or DOT (InspectCommand.cpp)
 //   mkc eval MODEL.onnx --tokens 5,17,42 --logits OUT.npy [--engine=reference|fused|schedule]
@@ -28,7 +28,9 @@ int usage() {
   llvm::errs() << "usage: mkc import MODEL.onnx\n"
                   "       mkc compile MODEL.onnx --emit=mlir|fused|tasks|schedule [-o OUT] "
                   "[--print-ir-after-all]\n"
-                  "       mkc inspect MODEL.onnx [--format=text|json|dot] [--layer N] [-o FILE]\n"
+                  "       mkc compile MODEL.onnx --emit=mk -o OUT.mk [--eos=ID,...]\n"
+                  "       mkc inspect MODEL.onnx|MODEL.mk [--format=text|json|dot] [--layer N] "
+                  "[-o FILE]\n"
                   "       mkc eval MODEL.onnx --tokens T0,T1,... --logits OUT.npy "
                   "[--engine=reference|fused|schedule]\n";
   return kUsageError;

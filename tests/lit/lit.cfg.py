@@ -3,6 +3,8 @@
 # paths used below), so run lit on that folder: `lit -v build/tests/lit`.
 import os
 import re
+import shutil
+import subprocess
 
 import lit.formats
 
@@ -33,6 +35,25 @@ config.substitutions += [
     ("%testtools", os.path.join(mkc_root, "tests", "tools")),
     tool("mk-opt", os.path.join(config.mkc_tools_dir, "mk-opt")),
     tool("mkc", os.path.join(config.mkc_tools_dir, "mkc")),
+    tool("mkrun", os.path.join(config.mkc_runtime_tools_dir, "mkrun")),
+    tool("mkrt-generate", os.path.join(config.mkc_examples_dir, "mkrt-generate")),
     tool("FileCheck", os.path.join(config.llvm_tools_dir, "FileCheck")),
     tool("not", os.path.join(config.llvm_tools_dir, "not")),
 ]
+
+
+def has_gpu():
+    # A GPU the driver sees; tests of `mkrun --device gpu` refusing to run
+    # only hold without one (UNSUPPORTED: gpu), the others need one.
+    smi = shutil.which("nvidia-smi")
+    if not smi:
+        return False
+    try:
+        listing = subprocess.run([smi, "-L"], capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return listing.returncode == 0 and "GPU" in listing.stdout
+
+
+if has_gpu():
+    config.available_features.add("gpu")

@@ -1,0 +1,54 @@
+// The CUDA C++ source of one model's persistent kernel: the device library
+// (codegen/device/, embedded into mkc at build time) specialized with the
+// model's constants. The generated part holds the constants, one dispatcher
+// that maps a task's kind and its operation's shape to an instantiation of
+// the task templates, the kernel's published facts (MkKernelInfo) and the
+// __global__ entry point; every loop bound inside a task is then a
+// compile-time constant.
+#ifndef MKC_CODEGEN_KERNELSOURCE_H
+#define MKC_CODEGEN_KERNELSOURCE_H
+
+#include "compiler/taskgraph/TaskGraph.h"
+
+#include "llvm/Support/Error.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace mk {
+
+// Threads per CTA: 16 warps, enough 16-byte loads in flight per SM to
+// stream weights, and 128 registers per thread at one CTA per SM.
+constexpr uint32_t kMegakernelThreads = 512;
+// Static shared memory kept for the interpreter's records and the
+// reductions' scratch; tasks get the rest of the target's per-CTA limit.
+constexpr uint32_t kStaticSharedReserve = 2048;
+
+struct KernelSource {
+  std::string text;           // the generated translation unit
+  uint32_t threads = 0;       // per CTA
+  uint32_t sharedBytes = 0;   // dynamic shared memory per CTA
+};
+
+// An included file of the device library: its include name and text.
+struct DeviceLibraryFile {
+  const char *name;
+  const char *text;
+};
+
+// The device library as embedded at build time: codegen/device/*.cuh and
+// the ABI headers they include (runtime/format/ScheduleBlob.h,
+// ControlBlock.h), under the names the sources include them by.
+const std::vector<DeviceLibraryFile> &deviceLibrary();
+
+// Refuses graphs the device library cannot run: not exactly one argmax,
+// heads that do not split evenly over KV heads, an odd rotary dimension, or
+// a task needing more shared memory than `sharedBytesPerCta` (the target's
+// limit for one CTA) leaves after kStaticSharedReserve.
+llvm::Expected<KernelSource> generateKernelSource(const TaskGraph &graph, const Schedule &schedule,
+                                                  uint32_t sharedBytesPerCta);
+
+} // namespace mk
+
+#endif

@@ -1,0 +1,119 @@
+#include "codegen/Megakernel.h"
+
+#include "codegen/KernelSource.h"
+#include "codegen/Nvrtc.h"
+#include "codegen/PtxasReport.h"
+
+#include <chrono>
+
+namespace mk {
+
+namespace {
+
+llvm::Error error(const llvm::Twine &message) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
+}
+
+struct Architecture {
+  const char *name;
+  uint32_t sharedBytesPerCta; // the most one CTA can opt in to
+};
+
+// Every one compiles (tests/codegen); the H200's sm_90a is the one run.
+constexpr Architecture kArchitectures[] = {
+    {"sm_80", 163 * 1024},  {"sm_86", 99 * 1024},  {"sm_89", 99 * 1024},
+    {"sm_90", 227 * 1024},  {"sm_90a", 227 * 1024}, {"sm_100", 227 * 1024},
+    {"sm_100a", 227 * 1024}, {"sm_120", 99 * 1024},
+};
+
+llvm::Expected<const Architecture &> findArchitecture(const std::string &arch) {
+  for (const Architecture &candidate : kArchitectures)
+    if (arch == candidate.name)
+      return candidate;
+  return error("unsupported architecture '" + arch + "' (supported: " +
+               supportedArchitectures() + ")");
+}
+
+std::vector<NvrtcHeader> deviceHeaders() {
+  std::vector<NvrtcHeader> headers;
+  for (const DeviceLibraryFile &file : deviceLibrary())
+    headers.push_back({file.name, file.text});
+  return headers;
+}
+
+} // namespace
+
+std::string supportedArchitectures() {
+  std::string list;
+  for (const Architecture &arch : kArchitectures)
+    list += (list.empty() ? "" : ", ") + std::string(arch.name);
+  return list;
+}
+
+llvm::Expected<std::string> megakernelSource(const TaskGraph &graph, const Schedule &schedule,
+                                             const std::string &arch) {
+  auto target = findArchitecture(arch);
+  if (!target)
+    return target.takeError();
+  auto source = generateKernelSource(graph, schedule, target->sharedBytesPerCta);
+  if (!source)
+    return source.takeError();
+  return std::move(source->text);
+}
+
+llvm::Expected<CompiledKernel> compileMegakernel(const TaskGraph &graph, const Schedule &schedule,
+                                                 const std::string &arch) {
+  auto target = findArchitecture(arch);
+  if (!target)
+    return target.takeError();
+  auto source = generateKernelSource(graph, schedule, target->sharedBytesPerCta);
+  if (!source)
+    return source.takeError();
+  auto nvrtc = Nvrtc::get();
+  if (!nvrtc)
+    return nvrtc.takeError();
+
+  auto started = std::chrono::steady_clock::now();
+  std::vector<NvrtcHeader> headers = deviceHeaders();
+  std::vector<std::string> options = {"-arch=" + arch, "-std=c++17", "--ptxas-options=-v",
+                                      "-lineinfo"};
+  // NVRTC 13 reuses the driver's cache of earlier compilations where a
+  // driver is installed, and ptxas, not run, then reports nothing.
+  if (nvrtc->majorVersion() >= 13)
+    options.push_back("--no-cache");
+  auto machine = nvrtc->compile(source->text, "megakernel.cu", headers, options);
+  if (!machine)
+    return machine.takeError();
+  CompiledKernel kernel;
+  kernel.cubin = std::move(machine->cubin);
+  kernel.ptx = std::move(machine->ptx);
+  kernel.log = std::move(machine->log);
+  if (kernel.cubin.empty())
+    return error("NVRTC " + nvrtc->version() + " produced no CUBIN for " + arch);
+  // Older NVRTCs keep no PTX of a program compiled for a real architecture:
+  // the PTX is then a second compilation, for the matching virtual one.
+  if (kernel.ptx.empty()) {
+    std::string virtualArch = "compute_" + arch.substr(3);
+    options[0] = "-arch=" + virtualArch;
+    auto portable = nvrtc->compile(source->text, "megakernel.cu", headers, options);
+    if (!portable)
+      return portable.takeError();
+    kernel.ptx = std::move(portable->ptx);
+  }
+  kernel.compileSeconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+
+  auto report = parsePtxasReport(kernel.log, "mk_megakernel");
+  if (!report)
+    return error("ptxas reported nothing for mk_megakernel; its log:\n" + kernel.log);
+  kernel.arch = arch;
+  kernel.threads = static_cast<int>(source->threads);
+  kernel.dynamicSharedBytes = static_cast<int>(source->sharedBytes);
+  kernel.registers = report->registers;
+  kernel.sharedBytes = report->staticSharedBytes + kernel.dynamicSharedBytes;
+  kernel.spillBytes = report->spillStoreBytes + report->spillLoadBytes;
+  kernel.stackFrameBytes = report->stackFrameBytes;
+  return std::move(kernel);
+}
+
+} // namespace mk

@@ -1,0 +1,99 @@
+// Argmax: the next token, the lowest index among the largest logits
+// (runtime/cpu/ArgmaxTask.cpp), and the end of a step for the host: the
+// token goes to the token slot (the next step's Embed reads it) and to the
+// step's output, the logits and a timestamp to the control block when asked,
+// and an EOS from the control block's first EOS step on sets the stop flag,
+// which every CTA reads once this task's event has fired.
+//
+// Load and compute: each thread scans a strided share of the logits keeping
+// its first largest; warps and then the block combine (larger value, or
+// equal value and lower index). A NaN or infinity anywhere raises
+// MK_ERROR_NON_FINITE_LOGIT with the lowest such index and stops the launch.
+// Store: one thread.
+#ifndef MKC_CODEGEN_DEVICE_ARGMAXTASK_CUH
+#define MKC_CODEGEN_DEVICE_ARGMAXTASK_CUH
+
+#include "codegen/device/Common.cuh"
+
+namespace mk::gpu {
+
+struct Candidate {
+  float value;
+  unsigned index;
+};
+
+__device__ __forceinline__ Candidate better(Candidate a, Candidate b) {
+  return (b.value > a.value || (b.value == a.value && b.index < a.index)) ? b : a;
+}
+
+__device__ __forceinline__ Candidate warpBest(Candidate candidate) {
+#pragma unroll
+  for (int offset = kWarpSize / 2; offset > 0; offset /= 2) {
+    Candidate other{__shfl_xor_sync(kFullMask, candidate.value, offset),
+                    __shfl_xor_sync(kFullMask, candidate.index, offset)};
+    candidate = better(candidate, other);
+  }
+  return candidate;
+}
+
+template <int kVocab, int kThreads>
+__device__ void argmaxTask(const TaskContext &context, const MkTaskRecord &,
+                           const MkOperationRecord &op) {
+  constexpr int kWarps = kThreads / kWarpSize;
+  constexpr unsigned kNone = 0xffffffffu;
+  __shared__ Candidate warpBests[kWarps];
+  __shared__ unsigned firstNonFinite;
+  const float *logits = context.activations + op.input;
+  MkControlBlock *control = context.control;
+  if (threadIdx.x == 0)
+    firstNonFinite = kNone;
+  __syncthreads();
+
+  // Load and compute.
+  Candidate best{negativeInfinity(), kNone};
+  float *kept = control->logits ? reinterpret_cast<float *>(control->logits) +
+                                      static_cast<unsigned long long>(context.step) * kVocab
+                                : nullptr;
+  for (unsigned i = threadIdx.x; i < kVocab; i += kThreads) {
+    float value = logits[i];
+    if (kept)
+      kept[i] = value;
+    if (!isFinite(value))
+      atomicMin(&firstNonFinite, i);
+    else if (value > best.value || best.index == kNone)
+      best = Candidate{value, i};
+  }
+  best = warpBest(best);
+  int warp = threadIdx.x / kWarpSize, lane = threadIdx.x % kWarpSize;
+  if (lane == 0)
+    warpBests[warp] = best;
+  __syncthreads();
+
+  // Store.
+  if (threadIdx.x != 0)
+    return;
+  best = warpBests[0];
+  for (int w = 1; w < kWarps; ++w)
+    best = better(best, warpBests[w]);
+  if (firstNonFinite != kNone) {
+    raiseError(context, MK_ERROR_NON_FINITE_LOGIT, firstNonFinite);
+    control->stop = 1;
+    return;
+  }
+  long long token = best.index;
+  *reinterpret_cast<long long *>(context.activations + context.header->tokenSlot) = token;
+  reinterpret_cast<long long *>(control->outputTokens)[context.step] = token;
+  if (control->timestamps)
+    reinterpret_cast<unsigned long long *>(control->timestamps)[context.step] = globalTimer();
+  control->stepsDone = context.step + 1;
+  if (context.step >= control->eosFromStep) {
+    const long long *eos = reinterpret_cast<const long long *>(control->eosTokens);
+    for (unsigned i = 0; i < control->numEos; ++i)
+      if (eos[i] == token)
+        control->stop = 1;
+  }
+}
+
+} // namespace mk::gpu
+
+#endif

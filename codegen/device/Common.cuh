@@ -1,0 +1,142 @@
+// What every task of the persistent kernel shares: the view of one running
+// task (TaskContext), bf16 widening, the loads that bypass L1 for weights,
+// reductions, and the error word. No CUDA headers: NVRTC compiles this with
+// nothing but its built-ins.
+#ifndef MKC_CODEGEN_DEVICE_COMMON_CUH
+#define MKC_CODEGEN_DEVICE_COMMON_CUH
+
+#include "runtime/format/ControlBlock.h"
+#include "runtime/format/ScheduleBlob.h"
+
+namespace mk::gpu {
+
+constexpr int kWarpSize = 32;
+constexpr unsigned kFullMask = 0xffffffffu;
+
+// Everything a task function reads or writes, resolved once per launch.
+struct TaskContext {
+  const MkBlobHeader *header;
+  const MkTaskRecord *tasks;
+  const MkWaitRecord *waits;
+  const MkEventRecord *events;
+  const MkOperationRecord *operations;
+  const unsigned *taskOrder;
+  const MkQueue *queues;
+  const float *params;
+  const unsigned short *weights; // bf16 bits
+  float *activations;
+  float *kv;
+  unsigned *counters;
+  MkControlBlock *control;
+  float *shared; // the dynamic shared memory, sized by the generator
+  long long step;
+  long long position;
+  unsigned taskId;
+};
+
+__device__ __forceinline__ float negativeInfinity() { return __int_as_float(0xff800000); }
+
+__device__ __forceinline__ bool isFinite(float value) {
+  return (__float_as_uint(value) & 0x7f800000u) != 0x7f800000u;
+}
+
+// A bf16 is the top half of an f32: widening is a shift, exact.
+__device__ __forceinline__ float bf16Low(unsigned pair) { return __uint_as_float(pair << 16); }
+__device__ __forceinline__ float bf16High(unsigned pair) { return __uint_as_float(pair & 0xffff0000u); }
+__device__ __forceinline__ float bf16ToFloat(unsigned short bits) {
+  return __uint_as_float(static_cast<unsigned>(bits) << 16);
+}
+
+// Eight bf16 weights in one 16-byte load. Weights never change during a
+// launch, so the non-coherent path is safe, and each byte is read once, so
+// it need not displace activations from L1.
+__device__ __forceinline__ uint4 loadWeights8(const unsigned short *address) {
+  uint4 value;
+  asm("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];"
+      : "=r"(value.x), "=r"(value.y), "=r"(value.z), "=r"(value.w)
+      : "l"(address));
+  return value;
+}
+
+__device__ __forceinline__ unsigned long long globalTimer() {
+  unsigned long long nanoseconds;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(nanoseconds));
+  return nanoseconds;
+}
+
+// Sums over groups of kLanes consecutive lanes (a power of two up to 32);
+// every lane of the warp must call it.
+template <int kLanes>
+__device__ __forceinline__ float groupSum(float value) {
+#pragma unroll
+  for (int offset = kLanes / 2; offset > 0; offset /= 2)
+    value += __shfl_xor_sync(kFullMask, value, offset);
+  return value;
+}
+
+__device__ __forceinline__ float warpSum(float value) { return groupSum<kWarpSize>(value); }
+
+__device__ __forceinline__ float warpMax(float value) {
+#pragma unroll
+  for (int offset = kWarpSize / 2; offset > 0; offset /= 2)
+    value = fmaxf(value, __shfl_xor_sync(kFullMask, value, offset));
+  return value;
+}
+
+// The sum over the block, returned to every thread. Two barriers: the
+// scratch is reused by the next call.
+template <int kThreads>
+__device__ float blockSum(float value) {
+  constexpr int kWarps = kThreads / kWarpSize;
+  __shared__ float partials[kWarps];
+  value = warpSum(value);
+  int warp = threadIdx.x / kWarpSize, lane = threadIdx.x % kWarpSize;
+  if (lane == 0)
+    partials[warp] = value;
+  __syncthreads();
+  float total = 0.0f;
+#pragma unroll
+  for (int w = 0; w < kWarps; ++w)
+    total += partials[w];
+  __syncthreads();
+  return total;
+}
+
+__device__ __forceinline__ unsigned loadRelaxed(const unsigned *address) {
+  unsigned value;
+  asm volatile("ld.relaxed.gpu.global.u32 %0, [%1];" : "=r"(value) : "l"(address) : "memory");
+  return value;
+}
+
+// Records the first error of the launch; later ones are dropped so that the
+// host sees the cause, not its consequences.
+__device__ inline void raiseError(const TaskContext &context, unsigned code, long long detail,
+                                  unsigned event = 0xffffffffu) {
+  MkControlBlock *control = context.control;
+  if (atomicCAS(&control->error, 0u, code) != 0u)
+    return;
+  control->errorStep = context.step;
+  control->errorTask = context.taskId;
+  control->errorEvent = event;
+  control->errorSm = blockIdx.x;
+  control->errorDetail = detail;
+  __threadfence();
+}
+
+// The stacked weight row `row` of a gemv or the row of a table: which of the
+// operation's weights holds it, and where. nullptr past the last weight.
+template <int kInput>
+__device__ __forceinline__ const unsigned short *
+stackedRow(const TaskContext &context, const MkOperationRecord &op, unsigned long long row) {
+  unsigned long long first = 0;
+  for (int i = 0; i < op.numWeights; ++i) {
+    if (row < first + op.weightRows[i])
+      return context.weights + op.weights[i] + (row - first) * kInput;
+    first += op.weightRows[i];
+  }
+  return nullptr;
+}
+
+} // namespace mk::gpu
+
+#endif

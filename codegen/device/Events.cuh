@@ -1,0 +1,81 @@
+// The event protocol of compiler/taskgraph/TaskGraph.h on the GPU. Counters
+// only grow within a launch: a task of step t waiting on event e with step
+// offset o may start once counter[e] >= triggerCount[e] * (t + 1 + o).
+//
+// One thread of the CTA waits (an acquire load, so that what the producers
+// wrote before their release is visible once it returns, and the barrier
+// that follows passes that on to the other threads); one thread triggers,
+// after a barrier that orders every thread's stores before its release.
+#ifndef MKC_CODEGEN_DEVICE_EVENTS_CUH
+#define MKC_CODEGEN_DEVICE_EVENTS_CUH
+
+#include "codegen/device/Common.cuh"
+
+namespace mk::gpu {
+
+__device__ __forceinline__ unsigned loadAcquire(const unsigned *address) {
+  unsigned value;
+  asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(value) : "l"(address) : "memory");
+  return value;
+}
+
+__device__ __forceinline__ void addRelease(unsigned *address, unsigned value) {
+  asm volatile("red.release.gpu.global.add.u32 [%0], %1;" ::"l"(address), "r"(value) : "memory");
+}
+
+// Spins until counter[event] reaches `target`. A short pure spin first (the
+// producer is usually about to finish), then __nanosleep with a growing
+// pause so that 132 spinning CTAs do not flood L2. Returns false, without
+// waiting further, once the wait passes the control block's bound (raising
+// MK_ERROR_WAIT_TIMEOUT) or another CTA raised an error: either way the
+// launch is over and the GPU must not hang.
+__device__ inline bool waitForCount(const TaskContext &context, unsigned event,
+                                    unsigned target) {
+  const unsigned *counter = context.counters + event;
+  if (loadAcquire(counter) >= target)
+    return true;
+  constexpr unsigned kSpins = 64, kMaxPauseNs = 256;
+  unsigned long long started = globalTimer();
+  unsigned pause = 0;
+  for (unsigned attempt = 1;; ++attempt) {
+    if (attempt > kSpins) {
+      pause = pause == 0 ? 32 : (pause < kMaxPauseNs ? 2 * pause : kMaxPauseNs);
+      __nanosleep(pause);
+    }
+    if (loadAcquire(counter) >= target)
+      return true;
+    if (attempt % 32 == 0) {
+      if (loadRelaxed(&context.control->error) != MK_ERROR_NONE)
+        return false;
+      if (globalTimer() - started > context.control->waitTimeoutNs) {
+        raiseError(context, MK_ERROR_WAIT_TIMEOUT, static_cast<long long>(target), event);
+        return false;
+      }
+    }
+  }
+}
+
+// All waits of `task` for the context's step; called by one thread.
+__device__ inline bool waitForTask(const TaskContext &context, const MkTaskRecord &task) {
+  for (unsigned i = 0; i < task.numWaits; ++i) {
+    MkWaitRecord wait = context.waits[task.firstWait + i];
+    long long round = context.step + 1 + wait.stepOffset;
+    if (round <= 0)
+      continue; // the previous step of step 0: nothing to wait for
+    unsigned target = context.events[wait.event].triggerCount * static_cast<unsigned>(round);
+    if (!waitForCount(context, wait.event, target))
+      return false;
+  }
+  return true;
+}
+
+// Called by one thread once every thread of the CTA has stored the task's
+// results and passed a barrier.
+__device__ __forceinline__ void trigger(const TaskContext &context, unsigned event) {
+  __threadfence();
+  addRelease(context.counters + event, 1);
+}
+
+} // namespace mk::gpu
+
+#endif

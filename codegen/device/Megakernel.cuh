@@ -1,0 +1,15 @@
+// The device library: everything the generated kernel source includes. The
+// generated part adds the model's constants, the dispatcher that picks a
+// task function per task kind and shape, and the __global__ entry point.
+#ifndef MKC_CODEGEN_DEVICE_MEGAKERNEL_CUH
+#define MKC_CODEGEN_DEVICE_MEGAKERNEL_CUH
+
+#include "codegen/device/ArgmaxTask.cuh"
+#include "codegen/device/AttentionChunkTask.cuh"
+#include "codegen/device/AttentionMergeTask.cuh"
+#include "codegen/device/AttentionPrepareTask.cuh"
+#include "codegen/device/EmbedTask.cuh"
+#include "codegen/device/GemvTask.cuh"
+#include "codegen/device/Interpreter.cuh"
+
+#endif

@@ -1,0 +1,71 @@
+#include "runtime/format/ArtifactBuilder.h"
+
+#include "runtime/format/Bf16.h"
+#include "runtime/format/ScheduleBlobBuilder.h"
+#include "runtime/format/Sha256.h"
+
+#include <algorithm>
+
+namespace mk {
+
+ModelFacts describeModel(const TaskGraph &graph, const Schedule &schedule) {
+  ModelFacts facts;
+  for (const Operation &op : graph.operations) {
+    facts.numLayers = std::max<int64_t>(facts.numLayers, op.layer + 1);
+    if (op.kind == OpKind::Embed && !op.weights.empty())
+      facts.hidden = static_cast<int64_t>(op.weights[0].cols);
+    if (op.kind == OpKind::Attention && facts.numHeads == 0) {
+      facts.numHeads = op.numHeads;
+      facts.numKvHeads = op.numKvHeads;
+      facts.headDim = op.headDim;
+    }
+  }
+  if (graph.logitsBuffer < graph.buffers.size())
+    facts.vocab = static_cast<int64_t>(graph.buffers[graph.logitsBuffer].elements);
+  facts.maxContext = graph.maxContext;
+  facts.numSms = schedule.numSms;
+  return facts;
+}
+
+std::string kernelFingerprint(const std::vector<uint8_t> &cubin, const std::string &ptx) {
+  if (!cubin.empty())
+    return sha256Hex(cubin);
+  if (!ptx.empty())
+    return sha256Hex(std::span(reinterpret_cast<const uint8_t *>(ptx.data()), ptx.size()));
+  return "";
+}
+
+std::unique_ptr<BuiltArtifact> buildArtifact(const TaskGraph &graph, const Schedule &schedule,
+                                             const WeightTable &weights, ArtifactOptions options,
+                                             std::string &error) {
+  auto built = std::make_unique<BuiltArtifact>();
+  if (!packWeights(graph, weights, built->weights, error))
+    return nullptr;
+  Artifact &artifact = built->artifact;
+  artifact.weights = built->weights.index;
+  artifact.weightData = built->weights.data;
+  auto smallParams = [&](const std::string &name) {
+    std::vector<float> values = weights.find(name)->values;
+    for (float &value : values)
+      value = roundToBf16(value);
+    return values;
+  };
+  try {
+    artifact.scheduleBlob = buildScheduleBlob(graph, schedule, artifact.weights, smallParams);
+  } catch (const ScheduleBlobError &blobError) {
+    error = std::string("the schedule blob cannot hold this graph: ") + blobError.what();
+    return nullptr;
+  }
+  artifact.graph = graph;
+  artifact.schedule = schedule;
+  artifact.facts = describeModel(graph, schedule);
+  artifact.facts.eosTokens = std::move(options.eosTokens);
+  artifact.facts.targetArch = std::move(options.targetArch);
+  artifact.facts.compilerVersion = std::move(options.compilerVersion);
+  artifact.facts.kernelFingerprint = kernelFingerprint(options.cubin, options.ptx);
+  artifact.cubin = std::move(options.cubin);
+  artifact.ptx = std::move(options.ptx);
+  return built;
+}
+
+} // namespace mk

@@ -1,0 +1,49 @@
+// Assembles the Artifact of a compiled model from plain data (task graph,
+// schedule, weight table, kernel): packs the weights, builds the schedule
+// blob, states the model's facts. The compiler's writer
+// (compiler/artifact/WriteArtifact.h) and tests that make artifacts of
+// hand-built graphs both use it.
+#ifndef MKC_RUNTIME_FORMAT_ARTIFACTBUILDER_H
+#define MKC_RUNTIME_FORMAT_ARTIFACTBUILDER_H
+
+#include "compiler/taskgraph/TaskGraph.h"
+#include "compiler/weights/WeightTable.h"
+#include "runtime/format/Artifact.h"
+#include "runtime/format/WeightPacking.h"
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace mk {
+
+struct ArtifactOptions {
+  std::vector<int64_t> eosTokens;
+  std::string targetArch = "sm_90a";
+  std::string compilerVersion;
+  std::vector<uint8_t> cubin; // both empty: the artifact has no kernel
+  std::string ptx;
+};
+
+// An Artifact whose weightData views the packed weights it owns.
+struct BuiltArtifact {
+  Artifact artifact;
+  PackedWeights weights;
+};
+
+// The facts the task graph states: layers, widths, heads, vocabulary, context.
+ModelFacts describeModel(const TaskGraph &graph, const Schedule &schedule);
+
+// nullptr with `error` set when a weight is missing or the blob cannot hold
+// the graph.
+std::unique_ptr<BuiltArtifact> buildArtifact(const TaskGraph &graph, const Schedule &schedule,
+                                             const WeightTable &weights, ArtifactOptions options,
+                                             std::string &error);
+
+// SHA-256 of the CUBIN, or of the PTX when there is no CUBIN; "" without either.
+std::string kernelFingerprint(const std::vector<uint8_t> &cubin, const std::string &ptx);
+
+} // namespace mk
+
+#endif

@@ -1,0 +1,161 @@
+#include "runtime/format/ArtifactFile.h"
+
+#include "compiler/taskgraph/Validator.h"
+#include "runtime/format/ArtifactBuilder.h"
+#include "runtime/format/Manifest.h"
+#include "runtime/format/ScheduleBlobBuilder.h"
+#include "runtime/format/TaskGraphCodec.h"
+#include "runtime/format/WeightPacking.h"
+
+#include <map>
+
+namespace mk {
+
+namespace {
+
+std::span<const uint8_t> asBytes(const std::string &text) {
+  return {reinterpret_cast<const uint8_t *>(text.data()), text.size()};
+}
+
+Manifest manifestOf(const Artifact &artifact) {
+  Manifest manifest;
+  manifest.facts = artifact.facts;
+  manifest.weights = artifact.weights;
+  manifest.hasKernel = hasKernel(artifact);
+  MkBlobHeader header = readBlobHeader(artifact.scheduleBlob);
+  manifest.layout = {header.activationElements, header.kvElements,   header.numParams,
+                     header.tokenSlot,          header.logitsOffset, header.vocab};
+  return manifest;
+}
+
+// The SCHEDULE section against the blob this graph, index and weights give.
+std::string checkBlob(const Artifact &artifact) {
+  std::map<std::string, const WeightEntry *> byName;
+  for (const WeightEntry &entry : artifact.weights)
+    byName.emplace(entry.name, &entry);
+  auto smallParams = [&](const std::string &name) -> std::vector<float> {
+    auto found = byName.find(name);
+    if (found == byName.end())
+      throw ScheduleBlobError("parameter '" + name + "' is not in the weight index");
+    return unpackWeight(*found->second, artifact.weightData);
+  };
+  std::vector<uint8_t> expected;
+  try {
+    expected = buildScheduleBlob(artifact.graph, artifact.schedule, artifact.weights, smallParams);
+  } catch (const ScheduleBlobError &error) {
+    return std::string("the task graph does not fit its weights: ") + error.what();
+  }
+  const std::vector<uint8_t> &stored = artifact.scheduleBlob;
+  if (stored == expected)
+    return "";
+  size_t at = 0;
+  while (at < stored.size() && at < expected.size() && stored[at] == expected[at])
+    ++at;
+  return "section SCHEDULE does not match the task graph: " + std::to_string(stored.size()) +
+         " bytes, " + std::to_string(expected.size()) + " expected, first difference at byte " +
+         std::to_string(at);
+}
+
+// The manifest's statements against what the other sections say.
+std::string checkManifest(const Manifest &manifest, const Artifact &artifact) {
+  const ModelFacts &facts = manifest.facts;
+  ModelFacts derived = describeModel(artifact.graph, artifact.schedule);
+  if (facts.numLayers != derived.numLayers || facts.hidden != derived.hidden ||
+      facts.numHeads != derived.numHeads || facts.numKvHeads != derived.numKvHeads ||
+      facts.headDim != derived.headDim || facts.vocab != derived.vocab ||
+      facts.maxContext != derived.maxContext || facts.numSms != derived.numSms)
+    return "the manifest's model configuration disagrees with the task graph";
+  Manifest expected = manifestOf(artifact);
+  const BufferLayout &a = manifest.layout, &b = expected.layout;
+  if (a.activationElements != b.activationElements || a.kvElements != b.kvElements ||
+      a.params != b.params || a.tokenSlot != b.tokenSlot || a.logitsOffset != b.logitsOffset ||
+      a.logitsLength != b.logitsLength)
+    return "the manifest's buffer layout disagrees with the schedule blob";
+  if (manifest.hasKernel != hasKernel(artifact))
+    return manifest.hasKernel
+               ? "the manifest records a kernel, the CUBIN and PTX sections are empty"
+               : "the manifest records no kernel, the CUBIN or PTX section is not empty";
+  std::string fingerprint = kernelFingerprint(artifact.cubin, artifact.ptx);
+  if (facts.kernelFingerprint != fingerprint)
+    return "the kernel's fingerprint is '" + fingerprint + "', the manifest records '" +
+           facts.kernelFingerprint + "'";
+  for (int64_t token : facts.eosTokens)
+    if (token < 0 || token >= facts.vocab)
+      return "EOS token " + std::to_string(token) + " is outside the vocabulary of " +
+             std::to_string(facts.vocab);
+  return "";
+}
+
+std::string load(const MkFile &file, Artifact &artifact) {
+  Manifest manifest;
+  if (std::string problem = decodeManifest(file.section(SectionKind::Manifest), manifest);
+      !problem.empty())
+    return "section MANIFEST: " + problem;
+  if (std::string problem =
+          decodeTaskGraph(file.section(SectionKind::TaskGraph), artifact.graph, artifact.schedule);
+      !problem.empty())
+    return "section TASKGRAPH: " + problem;
+  if (std::string problem = validateSchedule(artifact.graph, artifact.schedule); !problem.empty())
+    return "section TASKGRAPH: the task graph does not validate: " + problem;
+
+  std::span<const uint8_t> weights = file.section(SectionKind::Weights);
+  if (weights.size() % 2 != 0)
+    return "section WEIGHTS: " + std::to_string(weights.size()) + " bytes, not whole bf16 values";
+  artifact.weightData =
+      std::span(reinterpret_cast<const uint16_t *>(weights.data()), weights.size() / 2);
+  artifact.weights = manifest.weights;
+  if (std::string problem = checkWeightIndex(artifact.weights, artifact.weightData);
+      !problem.empty())
+    return "section MANIFEST: " + problem;
+
+  std::span<const uint8_t> blob = file.section(SectionKind::Schedule);
+  artifact.scheduleBlob.assign(blob.begin(), blob.end());
+  std::span<const uint8_t> cubin = file.section(SectionKind::Cubin);
+  artifact.cubin.assign(cubin.begin(), cubin.end());
+  std::span<const uint8_t> ptx = file.section(SectionKind::Ptx);
+  artifact.ptx.assign(ptx.begin(), ptx.end());
+  artifact.facts = manifest.facts;
+  if (std::string problem = checkBlob(artifact); !problem.empty())
+    return problem;
+  if (std::string problem = checkManifest(manifest, artifact); !problem.empty())
+    return "section MANIFEST: " + problem;
+  return "";
+}
+
+} // namespace
+
+bool writeArtifact(const std::string &path, const Artifact &artifact, std::string &error) {
+  std::vector<uint8_t> manifest = encodeManifest(manifestOf(artifact));
+  std::vector<uint8_t> graph = encodeTaskGraph(artifact.graph, artifact.schedule);
+  std::span<const uint8_t> weights(reinterpret_cast<const uint8_t *>(artifact.weightData.data()),
+                                   artifact.weightData.size() * 2);
+  // Weights last: the big section, on its page alignment, after everything small.
+  SectionData sections[] = {{SectionKind::Manifest, manifest},
+                            {SectionKind::TaskGraph, graph},
+                            {SectionKind::Schedule, artifact.scheduleBlob},
+                            {SectionKind::Ptx, asBytes(artifact.ptx)},
+                            {SectionKind::Cubin, artifact.cubin},
+                            {SectionKind::Weights, weights}};
+  return writeMkFile(path, sections, error);
+}
+
+std::unique_ptr<LoadedArtifact> loadArtifact(std::unique_ptr<MkFile> file, std::string &error) {
+  auto loaded = std::make_unique<LoadedArtifact>();
+  loaded->file = std::move(file);
+  error = load(*loaded->file, loaded->artifact);
+  if (!error.empty())
+    return nullptr;
+  return loaded;
+}
+
+std::unique_ptr<LoadedArtifact> loadArtifact(const std::string &path, std::string &error) {
+  std::unique_ptr<MkFile> file = MkFile::open(path, error);
+  if (!file)
+    return nullptr;
+  auto loaded = loadArtifact(std::move(file), error);
+  if (!loaded)
+    error = "'" + path + "': " + error;
+  return loaded;
+}
+
+} // namespace mk

@@ -1,0 +1,84 @@
+/* The launch ABI of the persistent kernel, shared by the loader (g++,
+ * runtime/gpu/GpuDevice.cpp) and the device library (NVRTC,
+ * codegen/device/): the kernel's one parameter, the control block through
+ * which a launch is asked for and answered, and the facts the generated
+ * kernel publishes about itself. Plain C of fixed-width fields; device
+ * addresses travel as 64-bit integers so that both compilers agree on every
+ * offset. */
+#ifndef MKC_RUNTIME_FORMAT_CONTROLBLOCK_H
+#define MKC_RUNTIME_FORMAT_CONTROLBLOCK_H
+
+#include "runtime/format/ScheduleBlob.h"
+
+#define MK_KERNEL_ABI_VERSION 1u
+#define MK_KERNEL_NAME "mk_megakernel"
+#define MK_KERNEL_INFO_NAME "mk_kernel_info"
+
+/* The kernel's only parameter, passed by value. */
+typedef struct MkKernelArgs {
+  mk_u64 blob;        /* the schedule blob (ScheduleBlob.h), params included */
+  mk_u64 activations; /* f32[activationElements]; the token slot's two hold an i64 */
+  mk_u64 kv;          /* f32[kvElements] */
+  mk_u64 weights;     /* bf16 weights section */
+  mk_u64 counters;    /* u32[numEvents], zero at launch */
+  mk_u64 control;     /* MkControlBlock */
+} MkKernelArgs;
+
+/* Why a launch ended early. The first error wins; the others are dropped. */
+enum MkDeviceError {
+  MK_ERROR_NONE = 0,
+  MK_ERROR_WAIT_TIMEOUT = 1,        /* errorTask waited on errorEvent past the bound */
+  MK_ERROR_NON_FINITE_LOGIT = 2,    /* errorDetail: the lowest index of a NaN or infinity */
+  MK_ERROR_TOKEN_OUT_OF_RANGE = 3,  /* errorDetail: the token an Embed was given */
+  MK_ERROR_LAUNCH_MISMATCH = 4,     /* the blob, grid or block is not the kernel's; errorDetail says which */
+  MK_ERROR_UNKNOWN_VARIANT = 5,     /* errorTask's operation has a shape the kernel was not generated for */
+  MK_ERROR_EMPTY_ATTENTION = 6,     /* errorTask's merge found no chunk holding a position */
+};
+
+/* MK_ERROR_LAUNCH_MISMATCH details. */
+enum MkLaunchMismatch {
+  MK_MISMATCH_BLOB_MAGIC = 1,
+  MK_MISMATCH_BLOB_VERSION = 2,
+  MK_MISMATCH_GRID = 3,   /* gridDim.x != the blob's numSms */
+  MK_MISMATCH_BLOCK = 4,  /* blockDim.x != the kernel's threads */
+  MK_MISMATCH_STEPS = 5,  /* steps past the blob's maxContext */
+  MK_MISMATCH_NO_ARGMAX = 6,
+  MK_MISMATCH_BLOB_ALIGNMENT = 7, /* a section of the blob is not 8-byte aligned */
+};
+
+typedef struct MkControlBlock {
+  /* Filled by the host before the launch. */
+  mk_i64 steps;         /* steps to run at most */
+  mk_i64 firstPosition; /* the context position of step 0 */
+  mk_i64 forcedSteps;   /* steps [0, forcedSteps) embed tokens[step]; later ones the previous argmax */
+  mk_i64 eosFromStep;   /* an EOS argmax ends the launch only from this step on */
+  mk_u64 tokens;        /* i64[forcedSteps] */
+  mk_u64 outputTokens;  /* i64[steps]: each step's argmax */
+  mk_u64 logits;        /* f32[steps][vocab], or 0: each step's logits */
+  mk_u64 timestamps;    /* u64[steps] of %globaltimer (ns) as each argmax ends, or 0 */
+  mk_u64 eosTokens;     /* i64[numEos] */
+  mk_u32 numEos, reserved;
+  mk_u64 waitTimeoutNs; /* one wait longer than this raises MK_ERROR_WAIT_TIMEOUT */
+
+  /* Written by the kernel. */
+  mk_u32 stop;      /* set by an argmax that read EOS: every CTA ends after that step */
+  mk_u32 error;     /* MkDeviceError */
+  mk_i64 stepsDone; /* steps whose argmax completed */
+  mk_i64 errorStep;
+  mk_u32 errorTask, errorEvent, errorSm, reserved2;
+  mk_i64 errorDetail;
+} MkControlBlock;
+
+/* Published by the generated kernel as a __constant__ named
+ * MK_KERNEL_INFO_NAME, so that the loader launches it as it was built. */
+typedef struct MkKernelInfo {
+  mk_u32 abiVersion;
+  mk_u32 threads;     /* per CTA */
+  mk_u32 sharedBytes; /* dynamic shared memory per CTA */
+  mk_u32 numSms;      /* CTAs: one per queue of the schedule */
+  mk_u32 numTasks, numEvents, numOperations, reserved;
+  mk_i64 maxContext;
+  mk_u64 vocab;
+} MkKernelInfo;
+
+#endif

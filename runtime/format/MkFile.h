@@ -1,0 +1,94 @@
+// The .mk container: a versioned header, a table of sections (kind, offset,
+// size, CRC-32) and the sections' bytes. It knows nothing of what the
+// sections hold (ArtifactFile.h puts the model in them); it only guarantees
+// that what it hands out is in bounds, aligned, and has the bytes that were
+// written. docs/mk-format.md specifies the layout.
+//
+// Reading maps the file and checks everything before returning a section:
+// every error names what is wrong and where (the section, its offset).
+#ifndef MKC_RUNTIME_FORMAT_MKFILE_H
+#define MKC_RUNTIME_FORMAT_MKFILE_H
+
+#include <cstdint>
+#include <memory>
+#include <ostream>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace mk {
+
+constexpr uint8_t kMkMagic[8] = {'M', 'K', 'C', '\0', 'A', 'R', 'T', 'F'};
+constexpr uint32_t kMkFormatVersion = 1;
+constexpr uint64_t kMkHeaderBytes = 64;
+constexpr uint64_t kMkSectionEntryBytes = 32;
+constexpr uint64_t kMkSectionAlignment = 64;
+// So that the weights can be mapped straight from the file and copied to the
+// GPU by pages.
+constexpr uint64_t kMkWeightsAlignment = 4096;
+
+enum class SectionKind : uint32_t {
+  Manifest = 1,  // protobuf mk.format.Manifest (manifest.proto)
+  Cubin = 2,     // the megakernel for the target; empty without one
+  Ptx = 3,       // its PTX; empty without one
+  Schedule = 4,  // the schedule blob (ScheduleBlob.h)
+  Weights = 5,   // bf16 weights, indexed by the manifest
+  TaskGraph = 6, // the task graph and schedule (TaskGraphCodec.h)
+};
+
+// Every kind above; a version-1 file holds each exactly once.
+constexpr SectionKind kRequiredSections[] = {SectionKind::Manifest, SectionKind::Cubin,
+                                             SectionKind::Ptx,      SectionKind::Schedule,
+                                             SectionKind::Weights,  SectionKind::TaskGraph};
+
+// "MANIFEST", ..., or "kind 9" for one this reader does not know.
+std::string sectionKindName(uint32_t kind);
+inline std::string sectionKindName(SectionKind kind) {
+  return sectionKindName(static_cast<uint32_t>(kind));
+}
+
+struct SectionData {
+  SectionKind kind;
+  std::span<const uint8_t> bytes;
+};
+
+struct SectionEntry {
+  uint32_t kind = 0;
+  uint64_t offset = 0, size = 0;
+  uint32_t crc32 = 0;
+};
+
+// Writes the sections, in the order given, with the header and table. The
+// stream must be binary. Returns false with `error` set when the stream fails.
+bool writeMkFile(std::ostream &os, std::span<const SectionData> sections, std::string &error);
+// To a temporary file beside `path`, renamed to `path` once complete.
+bool writeMkFile(const std::string &path, std::span<const SectionData> sections,
+                 std::string &error);
+
+class MkFile {
+public:
+  // Maps `path` read-only and checks it; nullptr with `error` set otherwise.
+  static std::unique_ptr<MkFile> open(const std::string &path, std::string &error);
+  // Checks a file already in memory; `bytes` must outlive the MkFile.
+  static std::unique_ptr<MkFile> view(std::span<const uint8_t> bytes, std::string &error);
+  ~MkFile();
+  MkFile(const MkFile &) = delete;
+  MkFile &operator=(const MkFile &) = delete;
+
+  // The bytes of a section every valid file has (kRequiredSections).
+  std::span<const uint8_t> section(SectionKind kind) const;
+  const std::vector<SectionEntry> &entries() const { return table; }
+  uint64_t size() const { return bytes.size(); }
+
+private:
+  MkFile() = default;
+
+  void *mapping = nullptr;
+  size_t mappedBytes = 0;
+  std::span<const uint8_t> bytes;
+  std::vector<SectionEntry> table;
+};
+
+} // namespace mk
+
+#endif

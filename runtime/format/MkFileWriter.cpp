@@ -1,0 +1,117 @@
+// The writing half of MkFile.h: lays the sections out after the header and
+// table, each on its alignment, computes the checksums, and streams it all.
+#include "runtime/format/Crc32.h"
+#include "runtime/format/MkFile.h"
+#include "runtime/format/MkFileLayout.h"
+
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <unistd.h>
+
+namespace mk {
+
+namespace {
+
+uint64_t alignUp(uint64_t value, uint64_t alignment) {
+  return (value + alignment - 1) / alignment * alignment;
+}
+
+uint64_t alignmentOf(SectionKind kind) {
+  return kind == SectionKind::Weights ? kMkWeightsAlignment : kMkSectionAlignment;
+}
+
+std::vector<uint8_t> encodeTable(std::span<const SectionEntry> entries) {
+  std::vector<uint8_t> table(entries.size() * kMkSectionEntryBytes, 0);
+  for (size_t i = 0; i < entries.size(); ++i) {
+    uint8_t *entry = table.data() + i * kMkSectionEntryBytes;
+    layout::put32(entry + layout::kEntryKind, entries[i].kind);
+    layout::put32(entry + layout::kEntryFlags, 0);
+    layout::put64(entry + layout::kEntryOffset, entries[i].offset);
+    layout::put64(entry + layout::kEntrySize, entries[i].size);
+    layout::put32(entry + layout::kEntryCrc, entries[i].crc32);
+  }
+  return table;
+}
+
+std::vector<uint8_t> encodeHeader(uint64_t fileBytes, uint32_t sectionCount, uint32_t tableCrc) {
+  std::vector<uint8_t> header(kMkHeaderBytes, 0);
+  std::memcpy(header.data() + layout::kMagic, kMkMagic, sizeof kMkMagic);
+  layout::put32(header.data() + layout::kVersion, kMkFormatVersion);
+  layout::put32(header.data() + layout::kHeaderBytes, kMkHeaderBytes);
+  layout::put64(header.data() + layout::kFileBytes, fileBytes);
+  layout::put64(header.data() + layout::kTableOffset, kMkHeaderBytes);
+  layout::put32(header.data() + layout::kSectionCount, sectionCount);
+  layout::put32(header.data() + layout::kEntryBytes, kMkSectionEntryBytes);
+  layout::put32(header.data() + layout::kTableCrc, tableCrc);
+  layout::put32(header.data() + layout::kHeaderCrc,
+                crc32(std::span<const uint8_t>(header.data(), layout::kHeaderCrc)));
+  return header;
+}
+
+void writeZeros(std::ostream &os, uint64_t count) {
+  static const char zeros[4096] = {};
+  while (count > 0) {
+    uint64_t n = std::min<uint64_t>(count, sizeof zeros);
+    os.write(zeros, static_cast<std::streamsize>(n));
+    count -= n;
+  }
+}
+
+} // namespace
+
+bool writeMkFile(std::ostream &os, std::span<const SectionData> sections, std::string &error) {
+  std::vector<SectionEntry> entries;
+  uint64_t end = kMkHeaderBytes + sections.size() * kMkSectionEntryBytes;
+  for (const SectionData &section : sections) {
+    uint64_t offset = alignUp(end, alignmentOf(section.kind));
+    entries.push_back(
+        {static_cast<uint32_t>(section.kind), offset, section.bytes.size(), crc32(section.bytes)});
+    end = offset + section.bytes.size();
+  }
+  std::vector<uint8_t> table = encodeTable(entries);
+  std::vector<uint8_t> header =
+      encodeHeader(end, static_cast<uint32_t>(sections.size()), crc32(table));
+
+  os.write(reinterpret_cast<const char *>(header.data()), header.size());
+  os.write(reinterpret_cast<const char *>(table.data()), table.size());
+  uint64_t written = header.size() + table.size();
+  for (size_t i = 0; i < sections.size(); ++i) {
+    writeZeros(os, entries[i].offset - written);
+    os.write(reinterpret_cast<const char *>(sections[i].bytes.data()),
+             static_cast<std::streamsize>(sections[i].bytes.size()));
+    written = entries[i].offset + entries[i].size;
+  }
+  os.flush();
+  if (!os) {
+    error = "writing the .mk file failed";
+    return false;
+  }
+  return true;
+}
+
+bool writeMkFile(const std::string &path, std::span<const SectionData> sections,
+                 std::string &error) {
+  // A reader never sees a half-written model under the final name.
+  std::string temporary = path + ".tmp." + std::to_string(getpid());
+  {
+    std::ofstream file(temporary, std::ios::binary | std::ios::trunc);
+    if (!file) {
+      error = "cannot open '" + temporary + "' for writing: " + std::strerror(errno);
+      return false;
+    }
+    if (!writeMkFile(file, sections, error)) {
+      error = "'" + temporary + "': " + error + ": " + std::strerror(errno);
+      std::remove(temporary.c_str());
+      return false;
+    }
+  }
+  if (std::rename(temporary.c_str(), path.c_str()) != 0) {
+    error = "cannot rename '" + temporary + "' to '" + path + "': " + std::strerror(errno);
+    std::remove(temporary.c_str());
+    return false;
+  }
+  return true;
+}
+
+} // namespace mk

@@ -1,0 +1,260 @@
+#include "runtime/format/ScheduleBlobBuilder.h"
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+
+namespace mk {
+
+static_assert(sizeof(MkBlobHeader) == 152 && sizeof(MkQueue) == 8 && sizeof(MkTaskRecord) == 32 &&
+                  sizeof(MkWaitRecord) == 8 && sizeof(MkEventRecord) == 8 &&
+                  sizeof(MkOperationRecord) == 240,
+              "the blob's records have no padding, so NVRTC and the host agree on them");
+
+namespace {
+
+constexpr uint64_t kRegionAlignment = 16; // bytes, for vector loads of records
+
+uint64_t alignUp(uint64_t value, uint64_t alignment) {
+  return (value + alignment - 1) / alignment * alignment;
+}
+
+uint32_t narrow(uint64_t value, const std::string &what) {
+  if (value > UINT32_MAX)
+    throw ScheduleBlobError(what + " (" + std::to_string(value) +
+                            ") does not fit the blob's 32-bit field");
+  return static_cast<uint32_t>(value);
+}
+
+// Where each buffer lives: its arena and element offset.
+struct Arenas {
+  std::vector<uint64_t> offset;
+  uint64_t activationElements = 0, kvElements = 0;
+
+  explicit Arenas(const TaskGraph &graph) {
+    for (const Buffer &buffer : graph.buffers) {
+      bool kv = buffer.kind == BufferKind::KVCache;
+      uint64_t &end = kv ? kvElements : activationElements;
+      uint64_t elements = buffer.kind == BufferKind::Token ? 2 : buffer.elements;
+      offset.push_back(alignUp(end, kArenaAlignment));
+      end = offset.back() + elements;
+    }
+  }
+};
+
+class ParamsBuilder {
+public:
+  explicit ParamsBuilder(const std::function<std::vector<float>(const std::string &)> &smallParams)
+      : smallParams(smallParams) {}
+
+  std::vector<float> values;
+
+  uint64_t vector(const WeightRef &ref) {
+    if (ref.name.empty())
+      return MK_NO_OFFSET;
+    auto found = byName.find(ref.name);
+    if (found != byName.end())
+      return found->second;
+    uint64_t offset = start();
+    append(ref);
+    byName.emplace(ref.name, offset);
+    return offset;
+  }
+  uint64_t stacked(const std::vector<WeightRef> &refs) {
+    if (refs.empty())
+      return MK_NO_OFFSET;
+    uint64_t offset = start();
+    for (const WeightRef &ref : refs)
+      append(ref);
+    return offset;
+  }
+  uint64_t floats(const std::vector<float> &data) {
+    if (data.empty())
+      return MK_NO_OFFSET;
+    uint64_t offset = start();
+    values.insert(values.end(), data.begin(), data.end());
+    return offset;
+  }
+
+private:
+  uint64_t start() {
+    values.resize(alignUp(values.size(), kParamsAlignment), 0.0f);
+    return values.size();
+  }
+  void append(const WeightRef &ref) {
+    std::vector<float> data = smallParams(ref.name);
+    if (data.size() != ref.rows * ref.cols)
+      throw ScheduleBlobError("parameter '" + ref.name + "' has " + std::to_string(data.size()) +
+                              " values, the graph expects " + std::to_string(ref.rows * ref.cols));
+    values.insert(values.end(), data.begin(), data.end());
+  }
+
+  const std::function<std::vector<float>(const std::string &)> &smallParams;
+  std::map<std::string, uint64_t> byName;
+};
+
+class OperationRecords {
+public:
+  OperationRecords(const Arenas &arenas, const std::vector<WeightEntry> &weights,
+                   ParamsBuilder &params)
+      : arenas(arenas), params(params) {
+    for (const WeightEntry &entry : weights)
+      index.emplace(entry.name, &entry);
+  }
+
+  MkOperationRecord build(const Operation &op) {
+    MkOperationRecord record{};
+    record.kind = static_cast<mk_u8>(op.kind);
+    record.epilogue = static_cast<mk_u8>(op.epilogue);
+    record.interleaved = op.interleaved ? 1 : 0;
+    record.layer = op.layer;
+    record.input = arenas.offset[op.input];
+    record.output = arenas.offset[op.output];
+    record.residual = op.epilogue == Epilogue::Residual ? arenas.offset[op.residual] : MK_NO_OFFSET;
+    record.inputLength = op.inputLength;
+    record.outputLength = op.outputLength;
+    setWeights(op, record);
+    record.norm = params.vector(op.norm);
+    record.bias = params.stacked(op.biases);
+    record.eps = op.eps;
+    record.scale = op.scale;
+    record.numHeads = op.numHeads;
+    record.numKvHeads = op.numKvHeads;
+    record.headDim = op.headDim;
+    record.rotaryDim = op.rotaryDim;
+    record.chunkSize = op.chunkSize;
+    record.numChunks = op.numChunks;
+    record.qNorm = params.vector(op.qNorm);
+    record.kNorm = params.vector(op.kNorm);
+    record.invFreq = params.floats(op.invFreq);
+    bool attention = op.kind == OpKind::Attention;
+    record.keyCache = attention ? arenas.offset[op.keyCache] : MK_NO_OFFSET;
+    record.valueCache = attention ? arenas.offset[op.valueCache] : MK_NO_OFFSET;
+    record.roped = attention ? arenas.offset[op.roped] : MK_NO_OFFSET;
+    record.partials = attention ? arenas.offset[op.partials] : MK_NO_OFFSET;
+    return record;
+  }
+
+private:
+  void setWeights(const Operation &op, MkOperationRecord &record) {
+    if (op.weights.size() > MK_MAX_GEMV_WEIGHTS)
+      throw ScheduleBlobError("operation '" + op.name + "' stacks " +
+                              std::to_string(op.weights.size()) + " weights, the blob holds " +
+                              std::to_string(MK_MAX_GEMV_WEIGHTS));
+    record.numWeights = static_cast<mk_u8>(op.weights.size());
+    for (int i = 0; i < MK_MAX_GEMV_WEIGHTS; ++i)
+      record.weights[i] = MK_NO_OFFSET;
+    for (size_t i = 0; i < op.weights.size(); ++i) {
+      const WeightRef &ref = op.weights[i];
+      auto found = index.find(ref.name);
+      if (found == index.end())
+        throw ScheduleBlobError("operation '" + op.name + "' names weight '" + ref.name +
+                                "', which is not in the weight index");
+      const WeightEntry &entry = *found->second;
+      if (entry.rows != ref.rows || entry.cols != ref.cols)
+        throw ScheduleBlobError("weight '" + ref.name + "' is [" + std::to_string(entry.rows) +
+                                ", " + std::to_string(entry.cols) + "] in the index, [" +
+                                std::to_string(ref.rows) + ", " + std::to_string(ref.cols) +
+                                "] in operation '" + op.name + "'");
+      record.weights[i] = entry.offset;
+      record.weightRows[i] = entry.rows;
+    }
+  }
+
+  const Arenas &arenas;
+  ParamsBuilder &params;
+  std::map<std::string, const WeightEntry *> index;
+};
+
+// The blob's bytes, region by region.
+class BlobWriter {
+public:
+  std::vector<uint8_t> bytes = std::vector<uint8_t>(sizeof(MkBlobHeader), 0);
+
+  template <class T> uint64_t region(const std::vector<T> &records) {
+    bytes.resize(alignUp(bytes.size(), kRegionAlignment), 0);
+    uint64_t offset = bytes.size();
+    bytes.resize(offset + records.size() * sizeof(T));
+    if (!records.empty())
+      std::memcpy(bytes.data() + offset, records.data(), records.size() * sizeof(T));
+    return offset;
+  }
+};
+
+} // namespace
+
+std::vector<uint8_t> buildScheduleBlob(
+    const TaskGraph &graph, const Schedule &schedule, const std::vector<WeightEntry> &weights,
+    const std::function<std::vector<float>(const std::string &weightName)> &smallParams) {
+  if (schedule.queues.size() != schedule.numSms)
+    throw ScheduleBlobError("the schedule has " + std::to_string(schedule.queues.size()) +
+                            " queues for " + std::to_string(schedule.numSms) + " SMs");
+  Arenas arenas(graph);
+  ParamsBuilder params(smallParams);
+  OperationRecords operationRecords(arenas, weights, params);
+
+  std::vector<MkQueue> queues;
+  std::vector<mk_u32> taskOrder;
+  for (const std::vector<uint32_t> &queue : schedule.queues) {
+    queues.push_back(
+        {narrow(taskOrder.size(), "a queue's start"), narrow(queue.size(), "a queue's length")});
+    taskOrder.insert(taskOrder.end(), queue.begin(), queue.end());
+  }
+  std::vector<MkTaskRecord> tasks;
+  std::vector<MkWaitRecord> waits;
+  for (const Task &task : graph.tasks) {
+    MkTaskRecord record{};
+    std::string name = "task " + std::to_string(task.id);
+    record.kind = static_cast<mk_u8>(task.kind);
+    record.op = task.op;
+    record.begin = narrow(task.begin, name + "'s tile begin");
+    record.end = narrow(task.end, name + "'s tile end");
+    record.firstWait = narrow(waits.size(), name + "'s first wait");
+    record.numWaits = narrow(task.waits.size(), name + "'s waits");
+    record.trigger = task.trigger;
+    tasks.push_back(record);
+    for (const Wait &wait : task.waits)
+      waits.push_back({wait.event, wait.stepOffset});
+  }
+  std::vector<MkEventRecord> events;
+  for (const Event &event : graph.events)
+    events.push_back({event.triggerCount, 0});
+  std::vector<MkOperationRecord> operations;
+  for (const Operation &op : graph.operations)
+    operations.push_back(operationRecords.build(op));
+
+  BlobWriter writer;
+  MkBlobHeader header{};
+  header.magic = MK_BLOB_MAGIC;
+  header.version = MK_BLOB_VERSION;
+  header.numSms = schedule.numSms;
+  header.numTasks = narrow(tasks.size(), "the number of tasks");
+  header.numWaits = narrow(waits.size(), "the number of waits");
+  header.numEvents = narrow(events.size(), "the number of events");
+  header.numOperations = narrow(operations.size(), "the number of operations");
+  header.numParams = params.values.size();
+  header.activationElements = arenas.activationElements;
+  header.kvElements = arenas.kvElements;
+  header.maxContext = graph.maxContext;
+  header.tokenSlot = arenas.offset[graph.tokenBuffer];
+  header.logitsOffset = arenas.offset[graph.logitsBuffer];
+  header.vocab = graph.buffers[graph.logitsBuffer].elements;
+  header.queuesOffset = writer.region(queues);
+  header.taskOrderOffset = writer.region(taskOrder);
+  header.tasksOffset = writer.region(tasks);
+  header.waitsOffset = writer.region(waits);
+  header.eventsOffset = writer.region(events);
+  header.operationsOffset = writer.region(operations);
+  header.paramsOffset = writer.region(params.values);
+  header.totalBytes = writer.bytes.size();
+  std::memcpy(writer.bytes.data(), &header, sizeof header);
+  return std::move(writer.bytes);
+}
+
+MkBlobHeader readBlobHeader(std::span<const uint8_t> blob) {
+  MkBlobHeader header{};
+  std::memcpy(&header, blob.data(), std::min(blob.size(), sizeof header));
+  return header;
+}
+
+} // namespace mk

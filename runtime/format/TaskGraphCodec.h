@@ -1,0 +1,32 @@
+// The TASKGRAPH section of a .mk file: the task graph and its schedule in a
+// compact binary form, so that the loader can validate what the GPU will run
+// and `mkc inspect` can show it without the model. docs/mk-format.md gives
+// the encoding field by field.
+//
+// Decoding trusts nothing: every count is checked against the bytes left,
+// every enumerator against its range, and trailing bytes are refused. It
+// checks the encoding only; whether the graph makes sense is the validator's
+// job (compiler/taskgraph/Validator.h).
+#ifndef MKC_RUNTIME_FORMAT_TASKGRAPHCODEC_H
+#define MKC_RUNTIME_FORMAT_TASKGRAPHCODEC_H
+
+#include "compiler/taskgraph/TaskGraph.h"
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace mk {
+
+constexpr uint32_t kTaskGraphMagic = 0x47544b4du; // "MKTG"
+constexpr uint32_t kTaskGraphVersion = 1;
+
+std::vector<uint8_t> encodeTaskGraph(const TaskGraph &graph, const Schedule &schedule);
+
+// "" on success, else what is wrong and at which byte.
+std::string decodeTaskGraph(std::span<const uint8_t> bytes, TaskGraph &graph, Schedule &schedule);
+
+} // namespace mk
+
+#endif

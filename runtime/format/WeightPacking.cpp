@@ -1,0 +1,97 @@
+#include "runtime/format/WeightPacking.h"
+
+#include "runtime/format/Bf16.h"
+
+#include <set>
+
+namespace mk {
+
+namespace {
+
+// Every weight reference of the graph, in operation order.
+std::vector<const WeightRef *> referencedWeights(const TaskGraph &graph) {
+  std::vector<const WeightRef *> refs;
+  for (const Operation &op : graph.operations) {
+    for (const WeightRef &ref : op.weights)
+      refs.push_back(&ref);
+    for (const WeightRef &ref : op.biases)
+      refs.push_back(&ref);
+    for (const WeightRef *ref : {&op.norm, &op.qNorm, &op.kNorm})
+      if (!ref->name.empty())
+        refs.push_back(ref);
+  }
+  return refs;
+}
+
+} // namespace
+
+bool packWeights(const TaskGraph &graph, const WeightTable &table, PackedWeights &packed,
+                 std::string &error) {
+  std::set<std::string> seen;
+  for (const WeightRef *ref : referencedWeights(graph)) {
+    if (!seen.insert(ref->name).second)
+      continue;
+    const Weight *weight = table.find(ref->name);
+    if (!weight) {
+      error = "weight '" + ref->name +
+              "' has no values (a model read from mk IR declares "
+              "weights without values; compile the ONNX model)";
+      return false;
+    }
+    if (weight->values.size() != ref->rows * ref->cols) {
+      error = "weight '" + ref->name + "' has " + std::to_string(weight->values.size()) +
+              " values, the task graph expects [" + std::to_string(ref->rows) + ", " +
+              std::to_string(ref->cols) + "]";
+      return false;
+    }
+    uint64_t offset =
+        (packed.data.size() + kWeightAlignment - 1) / kWeightAlignment * kWeightAlignment;
+    packed.data.resize(offset, 0);
+    packed.index.push_back({ref->name, ref->rows, ref->cols, offset});
+    for (float value : weight->values)
+      packed.data.push_back(toBf16(value));
+  }
+  return true;
+}
+
+std::string checkWeightIndex(const std::vector<WeightEntry> &index,
+                             std::span<const uint16_t> data) {
+  std::set<std::string> names;
+  for (size_t i = 0; i < index.size(); ++i) {
+    const WeightEntry &entry = index[i];
+    std::string what = "weight index entry " + std::to_string(i) + " ('" + entry.name + "')";
+    if (!names.insert(entry.name).second)
+      return what + " repeats a name";
+    uint64_t elements = 0;
+    if (__builtin_mul_overflow(entry.rows, entry.cols, &elements) || entry.offset > data.size() ||
+        elements > data.size() - entry.offset)
+      return what + ": [" + std::to_string(entry.rows) + ", " + std::to_string(entry.cols) +
+             "] at element " + std::to_string(entry.offset) +
+             " lies outside the WEIGHTS section's " + std::to_string(data.size()) + " elements";
+    if (entry.offset % kWeightAlignment != 0)
+      return what + ": offset " + std::to_string(entry.offset) + " is not a multiple of " +
+             std::to_string(kWeightAlignment) + " elements";
+  }
+  return "";
+}
+
+std::vector<float> unpackWeight(const WeightEntry &entry, std::span<const uint16_t> data) {
+  std::span<const uint16_t> bits = data.subspan(entry.offset, entry.rows * entry.cols);
+  std::vector<float> values(bits.size());
+  for (size_t i = 0; i < bits.size(); ++i)
+    values[i] = fromBf16(bits[i]);
+  return values;
+}
+
+WeightTable unpackWeights(const std::vector<WeightEntry> &index, std::span<const uint16_t> data) {
+  WeightTable table;
+  for (const WeightEntry &entry : index) {
+    std::vector<int64_t> shape = {static_cast<int64_t>(entry.rows)};
+    if (entry.cols != 1)
+      shape.push_back(static_cast<int64_t>(entry.cols));
+    table.add({entry.name, shape, StorageType::BF16, unpackWeight(entry, data)});
+  }
+  return table;
+}
+
+} // namespace mk

@@ -1,0 +1,423 @@
+// GpuDevice on the CUDA driver API (CudaDriver.h): one device, its primary
+// context, one loaded megakernel and the memory of one model.
+//
+// A launch is cooperative (cuLaunchCooperativeKernel): the persistent CTAs
+// wait on each other, so all of them must be resident at once, which the
+// driver then guarantees or refuses; load() checks beforehand that one CTA
+// per SM fits and that the schedule has no more queues than the device SMs.
+#include "runtime/gpu/GpuDevice.h"
+
+#include "runtime/format/ControlBlock.h"
+#include "runtime/gpu/CudaDriver.h"
+#include "runtime/gpu/DeviceErrors.h"
+#include "runtime/gpu/DeviceMemory.h"
+
+#include <algorithm>
+#include <cstring>
+#include <limits>
+#include <optional>
+#include <span>
+#include <tuple>
+
+namespace mk {
+
+namespace {
+
+// One wait of the kernel longer than this ends the launch with
+// MK_ERROR_WAIT_TIMEOUT: far above any task's time, short enough that a
+// broken schedule does not hold the GPU.
+constexpr uint64_t kWaitTimeoutNs = 2'000'000'000;
+
+struct DeviceFacts {
+  std::string name;
+  int major = 0, minor = 0, smCount = 0, cooperative = 0;
+};
+
+// "sm_90a": compute capability 9.0; the "a" (architecture-specific) code
+// runs on exactly that capability, plain code on any later minor revision.
+struct ArchName {
+  int major = 0, minor = 0;
+  bool specific = false;
+};
+
+std::optional<ArchName> parseArch(const std::string &arch) {
+  if (arch.size() < 5 || arch.compare(0, 3, "sm_") != 0)
+    return std::nullopt;
+  std::string digits = arch.substr(3);
+  ArchName parsed;
+  if (!digits.empty() && (digits.back() == 'a' || digits.back() == 'f')) {
+    parsed.specific = true;
+    digits.pop_back();
+  }
+  if (digits.size() < 2 || digits.find_first_not_of("0123456789") != std::string::npos)
+    return std::nullopt;
+  parsed.major = std::stoi(digits.substr(0, digits.size() - 1));
+  parsed.minor = digits.back() - '0';
+  return parsed;
+}
+
+std::string deviceArch(const DeviceFacts &facts) {
+  return "sm_" + std::to_string(facts.major) + std::to_string(facts.minor);
+}
+
+class CudaGpuDevice final : public GpuDevice {
+public:
+  CudaGpuDevice(const CudaDriver &cuda, CUdevice device, CUcontext context, DeviceFacts facts)
+      : cuda(cuda), device(device), context(context), facts(std::move(facts)) {}
+
+  ~CudaGpuDevice() override {
+    cuda.cuCtxSetCurrent(context);
+    releaseModel();
+    cuda.cuDevicePrimaryCtxRelease(device);
+  }
+
+  std::string describe() const override {
+    return facts.name + ", " + deviceArch(facts) + ", " + std::to_string(facts.smCount) + " SMs";
+  }
+
+  bool load(const Artifact &artifact, int64_t maxContext, std::string &error) override;
+  bool run(const GpuRunRequest &request, GpuRunResult &result, std::string &error) override;
+
+private:
+  bool check(CUresult result, const std::string &what, std::string &error) const {
+    if (result == CUDA_SUCCESS)
+      return true;
+    error = what + ": " + cuda.describe(result);
+    return false;
+  }
+  bool upload(DeviceMemory &memory, const void *data, size_t bytes, const char *what,
+              std::string &error);
+  bool checkKernel(const MkBlobHeader &header, std::string &error);
+  void releaseModel() {
+    if (startEvent)
+      cuda.cuEventDestroy(startEvent);
+    if (stopEvent)
+      cuda.cuEventDestroy(stopEvent);
+    if (module)
+      cuda.cuModuleUnload(module);
+    startEvent = stopEvent = nullptr;
+    module = nullptr;
+    kernel = nullptr;
+  }
+
+  const CudaDriver &cuda;
+  CUdevice device;
+  CUcontext context;
+  DeviceFacts facts;
+
+  CUmodule module = nullptr;
+  CUfunction kernel = nullptr;
+  CUevent startEvent = nullptr, stopEvent = nullptr;
+  MkKernelInfo info{};
+  MkBlobHeader header{};
+  TaskGraph graph; // for messages about tasks
+  int64_t contextLimit = 0;
+  uint64_t vocab = 0;
+  int64_t tableRows = 0;
+  std::vector<int64_t> eosTokens;
+  DeviceMemory blob, weights, activations, kv, counters, control, eos;
+  DeviceMemory tokens, outputTokens, logits;
+};
+
+bool CudaGpuDevice::upload(DeviceMemory &memory, const void *data, size_t bytes, const char *what,
+                           std::string &error) {
+  error = memory.allocate(cuda, bytes, what);
+  if (!error.empty())
+    return false;
+  return bytes == 0 ||
+         check(cuda.cuMemcpyHtoD(memory.get(), data, bytes), std::string("copying ") + what, error);
+}
+
+// The CUBIN matches the device and the blob, and its CTAs can all be
+// resident at once.
+bool CudaGpuDevice::checkKernel(const MkBlobHeader &header, std::string &error) {
+  if (info.abiVersion != MK_KERNEL_ABI_VERSION) {
+    error = "the kernel's launch ABI is version " + std::to_string(info.abiVersion) +
+            "; this loader speaks version " + std::to_string(MK_KERNEL_ABI_VERSION);
+    return false;
+  }
+  if (info.numSms != header.numSms || info.numTasks != header.numTasks ||
+      info.numEvents != header.numEvents || info.numOperations != header.numOperations ||
+      info.maxContext != header.maxContext) {
+    error = "the kernel was generated for another schedule (" + std::to_string(info.numTasks) +
+            " tasks on " + std::to_string(info.numSms) + " SMs) than the blob's (" +
+            std::to_string(header.numTasks) + " tasks on " + std::to_string(header.numSms) + ")";
+    return false;
+  }
+  if (header.numSms > static_cast<uint32_t>(facts.smCount)) {
+    error = "the schedule runs " + std::to_string(header.numSms) + " CTAs, one per SM; " +
+            describe() + " has " + std::to_string(facts.smCount) +
+            ": compile for this GPU with --num-sms=" + std::to_string(facts.smCount);
+    return false;
+  }
+  if (!facts.cooperative) {
+    error = describe() + " cannot launch cooperative kernels, which the persistent kernel needs";
+    return false;
+  }
+  if (!check(cuda.cuFuncSetAttribute(kernel, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                     static_cast<int>(info.sharedBytes)),
+             "raising the kernel's shared memory to " + std::to_string(info.sharedBytes) +
+                 " bytes",
+             error))
+    return false;
+  int residentCtas = 0;
+  if (!check(cuda.cuOccupancyMaxActiveBlocksPerMultiprocessor(&residentCtas, kernel, info.threads,
+                                                              info.sharedBytes),
+             "querying the kernel's occupancy", error))
+    return false;
+  if (residentCtas < 1) {
+    error = "one CTA of the kernel (" + std::to_string(info.threads) + " threads, " +
+            std::to_string(info.sharedBytes) + " bytes of dynamic shared memory) does not fit an SM of " +
+            describe();
+    return false;
+  }
+  return true;
+}
+
+bool CudaGpuDevice::load(const Artifact &artifact, int64_t maxContext, std::string &error) {
+  if (!check(cuda.cuCtxSetCurrent(context), "making the context current", error))
+    return false;
+  releaseModel();
+  if (artifact.cubin.empty()) {
+    error = "the artifact has no kernel: it was compiled without NVRTC";
+    return false;
+  }
+  std::optional<ArchName> arch = parseArch(artifact.facts.targetArch);
+  bool compatible = arch && arch->major == facts.major &&
+                    (arch->specific ? arch->minor == facts.minor : arch->minor <= facts.minor);
+  if (!compatible) {
+    error = "device is " + deviceArch(facts) + "; the artifact's kernel is for " +
+            artifact.facts.targetArch;
+    return false;
+  }
+  if (artifact.scheduleBlob.size() < sizeof(MkBlobHeader)) {
+    error = "the schedule blob is shorter than its header";
+    return false;
+  }
+  std::memcpy(&header, artifact.scheduleBlob.data(), sizeof header);
+  if (header.magic != MK_BLOB_MAGIC || header.version != MK_BLOB_VERSION ||
+      header.totalBytes != artifact.scheduleBlob.size()) {
+    error = "the schedule blob's header is not a version-" + std::to_string(MK_BLOB_VERSION) +
+            " header of its " + std::to_string(artifact.scheduleBlob.size()) + " bytes";
+    return false;
+  }
+  if (maxContext <= 0 || maxContext > header.maxContext)
+    maxContext = header.maxContext;
+
+  if (!check(cuda.cuModuleLoadData(&module, artifact.cubin.data()), "loading the CUBIN", error) ||
+      !check(cuda.cuModuleGetFunction(&kernel, module, MK_KERNEL_NAME),
+             "finding " MK_KERNEL_NAME " in the CUBIN", error))
+    return false;
+  CUdeviceptr infoAddress = 0;
+  size_t infoBytes = 0;
+  if (!check(cuda.cuModuleGetGlobal(&infoAddress, &infoBytes, module, MK_KERNEL_INFO_NAME),
+             "finding " MK_KERNEL_INFO_NAME " in the CUBIN", error))
+    return false;
+  if (infoBytes != sizeof info) {
+    error = MK_KERNEL_INFO_NAME " has " + std::to_string(infoBytes) + " bytes, not " +
+            std::to_string(sizeof info);
+    return false;
+  }
+  if (!check(cuda.cuMemcpyDtoH(&info, infoAddress, sizeof info), "reading " MK_KERNEL_INFO_NAME,
+             error) ||
+      !checkKernel(header, error))
+    return false;
+
+  // The KV arena keeps the compiled layout ([maxContext][kv][D] per cache,
+  // caches back to back), so it is allocated whole; maxContext only bounds
+  // the positions a run may reach.
+  const std::span<const uint16_t> weightData = artifact.weightData;
+  if (!upload(blob, artifact.scheduleBlob.data(), artifact.scheduleBlob.size(), "the schedule blob",
+              error) ||
+      !upload(weights, weightData.data(), weightData.size_bytes(), "the weights", error))
+    return false;
+  for (auto [memory, bytes, what] :
+       {std::tuple{&activations, header.activationElements * sizeof(float), "the activation arena"},
+        std::tuple{&kv, header.kvElements * sizeof(float), "the KV arena"},
+        std::tuple{&counters, header.numEvents * sizeof(uint32_t), "the event counters"},
+        std::tuple{&control, sizeof(MkControlBlock), "the control block"}}) {
+    error = memory->allocate(cuda, bytes, what);
+    if (!error.empty() ||
+        !check(cuda.cuMemsetD8(memory->get(), 0, std::max<size_t>(bytes, 1)),
+               std::string("clearing ") + what, error))
+      return false;
+  }
+  eosTokens = artifact.facts.eosTokens;
+  if (!upload(eos, eosTokens.data(), eosTokens.size() * sizeof(int64_t), "the EOS tokens", error))
+    return false;
+  if (!check(cuda.cuEventCreate(&startEvent, CU_EVENT_DEFAULT), "creating an event", error) ||
+      !check(cuda.cuEventCreate(&stopEvent, CU_EVENT_DEFAULT), "creating an event", error))
+    return false;
+
+  graph = artifact.graph;
+  contextLimit = maxContext;
+  vocab = header.vocab;
+  tableRows = artifact.facts.vocab;
+  return true;
+}
+
+bool CudaGpuDevice::run(const GpuRunRequest &request, GpuRunResult &result, std::string &error) {
+  if (!kernel) {
+    error = "no model is loaded";
+    return false;
+  }
+  if (!check(cuda.cuCtxSetCurrent(context), "making the context current", error))
+    return false;
+  int64_t fed = static_cast<int64_t>(request.tokens.size());
+  if (fed == 0) {
+    error = "the request has no tokens";
+    return false;
+  }
+  for (int64_t token : request.tokens)
+    if (token < 0 || token >= tableRows) {
+      error = "token " + std::to_string(token) + " is outside the vocabulary of " +
+              std::to_string(tableRows);
+      return false;
+    }
+  // As CpuExecutor::generate: the last prompt step yields the first new
+  // token, and the last new token is returned, not fed.
+  int64_t steps = request.teacherForced ? fed : fed + std::max<int64_t>(request.newTokens, 1) - 1;
+  int64_t limit = request.maxContext > 0 ? std::min(request.maxContext, contextLimit) : contextLimit;
+  if (steps > limit) {
+    error = "the run needs " + std::to_string(steps) + " positions; the context holds " +
+            std::to_string(limit);
+    return false;
+  }
+
+  if (!upload(tokens, request.tokens.data(), fed * sizeof(int64_t), "the tokens", error))
+    return false;
+  error = outputTokens.allocate(cuda, steps * sizeof(int64_t), "the output tokens");
+  if (!error.empty())
+    return false;
+  if (request.keepLogits) {
+    error = logits.allocate(cuda, steps * vocab * sizeof(float), "the logits");
+    if (!error.empty())
+      return false;
+  }
+
+  MkControlBlock block{};
+  block.steps = steps;
+  block.firstPosition = 0;
+  block.forcedSteps = fed;
+  block.eosFromStep = request.teacherForced ? std::numeric_limits<int64_t>::max() : fed - 1;
+  block.tokens = tokens.get();
+  block.outputTokens = outputTokens.get();
+  block.logits = request.keepLogits ? logits.get() : 0;
+  block.eosTokens = eos.get();
+  block.numEos = static_cast<uint32_t>(eosTokens.size());
+  block.waitTimeoutNs = kWaitTimeoutNs;
+  if (!check(cuda.cuMemcpyHtoD(control.get(), &block, sizeof block), "writing the control block",
+             error) ||
+      !check(cuda.cuMemsetD8(counters.get(), 0, counters.bytes()), "clearing the event counters",
+             error))
+    return false;
+
+  MkKernelArgs args{blob.get(), activations.get(), kv.get(), weights.get(), counters.get(),
+                    control.get()};
+  void *parameters[] = {&args};
+  if (!check(cuda.cuEventRecord(startEvent, nullptr), "recording an event", error) ||
+      !check(cuda.cuLaunchCooperativeKernel(kernel, header.numSms, 1, 1, info.threads, 1, 1,
+                                            info.sharedBytes, nullptr, parameters),
+             "launching the megakernel", error) ||
+      !check(cuda.cuEventRecord(stopEvent, nullptr), "recording an event", error) ||
+      !check(cuda.cuCtxSynchronize(), "running the megakernel", error))
+    return false;
+  float milliseconds = 0;
+  if (!check(cuda.cuEventElapsedTime(&milliseconds, startEvent, stopEvent), "timing the launch",
+             error) ||
+      !check(cuda.cuMemcpyDtoH(&block, control.get(), sizeof block), "reading the control block",
+             error))
+    return false;
+  std::string deviceError = describeDeviceError(block, graph);
+  if (!deviceError.empty()) {
+    error = "the megakernel stopped: " + deviceError;
+    return false;
+  }
+
+  int64_t done = block.stepsDone;
+  std::vector<int64_t> argmax(done);
+  if (done > 0 && !check(cuda.cuMemcpyDtoH(argmax.data(), outputTokens.get(), done * sizeof(int64_t)),
+                         "reading the tokens", error))
+    return false;
+  result = GpuRunResult{};
+  result.steps = done;
+  result.kernelMilliseconds = milliseconds;
+  result.stopReason = block.stop ? "eos" : "limit";
+  // Teacher forcing returns every step's argmax; generation the new tokens.
+  int64_t first = request.teacherForced ? 0 : fed - 1;
+  int64_t count = request.teacherForced ? done : std::min(request.newTokens, done - first);
+  if (count > 0)
+    result.generated.assign(argmax.begin() + first, argmax.begin() + first + count);
+  if (request.keepLogits && done > 0) {
+    result.logits.resize(done * vocab);
+    if (!check(cuda.cuMemcpyDtoH(result.logits.data(), logits.get(),
+                                 result.logits.size() * sizeof(float)),
+               "reading the logits", error))
+      return false;
+  }
+  return true;
+}
+
+// Facts of device 0, or why it cannot run the kernel.
+std::optional<DeviceFacts> readFacts(const CudaDriver &cuda, CUdevice device, std::string &whyNot) {
+  DeviceFacts facts;
+  char name[256] = {};
+  auto attribute = [&](CUdevice_attribute which, int &value) {
+    return cuda.cuDeviceGetAttribute(&value, which, device) == CUDA_SUCCESS;
+  };
+  if (cuda.cuDeviceGetName(name, sizeof name - 1, device) != CUDA_SUCCESS ||
+      !attribute(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, facts.major) ||
+      !attribute(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, facts.minor) ||
+      !attribute(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, facts.smCount) ||
+      !attribute(CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH, facts.cooperative)) {
+    whyNot = "cannot read the properties of CUDA device 0";
+    return std::nullopt;
+  }
+  facts.name = name;
+  if (facts.major < 8) {
+    whyNot = "device is " + deviceArch(facts) + " (" + facts.name +
+             "); mkc's kernels need sm_80 or later";
+    return std::nullopt;
+  }
+  return facts;
+}
+
+} // namespace
+
+std::unique_ptr<GpuDevice> GpuDevice::open(std::string &whyNot) {
+  const CudaDriver *cuda = CudaDriver::load(whyNot);
+  if (!cuda)
+    return nullptr;
+  CUresult started = cuda->cuInit(0);
+  if (started == CUDA_ERROR_NO_DEVICE) {
+    whyNot = "no CUDA device";
+    return nullptr;
+  }
+  if (started != CUDA_SUCCESS) {
+    whyNot = "the NVIDIA driver did not start: " + cuda->describe(started);
+    return nullptr;
+  }
+  int count = 0;
+  if (cuda->cuDeviceGetCount(&count) != CUDA_SUCCESS || count == 0) {
+    whyNot = "no CUDA device";
+    return nullptr;
+  }
+  CUdevice device = 0;
+  CUresult found = cuda->cuDeviceGet(&device, 0);
+  if (found != CUDA_SUCCESS) {
+    whyNot = "cannot open CUDA device 0: " + cuda->describe(found);
+    return nullptr;
+  }
+  std::optional<DeviceFacts> facts = readFacts(*cuda, device, whyNot);
+  if (!facts)
+    return nullptr;
+  CUcontext context = nullptr;
+  CUresult retained = cuda->cuDevicePrimaryCtxRetain(&context, device);
+  if (retained != CUDA_SUCCESS) {
+    whyNot = "cannot create a context on " + facts->name + ": " + cuda->describe(retained);
+    return nullptr;
+  }
+  return std::make_unique<CudaGpuDevice>(*cuda, device, context, std::move(*facts));
+}
+
+} // namespace mk

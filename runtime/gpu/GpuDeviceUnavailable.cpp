@@ -1,0 +1,11 @@
+// GpuDevice where mkc was built without the CUDA toolkit's cuda.h.
+#include "runtime/gpu/GpuDevice.h"
+
+namespace mk {
+
+std::unique_ptr<GpuDevice> GpuDevice::open(std::string &whyNot) {
+  whyNot = "this build has no GPU support: cuda.h was not found when it was configured";
+  return nullptr;
+}
+
+} // namespace mk

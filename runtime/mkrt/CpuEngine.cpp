@@ -1,0 +1,89 @@
+// The CPU engine: the validated task graph run by runtime/cpu's executor
+// with the artifact's bf16 weights widened to f32, the numbers the GPU
+// kernel widens too.
+#include "runtime/cpu/CpuExecutor.h"
+#include "runtime/format/WeightPacking.h"
+#include "runtime/mkrt/Engine.h"
+
+#include <algorithm>
+#include <thread>
+
+namespace mk::rt {
+
+namespace {
+
+class CpuEngine : public Engine {
+public:
+  explicit CpuEngine(const Artifact &artifact)
+      : artifact(artifact), weights(unpackWeights(artifact.weights, artifact.weightData)) {
+    // One thread per emulated SM only when the machine has the cores: on
+    // fewer, spinning threads mostly wait on each other, and the
+    // single-thread mode gives the same bits.
+    options.threaded = std::thread::hardware_concurrency() >= artifact.schedule.numSms;
+    // loadArtifact has run the whole validator on this graph.
+    options.validateDataflow = false;
+  }
+
+  std::string describe() const override {
+    std::string queues = std::to_string(artifact.schedule.numSms) + " SM queues";
+    return options.threaded ? "cpu (" + queues + ", one thread each)"
+                            : "cpu (" + queues + " interleaved on one thread)";
+  }
+
+private:
+  // A fresh executor per call: a new context, from position 0.
+  template <class Body> auto run(Body &&body) {
+    try {
+      CpuExecutor executor(artifact.graph, artifact.schedule, weights, options);
+      return body(executor);
+    } catch (const ExecutionError &error) {
+      throw EngineError(MKRT_ERROR_EXECUTION, error.what());
+    }
+  }
+
+public:
+  Generation generate(const std::vector<int64_t> &prompt, int64_t newTokens) override {
+    Generation generation;
+    std::vector<int64_t> tokens = run([&](CpuExecutor &executor) {
+      std::vector<int64_t> generated = executor.generate(prompt, newTokens);
+      generation.steps = executor.position();
+      return generated;
+    });
+    generation.tokens =
+        cutAtEos(std::move(tokens), artifact.facts.eosTokens, generation.stoppedAtEos);
+    return generation;
+  }
+
+  std::vector<float> evalLogits(const std::vector<int64_t> &tokens) override {
+    return run([&](CpuExecutor &executor) {
+      std::vector<float> logits;
+      for (int64_t token : tokens) {
+        std::vector<float> row = executor.step(token);
+        logits.insert(logits.end(), row.begin(), row.end());
+      }
+      return logits;
+    });
+  }
+
+private:
+  const Artifact &artifact;
+  WeightTable weights;
+  CpuExecutorOptions options;
+};
+
+} // namespace
+
+std::unique_ptr<Engine> makeCpuEngine(const Artifact &artifact) {
+  return std::make_unique<CpuEngine>(artifact);
+}
+
+std::vector<int64_t> cutAtEos(std::vector<int64_t> tokens, const std::vector<int64_t> &eos,
+                              bool &stopped) {
+  auto end = std::find_first_of(tokens.begin(), tokens.end(), eos.begin(), eos.end());
+  stopped = end != tokens.end();
+  if (stopped)
+    tokens.erase(end + 1, tokens.end());
+  return tokens;
+}
+
+} // namespace mk::rt

@@ -1,0 +1,59 @@
+// What runs a loaded .mk for libmkrt's sessions: the CPU executor of the
+// task graph, or the GPU megakernel. Each call starts a new context at
+// position 0. Failures are thrown as EngineError with the C API status they
+// map to.
+#ifndef MKC_RUNTIME_MKRT_ENGINE_H
+#define MKC_RUNTIME_MKRT_ENGINE_H
+
+#include "runtime/format/ArtifactFile.h"
+#include "runtime/mkrt/include/mkrt.h"
+
+#include <cstdint>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace mk::rt {
+
+class EngineError : public std::runtime_error {
+public:
+  EngineError(mkrt_status status, const std::string &message)
+      : std::runtime_error(message), status(status) {}
+  mkrt_status status;
+};
+
+struct Generation {
+  std::vector<int64_t> tokens; // the new tokens, through the first EOS
+  int64_t steps = 0;           // decode steps run
+  double kernelMs = -1;        // the launch alone, when the engine can tell
+  bool stoppedAtEos = false;
+};
+
+class Engine {
+public:
+  virtual ~Engine() = default;
+  virtual std::string describe() const = 0;
+  // A non-empty prompt within the vocabulary, prompt + newTokens - 1
+  // positions within the session's context: the caller checks.
+  virtual Generation generate(const std::vector<int64_t> &prompt, int64_t newTokens) = 0;
+  // [tokens, vocab] logits, row by row.
+  virtual std::vector<float> evalLogits(const std::vector<int64_t> &tokens) = 0;
+};
+
+// The artifact must outlive the engine.
+std::unique_ptr<Engine> makeCpuEngine(const Artifact &artifact);
+
+// nullptr with `whyNot` set when this machine or this artifact cannot run on
+// a GPU: no driver, no device, no kernel in the file, a kernel that does
+// not load.
+std::unique_ptr<Engine> makeGpuEngine(const Artifact &artifact, int64_t maxContext,
+                                      std::string &whyNot);
+
+// The tokens up to and including the first EOS of the model.
+std::vector<int64_t> cutAtEos(std::vector<int64_t> tokens, const std::vector<int64_t> &eos,
+                              bool &stopped);
+
+} // namespace mk::rt
+
+#endif

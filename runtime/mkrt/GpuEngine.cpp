@@ -1,0 +1,97 @@
+// The GPU engine: the artifact's megakernel on the device that
+// runtime/gpu/GpuDevice.h opens (the CUDA driver, loaded at run time). A
+// libmkrt built without that library says so instead.
+#include "runtime/mkrt/Engine.h"
+
+#ifdef MKRT_WITH_GPU
+#include "runtime/gpu/GpuDevice.h"
+#endif
+
+namespace mk::rt {
+
+#ifdef MKRT_WITH_GPU
+
+namespace {
+
+class GpuEngine : public Engine {
+public:
+  GpuEngine(const Artifact &artifact, std::unique_ptr<GpuDevice> device, int64_t maxContext)
+      : artifact(artifact), device(std::move(device)), maxContext(maxContext) {}
+
+  std::string describe() const override { return device->describe(); }
+
+  Generation generate(const std::vector<int64_t> &prompt, int64_t newTokens) override {
+    GpuRunRequest request;
+    request.tokens = prompt;
+    request.newTokens = newTokens;
+    request.maxContext = maxContext;
+    GpuRunResult result = run(request);
+    Generation generation;
+    generation.steps = result.steps;
+    generation.kernelMs = result.kernelMilliseconds;
+    // The kernel stops at EOS itself; cutting again keeps both engines'
+    // contracts identical should it run a step further.
+    generation.tokens =
+        cutAtEos(std::move(result.generated), artifact.facts.eosTokens, generation.stoppedAtEos);
+    return generation;
+  }
+
+  std::vector<float> evalLogits(const std::vector<int64_t> &tokens) override {
+    GpuRunRequest request;
+    request.tokens = tokens;
+    request.teacherForced = true;
+    request.keepLogits = true;
+    request.maxContext = maxContext;
+    GpuRunResult result = run(request);
+    size_t expected = tokens.size() * static_cast<size_t>(artifact.facts.vocab);
+    if (result.logits.size() != expected)
+      throw EngineError(MKRT_ERROR_EXECUTION, "the GPU returned " +
+                                                  std::to_string(result.logits.size()) +
+                                                  " logits, expected " + std::to_string(expected));
+    return std::move(result.logits);
+  }
+
+private:
+  GpuRunResult run(const GpuRunRequest &request) {
+    GpuRunResult result;
+    std::string error;
+    if (!device->run(request, result, error))
+      throw EngineError(MKRT_ERROR_EXECUTION, "the GPU run failed: " + error);
+    return result;
+  }
+
+  const Artifact &artifact;
+  std::unique_ptr<GpuDevice> device;
+  int64_t maxContext;
+};
+
+} // namespace
+
+std::unique_ptr<Engine> makeGpuEngine(const Artifact &artifact, int64_t maxContext,
+                                      std::string &whyNot) {
+  std::unique_ptr<GpuDevice> device = GpuDevice::open(whyNot);
+  if (!device)
+    return nullptr;
+  if (!hasKernel(artifact)) {
+    whyNot = "the artifact has no kernel (compiled with --no-kernel, or where NVRTC was "
+             "missing); run it on the CPU";
+    return nullptr;
+  }
+  std::string error;
+  if (!device->load(artifact, maxContext, error)) {
+    whyNot = "cannot load the model on " + device->describe() + ": " + error;
+    return nullptr;
+  }
+  return std::make_unique<GpuEngine>(artifact, std::move(device), maxContext);
+}
+
+#else
+
+std::unique_ptr<Engine> makeGpuEngine(const Artifact &, int64_t, std::string &whyNot) {
+  whyNot = "this libmkrt was built without GPU support";
+  return nullptr;
+}
+
+#endif
+
+} // namespace mk::rt

@@ -1,0 +1,225 @@
+// The C API of include/mkrt.h over the artifact loader and the engines.
+// Nothing escapes it as an exception: every failure becomes a status and a
+// message (mkrt_last_error, and errbuf where the call has one).
+#include "runtime/mkrt/Engine.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <iostream>
+#include <new>
+
+struct mkrt_model {
+  std::unique_ptr<mk::LoadedArtifact> loaded;
+};
+
+struct mkrt_session {
+  const mkrt_model *model = nullptr;
+  std::unique_ptr<mk::rt::Engine> engine;
+  std::string device;
+  int64_t maxContext = 0;
+};
+
+namespace {
+
+using mk::rt::EngineError;
+
+thread_local std::string lastError;
+
+mkrt_status fail(mkrt_status status, const std::string &message, char *errbuf = nullptr,
+                 size_t errbufSize = 0) {
+  lastError = message;
+  if (errbuf && errbufSize > 0)
+    std::snprintf(errbuf, errbufSize, "%s", message.c_str());
+  return status;
+}
+
+// Runs `body`, turning what it throws into a status.
+template <class Body>
+mkrt_status guarded(Body &&body, char *errbuf = nullptr, size_t errbufSize = 0) {
+  try {
+    lastError.clear();
+    body();
+    return MKRT_OK;
+  } catch (const EngineError &error) {
+    return fail(error.status, error.what(), errbuf, errbufSize);
+  } catch (const std::bad_alloc &) {
+    return fail(MKRT_ERROR_EXECUTION, "out of memory", errbuf, errbufSize);
+  } catch (const std::exception &error) {
+    return fail(MKRT_ERROR_EXECUTION, error.what(), errbuf, errbufSize);
+  }
+}
+
+void require(bool condition, const std::string &message) {
+  if (!condition)
+    throw EngineError(MKRT_ERROR_INVALID_ARGUMENT, message);
+}
+
+const mk::Artifact &artifactOf(const mkrt_session *session) {
+  return session->model->loaded->artifact;
+}
+
+void checkTokens(const mkrt_session *session, const int64_t *tokens, size_t n) {
+  int64_t vocab = artifactOf(session).facts.vocab;
+  for (size_t i = 0; i < n; ++i)
+    require(tokens[i] >= 0 && tokens[i] < vocab,
+            "token " + std::to_string(tokens[i]) + " (at index " + std::to_string(i) +
+                ") is outside the vocabulary of " + std::to_string(vocab));
+}
+
+void checkContext(const mkrt_session *session, size_t positions) {
+  if (positions > static_cast<size_t>(session->maxContext))
+    throw EngineError(MKRT_ERROR_CONTEXT_FULL, std::to_string(positions) +
+                                                   " positions pass the session's max context of " +
+                                                   std::to_string(session->maxContext));
+}
+
+std::unique_ptr<mk::rt::Engine> makeEngine(const mk::Artifact &artifact, const std::string &device,
+                                           int64_t maxContext) {
+  if (device == "cpu")
+    return mk::rt::makeCpuEngine(artifact);
+  std::string whyNot;
+  auto gpu = mk::rt::makeGpuEngine(artifact, maxContext, whyNot);
+  if (gpu)
+    return gpu;
+  if (device == "gpu")
+    throw EngineError(MKRT_ERROR_NO_DEVICE, "device gpu is unavailable: " + whyNot);
+  std::cerr << "mkrt: note: running on the CPU: " << whyNot << "\n";
+  return mk::rt::makeCpuEngine(artifact);
+}
+
+} // namespace
+
+extern "C" {
+
+mkrt_status mkrt_open(const char *path, mkrt_model **model, char *errbuf, size_t errbuf_size) {
+  if (!model)
+    return fail(MKRT_ERROR_INVALID_ARGUMENT, "mkrt_open: model is NULL", errbuf, errbuf_size);
+  *model = nullptr;
+  if (!path)
+    return fail(MKRT_ERROR_INVALID_ARGUMENT, "mkrt_open: path is NULL", errbuf, errbuf_size);
+  std::unique_ptr<mkrt_model> opened;
+  mkrt_status status = guarded(
+      [&] {
+        std::string error;
+        auto loaded = mk::loadArtifact(path, error);
+        if (!loaded)
+          throw EngineError(MKRT_ERROR_INVALID_MODEL, error);
+        opened = std::make_unique<mkrt_model>();
+        opened->loaded = std::move(loaded);
+      },
+      errbuf, errbuf_size);
+  if (status == MKRT_OK)
+    *model = opened.release();
+  return status;
+}
+
+void mkrt_close(mkrt_model *model) { delete model; }
+
+mkrt_status mkrt_model_info(const mkrt_model *model, mkrt_info *info) {
+  if (!model || !info)
+    return fail(MKRT_ERROR_INVALID_ARGUMENT, "mkrt_model_info: model or info is NULL");
+  const mk::Artifact &artifact = model->loaded->artifact;
+  const mk::ModelFacts &facts = artifact.facts;
+  *info = {};
+  info->num_layers = facts.numLayers;
+  info->hidden = facts.hidden;
+  info->num_heads = facts.numHeads;
+  info->num_kv_heads = facts.numKvHeads;
+  info->head_dim = facts.headDim;
+  info->vocab = facts.vocab;
+  info->max_context = facts.maxContext;
+  info->num_sms = facts.numSms;
+  info->has_kernel = mk::hasKernel(artifact) ? 1 : 0;
+  info->target_arch = facts.targetArch.c_str();
+  info->compiler_version = facts.compilerVersion.c_str();
+  info->kernel_fingerprint = facts.kernelFingerprint.c_str();
+  info->eos_tokens = facts.eosTokens.data();
+  info->num_eos_tokens = facts.eosTokens.size();
+  lastError.clear();
+  return MKRT_OK;
+}
+
+mkrt_status mkrt_session_create(mkrt_model *model, const char *device, int64_t max_context,
+                                mkrt_session **session, char *errbuf, size_t errbuf_size) {
+  if (!session)
+    return fail(MKRT_ERROR_INVALID_ARGUMENT, "mkrt_session_create: session is NULL", errbuf,
+                errbuf_size);
+  *session = nullptr;
+  std::unique_ptr<mkrt_session> created;
+  mkrt_status status = guarded(
+      [&] {
+        require(model && device, "mkrt_session_create: model or device is NULL");
+        std::string name = device;
+        require(name == "cpu" || name == "gpu" || name == "auto",
+                "unknown device '" + name + "' (available: cpu, gpu, auto)");
+        int64_t compiled = model->loaded->artifact.graph.maxContext;
+        require(max_context >= 0 && max_context <= compiled,
+                "max context " + std::to_string(max_context) + " is outside [0, " +
+                    std::to_string(compiled) + "] (0 takes " + std::to_string(compiled) +
+                    ", the context the model was compiled for)");
+        created = std::make_unique<mkrt_session>();
+        created->model = model;
+        created->maxContext = max_context == 0 ? compiled : max_context;
+        created->engine = makeEngine(model->loaded->artifact, name, created->maxContext);
+        created->device = created->engine->describe();
+      },
+      errbuf, errbuf_size);
+  if (status == MKRT_OK)
+    *session = created.release();
+  return status;
+}
+
+void mkrt_session_destroy(mkrt_session *session) { delete session; }
+
+const char *mkrt_session_device(const mkrt_session *session) {
+  return session ? session->device.c_str() : "";
+}
+
+mkrt_status mkrt_generate(mkrt_session *session, const int64_t *prompt, size_t n_prompt,
+                          size_t n_new, int64_t *out_tokens, size_t *n_out, mkrt_timing *timing) {
+  return guarded([&] {
+    require(session && prompt && n_out && (out_tokens || n_new == 0),
+            "mkrt_generate: a pointer argument is NULL");
+    require(n_prompt >= 1, "mkrt_generate: the prompt is empty");
+    *n_out = 0;
+    checkTokens(session, prompt, n_prompt);
+    checkContext(session, n_prompt + std::max<size_t>(n_new, 1) - 1);
+
+    auto start = std::chrono::steady_clock::now();
+    mk::rt::Generation generation = session->engine->generate(
+        std::vector<int64_t>(prompt, prompt + n_prompt), static_cast<int64_t>(n_new));
+    double totalMs =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+
+    std::copy(generation.tokens.begin(), generation.tokens.end(), out_tokens);
+    *n_out = generation.tokens.size();
+    if (timing) {
+      *timing = {};
+      timing->total_ms = totalMs;
+      timing->kernel_ms = generation.kernelMs >= 0 ? generation.kernelMs : totalMs;
+      timing->steps = generation.steps;
+      timing->ms_per_token = generation.steps > 0 ? totalMs / generation.steps : 0;
+      timing->tokens_per_second = totalMs > 0 ? generation.steps * 1000.0 / totalMs : 0;
+      timing->stopped_at_eos = generation.stoppedAtEos ? 1 : 0;
+    }
+  });
+}
+
+mkrt_status mkrt_eval_logits(mkrt_session *session, const int64_t *tokens, size_t n,
+                             float *out_logits) {
+  return guarded([&] {
+    require(session && tokens && out_logits, "mkrt_eval_logits: a pointer argument is NULL");
+    require(n >= 1, "mkrt_eval_logits: no tokens");
+    checkTokens(session, tokens, n);
+    checkContext(session, n);
+    std::vector<float> logits =
+        session->engine->evalLogits(std::vector<int64_t>(tokens, tokens + n));
+    std::copy(logits.begin(), logits.end(), out_logits);
+  });
+}
+
+const char *mkrt_last_error(void) { return lastError.c_str(); }
+
+} // extern "C"

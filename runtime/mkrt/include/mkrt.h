@@ -1,0 +1,108 @@
+/* libmkrt: runs a model compiled by mkc (a .mk file) on the GPU, through its
+ * megakernel, or on the CPU, through the CPU executor of its task graph.
+ * Plain C, usable from C and C++; the library itself needs neither MLIR, LLVM
+ * nor ONNX, and loads the CUDA driver only when a GPU session is created.
+ *
+ *   mkrt_model *model;
+ *   char error[512];
+ *   if (mkrt_open("model.mk", &model, error, sizeof error) != MKRT_OK) ...
+ *   mkrt_session *session;
+ *   mkrt_session_create(model, "auto", 0, &session, error, sizeof error);
+ *   int64_t prompt[] = {1, 2, 3}, out[64];
+ *   size_t n_out;
+ *   mkrt_timing timing;
+ *   mkrt_generate(session, prompt, 3, 64, out, &n_out, &timing);
+ *   mkrt_session_destroy(session);
+ *   mkrt_close(model);
+ *
+ * Every call of a session starts a new context at position 0: generation is
+ * greedy, and teacher-forced logits follow the same contract as
+ * `mkc eval` (one row of logits per token, each token fed at the next
+ * position). A session is used by one thread at a time. */
+#ifndef MKRT_H
+#define MKRT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum mkrt_status {
+  MKRT_OK = 0,
+  /* A null pointer, an unknown device, a token outside the vocabulary. */
+  MKRT_ERROR_INVALID_ARGUMENT = 1,
+  /* An unreadable, truncated, corrupted or inconsistent .mk file. */
+  MKRT_ERROR_INVALID_MODEL = 2,
+  /* No usable GPU or driver, or no kernel in the file. */
+  MKRT_ERROR_NO_DEVICE = 3,
+  /* More positions than the session's max_context. */
+  MKRT_ERROR_CONTEXT_FULL = 4,
+  /* The run failed: a device error, an executor error. */
+  MKRT_ERROR_EXECUTION = 5,
+} mkrt_status;
+
+typedef struct mkrt_model mkrt_model;
+typedef struct mkrt_session mkrt_session;
+
+typedef struct mkrt_info {
+  int64_t num_layers, hidden, num_heads, num_kv_heads, head_dim, vocab;
+  int64_t max_context;            /* the most positions a session may use */
+  uint32_t num_sms;               /* of the target the schedule was compiled for */
+  int has_kernel;                 /* 0: the file runs on the CPU only */
+  const char *target_arch;        /* "sm_90a" */
+  const char *compiler_version;   /* "mkc 0.1.0" */
+  const char *kernel_fingerprint; /* SHA-256 (hex) of the kernel, "" without one */
+  const int64_t *eos_tokens;      /* generation stops after any of them */
+  size_t num_eos_tokens;
+} mkrt_info;
+
+typedef struct mkrt_timing {
+  double total_ms;          /* the whole call: every step of the prompt and the generation */
+  double kernel_ms;         /* on the GPU, the launch alone (CUDA events); on the CPU, total_ms */
+  int64_t steps;            /* decode steps run: one per position */
+  double ms_per_token;      /* total_ms / steps */
+  double tokens_per_second; /* steps per second */
+  int stopped_at_eos;       /* generation ended on an EOS token, before n_new */
+} mkrt_timing;
+
+/* Opens and checks a .mk file: checksums, format version, the manifest, and
+ * the task graph through the validator. On failure *model is NULL and
+ * `errbuf` (when not NULL) holds the reason. The strings of
+ * mkrt_info live as long as the model. */
+mkrt_status mkrt_open(const char *path, mkrt_model **model, char *errbuf, size_t errbuf_size);
+void mkrt_close(mkrt_model *model);
+mkrt_status mkrt_model_info(const mkrt_model *model, mkrt_info *info);
+
+/* `device`: "cpu", "gpu", or "auto" (the GPU when it can run this file, else
+ * the CPU, with a note on stderr). `max_context`: positions available to
+ * each call, at most the compiled one; 0 takes the compiled one. Fails with
+ * MKRT_ERROR_NO_DEVICE when "gpu" has no GPU, no driver, or no kernel. The
+ * model must outlive its sessions. */
+mkrt_status mkrt_session_create(mkrt_model *model, const char *device, int64_t max_context,
+                                mkrt_session **session, char *errbuf, size_t errbuf_size);
+void mkrt_session_destroy(mkrt_session *session);
+/* "cpu (132 threads)" or the GPU's description. */
+const char *mkrt_session_device(const mkrt_session *session);
+
+/* Feeds the prompt, then generates up to `n_new` tokens greedily into
+ * `out_tokens` (room for n_new), stopping after an EOS token of the model.
+ * `n_out` receives the count; `timing` may be NULL. Needs n_prompt >= 1 and
+ * n_prompt + n_new - 1 <= max_context. */
+mkrt_status mkrt_generate(mkrt_session *session, const int64_t *prompt, size_t n_prompt,
+                          size_t n_new, int64_t *out_tokens, size_t *n_out, mkrt_timing *timing);
+
+/* Teacher forcing: `out_logits` (room for n * vocab floats) receives the
+ * logits after each token, row by row. */
+mkrt_status mkrt_eval_logits(mkrt_session *session, const int64_t *tokens, size_t n,
+                             float *out_logits);
+
+/* The message of this thread's last failed call, "" when none failed. */
+const char *mkrt_last_error(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,55 @@
+#!/usr/bin/env python3
+"""NVRTC compiles the megakernel of one model: `mkc compile --emit=cubin`
+must write an ELF CUBIN and report registers and zero spills.
+
+  check_cubin.py --mkc build/compiler/tools/mkc MODEL [--arch=sm_90a] [mkc options...]
+
+MODEL is an .onnx fixture or a .mlir module of mk IR. Exits 77 (ctest's skip)
+when this machine has no NVRTC.
+"""
+import argparse
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+SKIP = 77
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--mkc", required=True)
+    ap.add_argument("model")
+    a, extra = ap.parse_known_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        cubin = os.path.join(tmp, "kernel.cubin")
+        run = subprocess.run([a.mkc, "compile", a.model, "--emit=cubin", "-o", cubin, *extra],
+                             capture_output=True, text=True)
+        if "NVRTC not found" in run.stderr:
+            print("SKIP: " + run.stderr.strip())
+            return SKIP
+        if run.returncode != 0:
+            print(run.stdout, run.stderr)
+            print(f"FAIL: mkc exited {run.returncode}")
+            return 1
+        report = run.stderr.strip()
+        print(f"{os.path.basename(a.model)} {' '.join(extra)}: {report}")
+        with open(cubin, "rb") as f:
+            magic = f.read(4)
+        stats = re.search(r"(\d+) registers, (\d+) bytes of shared memory.*?(\d+) bytes spilled",
+                          report)
+        if magic != b"\x7fELF":
+            print("FAIL: the CUBIN is not an ELF file")
+            return 1
+        if not stats or int(stats.group(1)) == 0:
+            print("FAIL: no register count reported")
+            return 1
+        if int(stats.group(3)) != 0:
+            print(f"FAIL: {stats.group(3)} bytes spilled")
+            return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

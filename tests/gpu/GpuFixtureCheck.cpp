@@ -1,0 +1,334 @@
+// The megakernel on the GPU against the CPU executor, for one fixture:
+//
+//   mk-gpu-check MODEL.onnx [--max-context=N]
+//   mk-gpu-check SHAPE.mlir [--max-context=N]
+//   mk-gpu-check --toy
+//
+// A .mlir module of mk IR (scripts/fused_module.py CONFIG.json) declares
+// weights without values: it runs with random ones, which is how the kernel
+// meets a real model's sizes (and its bandwidth is measured) without one.
+// The model (or the hand-made toy graph of tests/unit/ToyTaskGraph.h, whose
+// second layer has qkv biases and partial, interleaved rotary) is compiled
+// as `mkc compile --emit=mk` would (schedule, NVRTC kernel, bf16 weights)
+// into an in-memory artifact; the CPU executor runs
+// the same graph on the same bf16 weights, so the two differ only by the
+// order and precision of their sums. Checks, each printed as one line:
+//   - teacher-forced logits within kTolerance of the CPU's (relative to the
+//     largest logit), and the argmax wherever the CPU's top-2 gap is clear;
+//   - two launches give the same bits;
+//   - greedy generation (the argmax fed back inside the kernel) gives the
+//     tokens that teacher forcing them reproduces, and the CPU agrees where
+//     its top-2 gap is clear;
+//   - an EOS token stops generation after it;
+//   - a wait that can never be satisfied ends the launch with
+//     MK_ERROR_WAIT_TIMEOUT instead of hanging;
+//   - NaN weights end it with MK_ERROR_NON_FINITE_LOGIT.
+// Exit 0 when all pass, 1 when one fails, 77 (ctest's skip) with the reason
+// when there is no usable GPU.
+#include "ToyTaskGraph.h"
+
+#include "codegen/Megakernel.h"
+#include "compiler/driver/Pipeline.h"
+#include "runtime/cpu/CpuExecutor.h"
+#include "runtime/format/ArtifactBuilder.h"
+#include "runtime/format/ScheduleBlob.h"
+#include "runtime/format/WeightPacking.h"
+#include "runtime/gpu/GpuDevice.h"
+
+#include "mlir/IR/MLIRContext.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace mk {
+namespace {
+
+constexpr int kSkip = 77;
+constexpr double kTolerance = 2e-3; // of the largest |logit|
+constexpr float kClearGap = 1e-2f;  // top-2 gaps below this may flip either way
+
+int failures = 0;
+
+void report(bool passed, const std::string &what) {
+  std::printf("  %s  %s\n", passed ? "ok  " : "FAIL", what.c_str());
+  failures += passed ? 0 : 1;
+}
+
+// A scheduled model with its weights, from an ONNX file or the toy graph.
+struct Model {
+  TaskGraph graph;
+  Schedule schedule;
+  WeightTable weights;
+};
+
+// Values for every weight the graph names: norms near 1, matrices and
+// biases scaled by 1/sqrt(K) so that activations stay near unit size.
+WeightTable randomWeights(const TaskGraph &graph) {
+  WeightTable table;
+  uint64_t state = 987654321;
+  auto uniform = [&state] {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    return static_cast<float>((state >> 40) * 0x1.0p-24) * 2.0f - 1.0f;
+  };
+  auto add = [&](const WeightRef &ref, float center, float spread) {
+    if (ref.name.empty() || table.find(ref.name))
+      return;
+    Weight weight{ref.name, {static_cast<int64_t>(ref.rows), static_cast<int64_t>(ref.cols)},
+                  StorageType::F32, std::vector<float>(ref.rows * ref.cols)};
+    if (ref.cols == 1)
+      weight.shape = {static_cast<int64_t>(ref.rows)};
+    for (float &value : weight.values)
+      value = center + spread * uniform();
+    table.add(std::move(weight));
+  };
+  for (const Operation &op : graph.operations) {
+    float spread = std::sqrt(3.0f / static_cast<float>(std::max<uint64_t>(op.inputLength, 1)));
+    for (const WeightRef &ref : op.weights)
+      add(ref, 0.0f, op.kind == OpKind::Embed ? 1.0f : spread);
+    for (const WeightRef &ref : op.biases)
+      add(ref, 0.0f, 0.1f);
+    for (const WeightRef *norm : {&op.norm, &op.qNorm, &op.kNorm})
+      add(*norm, 1.0f, 0.1f);
+  }
+  return table;
+}
+
+std::optional<Model> loadModel(const std::string &path, int64_t maxContext) {
+  if (path == "--toy") {
+    toy::ToyModel model = toy::buildToyModel();
+    return Model{std::move(model.graph), std::move(model.schedule), std::move(model.weights)};
+  }
+  mlir::MLIRContext context;
+  CompileOptions options;
+  options.maxContext = maxContext;
+  auto compiled = compileToSchedule(context, path, options);
+  if (!compiled) {
+    std::printf("cannot compile %s: %s\n", path.c_str(),
+                llvm::toString(compiled.takeError()).c_str());
+    return std::nullopt;
+  }
+  bool shapeOnly = compiled->imported.weights.all().empty();
+  WeightTable weights =
+      shapeOnly ? randomWeights(compiled->tasks) : std::move(compiled->imported.weights);
+  return Model{std::move(compiled->tasks), std::move(compiled->schedule), std::move(weights)};
+}
+
+std::unique_ptr<BuiltArtifact> compile(const Model &model, std::vector<int64_t> eos) {
+  auto kernel = compileMegakernel(model.graph, model.schedule);
+  if (!kernel) {
+    std::printf("NVRTC failed: %s\n", llvm::toString(kernel.takeError()).c_str());
+    return nullptr;
+  }
+  std::printf("  kernel: %d registers, %d bytes shared, %d bytes spilled, %.2f s to compile\n",
+              kernel->registers, kernel->sharedBytes, kernel->spillBytes, kernel->compileSeconds);
+  ArtifactOptions artifact;
+  artifact.eosTokens = std::move(eos);
+  artifact.cubin = std::move(kernel->cubin);
+  artifact.ptx = std::move(kernel->ptx);
+  std::string error;
+  auto built =
+      buildArtifact(model.graph, model.schedule, model.weights, std::move(artifact), error);
+  if (!built)
+    std::printf("cannot build the artifact: %s\n", error.c_str());
+  return built;
+}
+
+// Teacher-forced logits of the CPU executor on the artifact's bf16 weights.
+std::vector<float> cpuLogits(const Artifact &artifact, const std::vector<int64_t> &tokens) {
+  WeightTable weights = unpackWeights(artifact.weights, artifact.weightData);
+  CpuExecutor executor(artifact.graph, artifact.schedule, weights);
+  std::vector<float> logits;
+  for (int64_t token : tokens) {
+    std::vector<float> step = executor.step(token);
+    logits.insert(logits.end(), step.begin(), step.end());
+  }
+  return logits;
+}
+
+bool gpuRun(GpuDevice &device, const GpuRunRequest &request, GpuRunResult &result) {
+  std::string error;
+  if (device.run(request, result, error))
+    return true;
+  std::printf("  run failed: %s\n", error.c_str());
+  return false;
+}
+
+std::vector<int64_t> someTokens(int64_t count, int64_t vocab) {
+  std::vector<int64_t> tokens;
+  uint64_t state = 12345;
+  for (int64_t i = 0; i < count; ++i) {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    tokens.push_back(static_cast<int64_t>((state >> 33) % vocab));
+  }
+  return tokens;
+}
+
+struct Row {
+  size_t argmax;
+  float gap; // between the two largest
+};
+
+Row rowFacts(const float *logits, int64_t vocab) {
+  size_t best = std::max_element(logits, logits + vocab) - logits;
+  float second = -INFINITY;
+  for (int64_t i = 0; i < vocab; ++i)
+    if (static_cast<size_t>(i) != best)
+      second = std::max(second, logits[i]);
+  return {best, logits[best] - second};
+}
+
+void checkLogits(const std::vector<float> &gpu, const std::vector<float> &cpu, int64_t vocab,
+                 double milliseconds, int64_t steps, uint64_t weightBytes) {
+  double largest = 0, worst = 0;
+  for (size_t i = 0; i < cpu.size(); ++i) {
+    largest = std::max(largest, std::fabs(double(cpu[i])));
+    worst = std::max(worst, std::fabs(double(gpu[i]) - double(cpu[i])));
+  }
+  int clear = 0, agree = 0;
+  for (int64_t step = 0; step < steps; ++step) {
+    Row reference = rowFacts(cpu.data() + step * vocab, vocab);
+    if (reference.gap < kClearGap)
+      continue;
+    ++clear;
+    agree += rowFacts(gpu.data() + step * vocab, vocab).argmax == reference.argmax;
+  }
+  char line[256];
+  std::snprintf(line, sizeof line,
+                "teacher-forced logits: max error %.2e of max |logit| %.3f (tolerance %.0e), "
+                "argmax %d/%d, %.3f ms/step (%.0f GB/s of weights)",
+                worst / largest, largest, kTolerance, agree, clear, milliseconds / steps,
+                weightBytes / (milliseconds / steps) * 1e-6);
+  report(gpu.size() == cpu.size() && worst <= kTolerance * largest && agree == clear, line);
+}
+
+// The lm_head's weights (the last gemv's), which feed the logits.
+const WeightEntry *logitsWeight(const Artifact &artifact) {
+  for (auto op = artifact.graph.operations.rbegin(); op != artifact.graph.operations.rend(); ++op)
+    if (op->kind == OpKind::Gemv)
+      for (const WeightEntry &entry : artifact.weights)
+        if (entry.name == op->weights[0].name)
+          return &entry;
+  return nullptr;
+}
+
+int checkFixture(const std::string &path, int64_t maxContext) {
+  std::string whyNot;
+  std::unique_ptr<GpuDevice> device = GpuDevice::open(whyNot);
+  if (!device) {
+    std::printf("SKIP: %s\n", whyNot.c_str());
+    return kSkip;
+  }
+  std::printf("%s, max context %lld, on %s\n", path.c_str(), static_cast<long long>(maxContext),
+              device->describe().c_str());
+  std::optional<Model> model = loadModel(path, maxContext);
+  if (!model)
+    return 1;
+  maxContext = model->graph.maxContext;
+  std::unique_ptr<BuiltArtifact> built = compile(*model, {});
+  if (!built)
+    return 1;
+  Artifact &artifact = built->artifact;
+  int64_t vocab = artifact.facts.vocab;
+  std::string error;
+  if (!device->load(artifact, 0, error)) {
+    std::printf("cannot load: %s\n", error.c_str());
+    return 1;
+  }
+
+  int64_t steps = std::min<int64_t>(40, maxContext);
+  std::vector<int64_t> tokens = someTokens(steps, vocab);
+  GpuRunRequest forced{tokens, 0, true, true, 0};
+  GpuRunResult first, second;
+  if (!gpuRun(*device, forced, first) || !gpuRun(*device, forced, second))
+    return 1;
+  std::vector<float> reference = cpuLogits(artifact, tokens);
+  checkLogits(first.logits, reference, vocab, first.kernelMilliseconds, steps,
+              artifact.weightData.size_bytes());
+  report(first.logits == second.logits && first.generated == second.generated,
+         "two launches give the same bits");
+
+  std::vector<int64_t> prompt(tokens.begin(), tokens.begin() + 5);
+  int64_t newTokens = std::min<int64_t>(20, maxContext - 5);
+  GpuRunResult generated;
+  if (!gpuRun(*device, {prompt, newTokens, false, false, 0}, generated))
+    return 1;
+  std::vector<int64_t> fed = prompt;
+  fed.insert(fed.end(), generated.generated.begin(), generated.generated.end() - 1);
+  GpuRunResult replay;
+  if (!gpuRun(*device, {fed, 0, true, true, 0}, replay))
+    return 1;
+  std::vector<int64_t> replayed(replay.generated.begin() + prompt.size() - 1, replay.generated.end());
+  report(static_cast<int64_t>(generated.generated.size()) == newTokens &&
+             replayed == generated.generated && generated.stopReason == "limit",
+         "generation of " + std::to_string(newTokens) + " tokens feeds each argmax back");
+  std::vector<float> cpuReplay = cpuLogits(artifact, fed);
+  int clear = 0, agree = 0;
+  for (size_t i = 0; i < generated.generated.size(); ++i) {
+    Row row = rowFacts(cpuReplay.data() + (prompt.size() - 1 + i) * vocab, vocab);
+    if (row.gap < kClearGap)
+      continue;
+    ++clear;
+    agree += static_cast<int64_t>(row.argmax) == generated.generated[i];
+  }
+  report(agree == clear, "the CPU chooses the same tokens (" + std::to_string(agree) + "/" +
+                             std::to_string(clear) + " with a clear top-2 gap)");
+
+  // EOS: the fourth new token ends generation at its first occurrence.
+  int64_t eos = generated.generated[3];
+  size_t stop = std::find(generated.generated.begin(), generated.generated.end(), eos) -
+                generated.generated.begin();
+  std::unique_ptr<BuiltArtifact> withEos = compile(*model, {eos});
+  GpuRunResult stopped;
+  if (!withEos || !device->load(withEos->artifact, 0, error) ||
+      !gpuRun(*device, {prompt, newTokens, false, false, 0}, stopped))
+    return 1;
+  std::vector<int64_t> expected(generated.generated.begin(), generated.generated.begin() + stop + 1);
+  report(stopped.generated == expected && stopped.stopReason == "eos",
+         "EOS token " + std::to_string(eos) + " stops generation after " +
+             std::to_string(stop + 1) + " tokens");
+
+  // A wait no producer can satisfy: event 0 expects far more triggers.
+  Artifact broken = withEos->artifact;
+  MkBlobHeader header;
+  std::memcpy(&header, broken.scheduleBlob.data(), sizeof header);
+  MkEventRecord *events = reinterpret_cast<MkEventRecord *>(broken.scheduleBlob.data() + header.eventsOffset);
+  events[0].triggerCount += 1000;
+  GpuRunResult hung;
+  bool loaded = device->load(broken, 0, error);
+  bool ran = loaded && device->run({prompt, 2, false, false, 0}, hung, error);
+  report(loaded && !ran && error.find("MK_ERROR_WAIT_TIMEOUT") != std::string::npos,
+         "an unsatisfiable wait ends the launch: " + error);
+
+  // NaN weights under the logits.
+  const WeightEntry *head = logitsWeight(artifact);
+  std::vector<uint16_t> &data = built->weights.data;
+  std::fill(data.begin() + head->offset, data.begin() + head->offset + head->rows * head->cols,
+            uint16_t(0x7fc0));
+  GpuRunResult poisoned;
+  error.clear();
+  loaded = device->load(artifact, 0, error);
+  ran = loaded && device->run({prompt, 2, false, false, 0}, poisoned, error);
+  report(loaded && !ran && error.find("MK_ERROR_NON_FINITE_LOGIT") != std::string::npos,
+         "NaN logits end the launch: " + error);
+  return failures == 0 ? 0 : 1;
+}
+
+} // namespace
+} // namespace mk
+
+int main(int argc, char **argv) {
+  if (argc < 2) {
+    std::fprintf(stderr, "usage: mk-gpu-check MODEL.onnx [--max-context=N] | --toy\n");
+    return 2;
+  }
+  int64_t maxContext = 2048;
+  for (int i = 2; i < argc; ++i)
+    if (std::strncmp(argv[i], "--max-context=", 14) == 0)
+      maxContext = std::atoll(argv[i] + 14);
+  return mk::checkFixture(argv[1], maxContext);
+}

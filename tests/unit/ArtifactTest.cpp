@@ -1,0 +1,221 @@
+// A whole artifact: the toy model written to a .mk file and loaded back runs
+// on the CPU executor as the kernels compute it with bf16 weights; loading
+// refuses a file whose sections are each intact but disagree with each
+// other (a schedule blob, manifest, kernel or weight index that does not fit
+// the task graph, a task graph that does not validate), and random
+// corruption of any section, checksums fixed, never crashes it.
+#include "ToyArtifact.h"
+
+#include "runtime/cpu/CpuExecutor.h"
+#include "runtime/format/ArtifactFile.h"
+#include "runtime/format/Manifest.h"
+#include "runtime/format/Sha256.h"
+#include "runtime/format/TaskGraphCodec.h"
+#include "runtime/format/WeightPacking.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+
+namespace mk {
+namespace {
+
+using toy::OwnedSection;
+
+std::unique_ptr<LoadedArtifact> load(const std::vector<uint8_t> &bytes, std::string &error) {
+  std::string path = toy::temporaryPath("load.mk");
+  toy::writeBytes(path, bytes);
+  return loadArtifact(path, error);
+}
+
+std::string loadError(const std::vector<uint8_t> &bytes) {
+  std::string error;
+  EXPECT_EQ(load(bytes, error), nullptr) << "accepted";
+  return error;
+}
+
+std::vector<uint8_t> &sectionIn(std::vector<OwnedSection> &sections, SectionKind kind) {
+  for (OwnedSection &section : sections)
+    if (section.kind == kind)
+      return section.bytes;
+  throw std::runtime_error("no such section");
+}
+
+// The toy artifact's file with one section replaced, checksums fixed.
+std::vector<uint8_t> withSection(SectionKind kind,
+                                 const std::function<void(std::vector<uint8_t> &)> &edit) {
+  toy::ToyModel model = toy::buildToyModel();
+  auto built = toy::buildToyArtifact(model);
+  std::vector<OwnedSection> sections = toy::sectionsOf(toy::artifactBytes(built->artifact));
+  edit(sectionIn(sections, kind));
+  return toy::assemble(sections);
+}
+
+std::vector<uint8_t> withManifest(const std::function<void(Manifest &)> &edit) {
+  return withSection(SectionKind::Manifest, [&](std::vector<uint8_t> &bytes) {
+    Manifest manifest;
+    ASSERT_EQ(decodeManifest(bytes, manifest), "");
+    edit(manifest);
+    bytes = encodeManifest(manifest);
+  });
+}
+
+void expectContains(const std::string &message, const std::string &fragment) {
+  EXPECT_NE(message.find(fragment), std::string::npos) << "message: " << message;
+}
+
+TEST(Artifact, LoadsBackAndRunsAsTheKernelsComputeWithBf16Weights) {
+  toy::ToyModel model = toy::buildToyModel(4);
+  auto built = toy::buildToyArtifact(model, {.eosTokens = {2, 5}});
+  std::string path = toy::temporaryPath("toy.mk");
+  std::string error;
+  ASSERT_TRUE(writeArtifact(path, built->artifact, error)) << error;
+  auto loaded = loadArtifact(path, error);
+  ASSERT_NE(loaded, nullptr) << error;
+
+  const Artifact &artifact = loaded->artifact;
+  EXPECT_EQ(artifact.facts.numLayers, toy::kLayers);
+  EXPECT_EQ(artifact.facts.hidden, toy::kHidden);
+  EXPECT_EQ(artifact.facts.numHeads, toy::kHeads);
+  EXPECT_EQ(artifact.facts.numKvHeads, toy::kKvHeads);
+  EXPECT_EQ(artifact.facts.headDim, toy::kHeadDim);
+  EXPECT_EQ(artifact.facts.vocab, toy::kVocab);
+  EXPECT_EQ(artifact.facts.maxContext, toy::kMaxContext);
+  EXPECT_EQ(artifact.facts.numSms, 4u);
+  EXPECT_EQ(artifact.facts.eosTokens, (std::vector<int64_t>{2, 5}));
+  EXPECT_EQ(artifact.facts.targetArch, "sm_90a");
+  EXPECT_EQ(artifact.facts.compilerVersion, "toy");
+  EXPECT_EQ(artifact.facts.kernelFingerprint, "");
+  EXPECT_FALSE(hasKernel(artifact));
+  EXPECT_EQ(artifact.scheduleBlob, built->artifact.scheduleBlob);
+  EXPECT_TRUE(std::equal(artifact.weightData.begin(), artifact.weightData.end(),
+                         built->weights.data.begin(), built->weights.data.end()));
+  for (const WeightEntry &entry : artifact.weights)
+    EXPECT_EQ(entry.offset % kWeightAlignment, 0u) << entry.name;
+
+  WeightTable weights = unpackWeights(artifact.weights, artifact.weightData);
+  WeightTable rounded = toy::roundedWeights(model.weights);
+  CpuExecutor executor(artifact.graph, artifact.schedule, weights,
+                       {.threaded = false, .checked = true});
+  toy::ToyReference reference(rounded);
+  for (int64_t token : {3, 17, 5, 36, 0, 22}) {
+    std::vector<float> actual = executor.step(token), expected = reference.step(token);
+    ASSERT_EQ(actual.size(), expected.size());
+    for (size_t i = 0; i < actual.size(); ++i)
+      EXPECT_LE(std::fabs(actual[i] - expected[i]), 1e-5f * std::max(1.0f, std::fabs(expected[i])));
+  }
+}
+
+TEST(Artifact, CarriesItsKernelWithItsFingerprint) {
+  toy::ToyModel model = toy::buildToyModel();
+  auto built = toy::buildToyArtifact(model, {.cubin = {1, 2, 3}, .ptx = "// ptx"});
+  std::string error;
+  auto loaded = load(toy::artifactBytes(built->artifact), error);
+  ASSERT_NE(loaded, nullptr) << error;
+  EXPECT_TRUE(hasKernel(loaded->artifact));
+  EXPECT_EQ(loaded->artifact.cubin, (std::vector<uint8_t>{1, 2, 3}));
+  EXPECT_EQ(loaded->artifact.ptx, "// ptx");
+  EXPECT_EQ(loaded->artifact.facts.kernelFingerprint, sha256Hex(std::vector<uint8_t>{1, 2, 3}));
+}
+
+TEST(Artifact, RefusesAFlippedBitInEverySection) {
+  toy::ToyModel model = toy::buildToyModel();
+  auto built = toy::buildToyArtifact(model, {.cubin = {1, 2, 3}, .ptx = "// ptx"});
+  std::vector<uint8_t> bytes = toy::artifactBytes(built->artifact);
+  std::string error;
+  auto file = MkFile::view(bytes, error);
+  ASSERT_NE(file, nullptr) << error;
+  for (const SectionEntry &entry : file->entries()) {
+    std::vector<uint8_t> flipped = bytes;
+    flipped[entry.offset + entry.size / 2] ^= 4;
+    expectContains(loadError(flipped), "checksum mismatch in section " +
+                                           sectionKindName(entry.kind) + " (bytes [" +
+                                           std::to_string(entry.offset));
+  }
+}
+
+TEST(Artifact, RefusesSectionsThatDisagree) {
+  expectContains(loadError(withSection(SectionKind::Schedule, [](auto &blob) { blob[200] ^= 1; })),
+                 "section SCHEDULE does not match the task graph");
+  expectContains(
+      loadError(withSection(SectionKind::Manifest, [](auto &bytes) { bytes.assign(9, 0xff); })),
+      "section MANIFEST: manifest: not a valid mk.format.Manifest message");
+  expectContains(
+      loadError(withSection(SectionKind::TaskGraph, [](auto &bytes) { bytes.resize(100); })),
+      "section TASKGRAPH: task graph: ");
+  expectContains(loadError(withSection(SectionKind::TaskGraph,
+                                       [](auto &bytes) {
+                                         TaskGraph graph;
+                                         Schedule schedule;
+                                         ASSERT_EQ(decodeTaskGraph(bytes, graph, schedule), "");
+                                         graph.tasks[5].waits.clear();
+                                         bytes = encodeTaskGraph(graph, schedule);
+                                       })),
+                 "section TASKGRAPH: the task graph does not validate: task 5");
+  // A norm's bits changed: the params the blob holds no longer match.
+  expectContains(loadError(withSection(SectionKind::Weights,
+                                       [](auto &bytes) {
+                                         for (uint8_t &byte : bytes)
+                                           byte ^= 0x01;
+                                       })),
+                 "section SCHEDULE does not match the task graph");
+  expectContains(
+      loadError(withSection(SectionKind::Weights, [](auto &bytes) { bytes.pop_back(); })),
+      "section WEIGHTS: ");
+  expectContains(loadError(withSection(SectionKind::Cubin, [](auto &bytes) { bytes = {7}; })),
+                 "the manifest records no kernel");
+
+  expectContains(loadError(withManifest([](Manifest &m) { m.facts.vocab += 1; })),
+                 "model configuration disagrees with the task graph");
+  expectContains(loadError(withManifest([](Manifest &m) { m.layout.tokenSlot += 2; })),
+                 "buffer layout disagrees with the schedule blob");
+  expectContains(loadError(withManifest([](Manifest &m) { m.facts.kernelFingerprint = "00"; })),
+                 "the kernel's fingerprint is ''");
+  expectContains(loadError(withManifest([](Manifest &m) { m.weights[0].offset = 1u << 30; })),
+                 "lies outside the WEIGHTS section");
+  expectContains(loadError(withManifest([](Manifest &m) { m.weights[1].offset += 1; })),
+                 "is not a multiple of 128 elements");
+  expectContains(loadError(withManifest([](Manifest &m) { m.weights.pop_back(); })),
+                 "is not in the weight index");
+  expectContains(loadError(withManifest([](Manifest &m) { m.facts.eosTokens = {toy::kVocab}; })),
+                 "EOS token 37 is outside the vocabulary");
+}
+
+TEST(Artifact, NeverCrashesOnCorruptSectionsWithValidChecksums) {
+  toy::ToyModel model = toy::buildToyModel();
+  auto built = toy::buildToyArtifact(model, {.cubin = {1, 2, 3}});
+  std::vector<OwnedSection> original = toy::sectionsOf(toy::artifactBytes(built->artifact));
+  std::mt19937_64 random(7);
+  for (SectionKind kind : {SectionKind::Manifest, SectionKind::TaskGraph, SectionKind::Schedule,
+                           SectionKind::Weights}) {
+    int refused = 0;
+    for (int trial = 0; trial < 300; ++trial) {
+      std::vector<OwnedSection> sections = original;
+      std::vector<uint8_t> &bytes = sectionIn(sections, kind);
+      for (int flips = 1 + static_cast<int>(random() % 4); flips > 0; --flips)
+        bytes[random() % bytes.size()] ^= static_cast<uint8_t>(1u << (random() % 8));
+      std::vector<uint8_t> file = toy::assemble(sections);
+      std::string error;
+      auto container = MkFile::view(file, error);
+      ASSERT_NE(container, nullptr) << error;
+      refused += loadArtifact(std::move(container), error) == nullptr;
+    }
+    EXPECT_GT(refused, 0) << sectionKindName(kind);
+  }
+}
+
+TEST(Sha256, MatchesTheStandardVectors) {
+  auto hash = [](const std::string &text) {
+    return sha256Hex(std::span(reinterpret_cast<const uint8_t *>(text.data()), text.size()));
+  };
+  EXPECT_EQ(hash(""), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+  EXPECT_EQ(hash("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  EXPECT_EQ(hash("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq"),
+            "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
+  EXPECT_EQ(hash(std::string(1000, 'a')),
+            "41edece42d63e8d9bf515a9ba6932e1c20cbc9f5a5d134645adb5db1b9737ea3");
+}
+
+} // namespace
+} // namespace mk

@@ -1,0 +1,116 @@
+// Code generation without a GPU: the generated source specializes the
+// toy graph's shapes (tests/unit/ToyTaskGraph.h: two attention shapes, qkv
+// biases, every epilogue), every include of the embedded device library
+// resolves inside it, ptxas's report is read, and, where NVRTC is
+// installed, the toy's kernel compiles without spills.
+#include "ToyTaskGraph.h"
+
+#include "codegen/KernelSource.h"
+#include "codegen/Megakernel.h"
+#include "codegen/PtxasReport.h"
+
+#include <gtest/gtest.h>
+
+#include <regex>
+#include <set>
+
+namespace mk {
+namespace {
+
+constexpr uint32_t kHopperSharedBytes = 227 * 1024;
+
+TEST(CodegenTest, SourceInstantiatesEveryShapeOfTheGraph) {
+  toy::ToyModel model = toy::buildToyModel();
+  auto source = generateKernelSource(model.graph, model.schedule, kHopperSharedBytes);
+  ASSERT_TRUE(static_cast<bool>(source)) << llvm::toString(source.takeError());
+  const std::string &text = source->text;
+  EXPECT_NE(text.find("#include \"codegen/device/Megakernel.cuh\""), std::string::npos);
+  EXPECT_NE(text.find("constexpr int kNumSms = 4;"), std::string::npos);
+  EXPECT_NE(text.find("constexpr int kVocab = " + std::to_string(toy::kVocab) + ";"),
+            std::string::npos);
+  EXPECT_NE(text.find("gemvTask<16, MK_EPILOGUE_SILU_MUL, true, false, kThreads>"),
+            std::string::npos);
+  EXPECT_NE(text.find("gemvTask<24, MK_EPILOGUE_RESIDUAL, false, false, kThreads>"),
+            std::string::npos);
+  EXPECT_NE(text.find("gemvTask<16, MK_EPILOGUE_NONE, true, true, kThreads>"), std::string::npos);
+  // Both layers' attention shapes, told apart by their rotary dimensions.
+  std::regex prepare("attentionPrepareTask<8, 2, ([0-9]+), kThreads>");
+  std::set<std::string> rotary;
+  for (auto it = std::sregex_iterator(text.begin(), text.end(), prepare); it != std::sregex_iterator();
+       ++it)
+    rotary.insert((*it)[1]);
+  EXPECT_EQ(rotary.size(), 2u);
+  EXPECT_NE(text.find("argmaxTask<kVocab, kThreads>"), std::string::npos);
+  EXPECT_EQ(source->threads, kMegakernelThreads);
+  EXPECT_GT(source->sharedBytes, 0u);
+  EXPECT_EQ(source->sharedBytes % 16, 0u);
+}
+
+TEST(CodegenTest, RefusesSharedMemoryPastTheTarget) {
+  toy::ToyModel model = toy::buildToyModel();
+  auto source = generateKernelSource(model.graph, model.schedule, kStaticSharedReserve + 64);
+  ASSERT_FALSE(static_cast<bool>(source));
+  EXPECT_NE(llvm::toString(source.takeError()).find("bytes of shared memory"), std::string::npos);
+}
+
+TEST(CodegenTest, RefusesUnknownArchitectures) {
+  toy::ToyModel model = toy::buildToyModel();
+  auto source = megakernelSource(model.graph, model.schedule, "sm_75");
+  ASSERT_FALSE(static_cast<bool>(source));
+  EXPECT_NE(llvm::toString(source.takeError()).find("supported: sm_80"), std::string::npos);
+}
+
+TEST(CodegenTest, EveryIncludeOfTheDeviceLibraryIsEmbedded) {
+  std::set<std::string> names;
+  for (const DeviceLibraryFile &file : deviceLibrary())
+    names.insert(file.name);
+  ASSERT_TRUE(names.count("codegen/device/Megakernel.cuh"));
+  std::regex include("#include \"([^\"]+)\"");
+  for (const DeviceLibraryFile &file : deviceLibrary()) {
+    std::string text = file.text;
+    for (auto it = std::sregex_iterator(text.begin(), text.end(), include);
+         it != std::sregex_iterator(); ++it)
+      EXPECT_TRUE(names.count((*it)[1])) << file.name << " includes " << (*it)[1];
+  }
+}
+
+TEST(CodegenTest, ReadsThePtxasReportOfTheKernel) {
+  const char *log = "ptxas info    : 24 bytes gmem\n"
+                    "ptxas info    : Function properties for helper\n"
+                    "    8 bytes stack frame, 4 bytes spill stores, 4 bytes spill loads\n"
+                    "ptxas info    : Compiling entry function 'mk_megakernel' for 'sm_90a'\n"
+                    "ptxas info    : Function properties for mk_megakernel\n"
+                    "    32 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads\n"
+                    "ptxas info    : Used 111 registers, used 1 barriers, 496 bytes smem, 400 "
+                    "bytes cmem[0]\n";
+  std::optional<PtxasReport> report = parsePtxasReport(log, "mk_megakernel");
+  ASSERT_TRUE(report.has_value());
+  EXPECT_EQ(report->registers, 111);
+  EXPECT_EQ(report->staticSharedBytes, 496);
+  EXPECT_EQ(report->stackFrameBytes, 32);
+  EXPECT_EQ(report->spillStoreBytes, 0);
+  EXPECT_EQ(report->spillLoadBytes, 0);
+  EXPECT_FALSE(parsePtxasReport("ptxas info    : 0 bytes gmem\n", "mk_megakernel").has_value());
+}
+
+TEST(CodegenTest, NvrtcCompilesTheToyKernelWithoutSpills) {
+  toy::ToyModel model = toy::buildToyModel();
+  auto kernel = compileMegakernel(model.graph, model.schedule);
+  if (!kernel) {
+    std::string error = llvm::toString(kernel.takeError());
+    if (error.find("NVRTC not found") != std::string::npos)
+      GTEST_SKIP() << error;
+    FAIL() << error;
+  }
+  EXPECT_GT(kernel->cubin.size(), 4u);
+  EXPECT_EQ(std::string(kernel->cubin.begin(), kernel->cubin.begin() + 4), "\x7f" "ELF");
+  EXPECT_NE(kernel->ptx.find(".entry mk_megakernel"), std::string::npos);
+  EXPECT_GT(kernel->registers, 0);
+  EXPECT_LE(kernel->registers, 65536 / kernel->threads);
+  EXPECT_EQ(kernel->spillBytes, 0);
+  EXPECT_GE(kernel->sharedBytes, kernel->dynamicSharedBytes);
+  EXPECT_GT(kernel->compileSeconds, 0);
+}
+
+} // namespace
+} // namespace mk

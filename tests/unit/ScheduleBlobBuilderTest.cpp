@@ -1,0 +1,253 @@
+// The schedule blob of the toy graph: the header counts what the graph
+// holds, every record says what its task or operation says, buffers get
+// disjoint aligned places in their arenas, the params hold the bf16-rounded
+// norms and biases, and what the blob cannot hold is refused by name.
+#include "ToyArtifact.h"
+
+#include "runtime/format/Bf16.h"
+#include "runtime/format/ScheduleBlobBuilder.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <map>
+
+namespace mk {
+namespace {
+
+template <class T>
+std::vector<T> records(const std::vector<uint8_t> &blob, uint64_t offset, size_t count) {
+  std::vector<T> out(count);
+  std::memcpy(out.data(), blob.data() + offset, count * sizeof(T));
+  return out;
+}
+
+struct ToyBlob {
+  toy::ToyModel model = toy::buildToyModel(4);
+  std::unique_ptr<BuiltArtifact> built = toy::buildToyArtifact(model);
+  const std::vector<uint8_t> &blob = built->artifact.scheduleBlob;
+  MkBlobHeader header = readBlobHeader(blob);
+
+  std::vector<MkOperationRecord> operations() const {
+    return records<MkOperationRecord>(blob, header.operationsOffset, header.numOperations);
+  }
+  std::vector<float> params() const {
+    return records<float>(blob, header.paramsOffset, header.numParams);
+  }
+  std::vector<float> rounded(const std::string &name) const {
+    std::vector<float> values = model.weights.find(name)->values;
+    for (float &value : values)
+      value = roundToBf16(value);
+    return values;
+  }
+};
+
+TEST(ScheduleBlob, HeaderCountsTheGraphAndRegionsFollowInOrder) {
+  ToyBlob toy;
+  const MkBlobHeader &h = toy.header;
+  EXPECT_EQ(h.magic, MK_BLOB_MAGIC);
+  EXPECT_EQ(h.version, MK_BLOB_VERSION);
+  EXPECT_EQ(h.numSms, 4u);
+  EXPECT_EQ(h.numTasks, toy.model.graph.tasks.size());
+  EXPECT_EQ(h.numEvents, toy.model.graph.events.size());
+  EXPECT_EQ(h.numOperations, toy.model.graph.operations.size());
+  EXPECT_EQ(h.maxContext, toy::kMaxContext);
+  EXPECT_EQ(h.vocab, uint64_t(toy::kVocab));
+  EXPECT_EQ(h.totalBytes, toy.blob.size());
+  uint64_t waits = 0;
+  for (const Task &task : toy.model.graph.tasks)
+    waits += task.waits.size();
+  EXPECT_EQ(h.numWaits, waits);
+
+  std::vector<std::pair<uint64_t, uint64_t>> regions = {
+      {h.queuesOffset, h.numSms * sizeof(MkQueue)},
+      {h.taskOrderOffset, h.numTasks * 4},
+      {h.tasksOffset, h.numTasks * sizeof(MkTaskRecord)},
+      {h.waitsOffset, h.numWaits * sizeof(MkWaitRecord)},
+      {h.eventsOffset, h.numEvents * sizeof(MkEventRecord)},
+      {h.operationsOffset, h.numOperations * sizeof(MkOperationRecord)},
+      {h.paramsOffset, h.numParams * 4}};
+  uint64_t end = sizeof(MkBlobHeader);
+  for (auto [offset, bytes] : regions) {
+    EXPECT_EQ(offset % 16, 0u);
+    EXPECT_GE(offset, end);
+    end = offset + bytes;
+  }
+  EXPECT_EQ(end, h.totalBytes);
+}
+
+TEST(ScheduleBlob, TaskQueueAndWaitRecordsAreTheSchedules) {
+  ToyBlob toy;
+  const MkBlobHeader &h = toy.header;
+  auto queues = records<MkQueue>(toy.blob, h.queuesOffset, h.numSms);
+  auto order = records<uint32_t>(toy.blob, h.taskOrderOffset, h.numTasks);
+  for (uint32_t sm = 0; sm < h.numSms; ++sm) {
+    const std::vector<uint32_t> &queue = toy.model.schedule.queues[sm];
+    ASSERT_EQ(queues[sm].count, queue.size());
+    EXPECT_TRUE(std::equal(queue.begin(), queue.end(), order.begin() + queues[sm].first));
+  }
+  auto tasks = records<MkTaskRecord>(toy.blob, h.tasksOffset, h.numTasks);
+  auto waits = records<MkWaitRecord>(toy.blob, h.waitsOffset, h.numWaits);
+  for (const Task &task : toy.model.graph.tasks) {
+    const MkTaskRecord &record = tasks[task.id];
+    EXPECT_EQ(record.kind, static_cast<uint8_t>(task.kind));
+    EXPECT_EQ(record.op, task.op);
+    EXPECT_EQ(record.begin, task.begin);
+    EXPECT_EQ(record.end, task.end);
+    EXPECT_EQ(record.trigger, task.trigger);
+    ASSERT_EQ(record.numWaits, task.waits.size());
+    for (size_t w = 0; w < task.waits.size(); ++w) {
+      EXPECT_EQ(waits[record.firstWait + w].event, task.waits[w].event);
+      EXPECT_EQ(waits[record.firstWait + w].stepOffset, task.waits[w].stepOffset);
+    }
+  }
+  auto events = records<MkEventRecord>(toy.blob, h.eventsOffset, h.numEvents);
+  for (const Event &event : toy.model.graph.events)
+    EXPECT_EQ(events[event.id].triggerCount, event.triggerCount);
+}
+
+TEST(ScheduleBlob, BuffersGetDisjointAlignedPlacesInTheirArenas) {
+  ToyBlob toy;
+  const TaskGraph &graph = toy.model.graph;
+  auto operations = toy.operations();
+  std::map<uint32_t, uint64_t> activation, kv; // buffer -> offset
+  auto place = [&](std::map<uint32_t, uint64_t> &arena, uint32_t buffer, uint64_t offset) {
+    auto [it, inserted] = arena.emplace(buffer, offset);
+    EXPECT_EQ(it->second, offset) << "buffer " << graph.buffers[buffer].name << " has two places";
+  };
+  for (size_t i = 0; i < graph.operations.size(); ++i) {
+    const Operation &op = graph.operations[i];
+    const MkOperationRecord &record = operations[i];
+    place(activation, op.input, record.input);
+    place(activation, op.output, record.output);
+    if (op.epilogue == Epilogue::Residual)
+      place(activation, op.residual, record.residual);
+    else
+      EXPECT_EQ(record.residual, MK_NO_OFFSET);
+    if (op.kind == OpKind::Attention) {
+      place(activation, op.roped, record.roped);
+      place(activation, op.partials, record.partials);
+      place(kv, op.keyCache, record.keyCache);
+      place(kv, op.valueCache, record.valueCache);
+    }
+  }
+  EXPECT_EQ(activation[graph.tokenBuffer], toy.header.tokenSlot);
+  EXPECT_EQ(activation[graph.logitsBuffer], toy.header.logitsOffset);
+  for (auto [arena, total] : {std::pair{&activation, toy.header.activationElements},
+                              std::pair{&kv, toy.header.kvElements}}) {
+    std::vector<std::pair<uint64_t, uint64_t>> ranges;
+    for (auto [buffer, offset] : *arena) {
+      uint64_t elements =
+          graph.buffers[buffer].kind == BufferKind::Token ? 2 : graph.buffers[buffer].elements;
+      EXPECT_EQ(offset % kArenaAlignment, 0u) << graph.buffers[buffer].name;
+      ranges.push_back({offset, offset + elements});
+    }
+    std::sort(ranges.begin(), ranges.end());
+    for (size_t i = 0; i < ranges.size(); ++i) {
+      EXPECT_LE(ranges[i].second, total);
+      if (i > 0)
+        EXPECT_LE(ranges[i - 1].second, ranges[i].first);
+    }
+  }
+}
+
+TEST(ScheduleBlob, ParamsHoldTheRoundedNormsBiasesAndFrequencies) {
+  ToyBlob toy;
+  const TaskGraph &graph = toy.model.graph;
+  auto operations = toy.operations();
+  std::vector<float> params = toy.params();
+  auto at = [&](uint64_t offset, size_t count) {
+    EXPECT_EQ(offset % kParamsAlignment, 0u);
+    return std::vector<float>(params.begin() + offset, params.begin() + offset + count);
+  };
+  int biased = 0, normed = 0, rotated = 0;
+  for (size_t i = 0; i < graph.operations.size(); ++i) {
+    const Operation &op = graph.operations[i];
+    const MkOperationRecord &record = operations[i];
+    if (!op.norm.name.empty()) {
+      EXPECT_EQ(at(record.norm, op.norm.rows), toy.rounded(op.norm.name)) << op.name;
+      ++normed;
+    }
+    if (!op.biases.empty()) {
+      std::vector<float> stacked;
+      for (const WeightRef &bias : op.biases) {
+        std::vector<float> values = toy.rounded(bias.name);
+        stacked.insert(stacked.end(), values.begin(), values.end());
+      }
+      EXPECT_EQ(at(record.bias, stacked.size()), stacked) << op.name;
+      ++biased;
+    } else {
+      EXPECT_EQ(record.bias, MK_NO_OFFSET);
+    }
+    if (!op.qNorm.name.empty())
+      EXPECT_EQ(at(record.qNorm, op.qNorm.rows), toy.rounded(op.qNorm.name));
+    if (!op.invFreq.empty()) {
+      EXPECT_EQ(at(record.invFreq, op.invFreq.size()), op.invFreq);
+      ++rotated;
+    }
+    for (size_t w = 0; w < MK_MAX_GEMV_WEIGHTS; ++w) {
+      if (w >= op.weights.size()) {
+        EXPECT_EQ(record.weights[w], MK_NO_OFFSET);
+        continue;
+      }
+      auto entry =
+          std::find_if(toy.built->artifact.weights.begin(), toy.built->artifact.weights.end(),
+                       [&](const WeightEntry &e) { return e.name == op.weights[w].name; });
+      ASSERT_NE(entry, toy.built->artifact.weights.end());
+      EXPECT_EQ(record.weights[w], entry->offset);
+      EXPECT_EQ(record.weightRows[w], entry->rows);
+    }
+  }
+  EXPECT_GT(biased, 0);
+  EXPECT_GT(normed, 0);
+  EXPECT_EQ(rotated, 2);
+}
+
+TEST(ScheduleBlob, IsTheSameBytesEveryTime) {
+  ToyBlob first, second;
+  EXPECT_EQ(first.blob, second.blob);
+}
+
+TEST(ScheduleBlob, RefusesWhatItCannotHold) {
+  toy::ToyModel model = toy::buildToyModel(4);
+  auto built = toy::buildToyArtifact(model);
+  auto params = [&](const std::string &name) { return model.weights.find(name)->values; };
+  auto message = [&](const TaskGraph &graph, const std::vector<WeightEntry> &index,
+                     const std::function<std::vector<float>(const std::string &)> &small) {
+    try {
+      buildScheduleBlob(graph, model.schedule, index, small);
+    } catch (const ScheduleBlobError &error) {
+      return std::string(error.what());
+    }
+    return std::string();
+  };
+
+  std::vector<WeightEntry> missing = built->artifact.weights;
+  missing.erase(std::find_if(missing.begin(), missing.end(),
+                             [](const WeightEntry &e) { return e.name == "lm_head"; }));
+  EXPECT_NE(
+      message(model.graph, missing, params).find("'lm_head', which is not in the weight index"),
+      std::string::npos);
+
+  std::vector<WeightEntry> reshaped = built->artifact.weights;
+  for (WeightEntry &entry : reshaped)
+    if (entry.name == "lm_head")
+      entry.rows += 1;
+  EXPECT_NE(message(model.graph, reshaped, params).find("weight 'lm_head' is ["),
+            std::string::npos);
+
+  EXPECT_NE(message(model.graph, built->artifact.weights,
+                    [](const std::string &) { return std::vector<float>(3); })
+                .find("has 3 values"),
+            std::string::npos);
+
+  TaskGraph stacked = model.graph;
+  for (Operation &op : stacked.operations)
+    if (op.kind == OpKind::Gemv && op.name == "lm_head")
+      op.weights.resize(MK_MAX_GEMV_WEIGHTS + 1, op.weights[0]);
+  EXPECT_NE(message(stacked, built->artifact.weights, params).find("stacks 5 weights"),
+            std::string::npos);
+}
+
+} // namespace
+} // namespace mk
