@@ -123,8 +123,8 @@ __device__ inline void raiseError(const TaskContext &context, unsigned code, lon
   __threadfence();
 }
 
-// The stacked weight row `row` of a gemv or the row of a table: which of the
-// operation's weights holds it, and where. nullptr past the last weight.
+// Row `row` of a gemv's weights stacked by rows: which of the operation's
+// weights holds it, and where. nullptr past the last weight.
 template <int kInput>
 __device__ __forceinline__ const unsigned short *
 stackedRow(const TaskContext &context, const MkOperationRecord &op, unsigned long long row) {

@@ -84,6 +84,8 @@ __device__ __forceinline__ void copyRecord(Record &into, const Record &from, int
 
 template <class Tasks, int kThreads>
 __device__ void runMegakernel(const MkKernelArgs &args) {
+  static_assert(kThreads % kWarpSize == 0 && kThreads >= 2 * kWarpSize,
+                "whole warps, and a second one to copy records while the first waits");
   extern __shared__ float4 dynamicShared[];
   __shared__ MkTaskRecord task;
   __shared__ MkOperationRecord operation;

@@ -57,7 +57,7 @@ typedef struct MkBlobHeader {
   mk_u64 activationElements; /* f32 elements of the activation arena */
   mk_u64 kvElements;         /* f32 elements of the KV arena at the compiled maxContext */
   mk_i64 maxContext;
-  mk_u64 tokenSlot;   /* activation-arena element holding the current token, as a float's bits: see MkOperationRecord */
+  mk_u64 tokenSlot;   /* activation-arena element where the current token starts: an int64 over two f32 elements */
   mk_u64 logitsOffset, vocab; /* activation-arena offset and length of the logits */
   /* byte offsets from the start of the blob */
   mk_u64 queuesOffset, taskOrderOffset, tasksOffset, waitsOffset, eventsOffset, operationsOffset,
