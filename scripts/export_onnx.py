@@ -218,6 +218,9 @@ def main():
     ap.add_argument("--device", default="cpu", help="where to run the export (cpu, cuda)")
     ap.add_argument("--hf-logits", help="also save HF transformers' teacher-forced logits here")
     ap.add_argument("--tokens", default="1,7,42,3,99,5,11,64,2,17,33,8")
+    ap.add_argument("--round-weights-bf16", action="store_true",
+                    help="round the weights to bf16 values (kept in f32) first, so that "
+                         "a bf16 .mk and the f32 references hold the same numbers")
     a = ap.parse_args()
     if a.fixtures:
         failures = make_fixtures(a.fixtures, a.only)
@@ -237,6 +240,10 @@ def main():
     else:
         model = transformers.AutoModelForCausalLM.from_pretrained(
             a.model, torch_dtype=torch.float32, attn_implementation="sdpa").eval()
+    if a.round_weights_bf16:
+        with torch.no_grad():
+            for p in model.parameters():
+                p.copy_(p.to(torch.bfloat16).to(p.dtype))
     if a.hf_logits:
         np.save(a.hf_logits, hf_logits(model, [int(t) for t in a.tokens.split(",")]))
     model = model.to(device=a.device, dtype=dtype)
