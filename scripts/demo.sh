@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # The main job on the bundled example: import a Llama-3-style ONNX model into
 # mk IR, run it token by token with mkc's reference interpreter, and check its
-# logits against onnxruntime's; then compile it to a .mk file and run that
-# with mkrun on the CPU (bf16 weights, so within 2e-2).
+# logits against onnxruntime's; then compile it to a .mk file, inspect its
+# task graph and schedule, and run it with mkrun: generation on the GPU if
+# there is one (else the CPU executor), and teacher-forced logits on the CPU
+# executor checked against onnxruntime (bf16 weights, so within 2e-2).
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -44,8 +46,11 @@ step "mkc against onnxruntime"
 step "mkc compile --emit=mk: the compiled model in one file -> $ARTIFACT"
 "$MKC" compile "$MODEL" --emit=mk -o "$ARTIFACT" --max-context=64
 
-step "mkrun --device cpu: 16 new tokens after 1,2,3"
-"$MKRUN" "$ARTIFACT" --device cpu --prompt-tokens 1,2,3 -n 16
+step "mkc inspect $ARTIFACT: the task graph and the schedule"
+"$MKC" inspect "$ARTIFACT"
+
+step "mkrun --device auto (the GPU if there is one, else the CPU executor): 16 new tokens after 1,2,3"
+"$MKRUN" "$ARTIFACT" --device auto --prompt-tokens 1,2,3 -n 16
 
 step "mkrun --device cpu: logits of tokens $TOKENS -> $MKRUN_LOGITS, against onnxruntime"
 "$MKRUN" "$ARTIFACT" --device cpu --tokens "$TOKENS" --logits "$MKRUN_LOGITS"
