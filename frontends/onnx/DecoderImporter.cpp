@@ -57,7 +57,7 @@ bool isIntegerType(int onnxType) {
 
 } // namespace
 
-GraphImporter::GraphImporter(mlir::MLIRContext &context, const LoadedModel &model,
+GraphImporter::GraphImporter(mlir::MLIRContext &context, LoadedModel &model,
                              WeightTable &weights, int64_t pastLength)
     : builder(&context), loc(builder.getUnknownLoc()), model(model), weights(weights),
       pastLength(pastLength) {
@@ -269,10 +269,14 @@ void GraphImporter::declareInputs() {
   positions->value = function.getArgument(1);
   values["position_ids"] = positions;
 
-  for (const auto &init : graph.initializer()) {
+  // Decoded values replace the protobuf's bytes, so a model is held once.
+  auto *initializers = model.proto.mutable_graph()->mutable_initializer();
+  for (onnx::TensorProto &init : *initializers) {
     Tensor tensor = decodeTensor(init, model.directory, "initializer '" + init.name() + "'");
     tensor.origin = init.name();
     values[init.name()] = constant(std::move(tensor));
+    init.clear_raw_data();
+    init.clear_float_data();
   }
 }
 
@@ -409,8 +413,21 @@ void GraphImporter::checkOutputs() {
 
 mlir::OwningOpRef<mlir::ModuleOp> GraphImporter::run() {
   declareInputs();
+  // A value no later node reads is dropped, so that a weight's initializer is
+  // freed once its copy is in the weight table: the import then holds the
+  // model about once, not twice.
+  std::map<std::string, int64_t> readsLeft;
   for (const auto &node : model.proto.graph().node())
+    for (const std::string &input : node.input())
+      ++readsLeft[input];
+  for (const auto &output : model.proto.graph().output())
+    ++readsLeft[output.name()];
+  for (const auto &node : model.proto.graph().node()) {
     importNode(node);
+    for (const std::string &input : node.input())
+      if (!input.empty() && --readsLeft[input] == 0)
+        values.erase(input);
+  }
   checkOutputs();
   if (mlir::failed(mlir::verify(*module)))
     fail("the recognized mk IR does not verify (see the diagnostics above)");

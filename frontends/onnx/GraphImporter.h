@@ -41,7 +41,7 @@ struct AttentionRecord {
 
 class GraphImporter {
 public:
-  GraphImporter(mlir::MLIRContext &context, const LoadedModel &model, WeightTable &weights,
+  GraphImporter(mlir::MLIRContext &context, LoadedModel &model, WeightTable &weights,
                 int64_t pastLength);
 
   // Runs the whole graph; throws ImportError.
@@ -68,7 +68,7 @@ private:
   void checkOutputs();
   const Symbolic &lookup(const std::string &name, const onnx::NodeProto &node) const;
 
-  const LoadedModel &model;
+  LoadedModel &model;
   WeightTable &weights;
   int64_t pastLength;
   mlir::OwningOpRef<mlir::ModuleOp> module;
