@@ -135,16 +135,32 @@ int parseArguments(int argc, char **argv, CompileArguments &options) {
   return 0;
 }
 
-// The levels past the IR print text about the task graph, not a module.
-int emitTasks(mlir::MLIRContext &context, const CompileArguments &options) {
+llvm::Expected<CompiledModel> compileWith(mlir::MLIRContext &context,
+                                          const CompileArguments &options) {
   CompileOptions pipeline = options.pipeline;
   pipeline.printIrAfterAll = options.printIrAfterAll;
-  auto compiled = compileToSchedule(context, options.model, pipeline);
+  return compileToSchedule(context, options.model, pipeline);
+}
+
+// Writes `text` to `path` ("-": stdout) only once it is complete.
+int writeOutput(const std::string &path, llvm::StringRef text) {
+  std::string error;
+  auto output = mlir::openOutputFile(path, &error);
+  if (!output)
+    return refuse(error);
+  output->os() << text;
+  output->keep();
+  return 0;
+}
+
+// The levels past the IR print text about the task graph, not a module.
+int emitTasks(mlir::MLIRContext &context, const CompileArguments &options) {
+  auto compiled = compileWith(context, options);
   if (!compiled)
     return refuse(llvm::toString(compiled.takeError()));
   bool scheduled = *options.emit == EmitLevel::Schedule;
   std::ostringstream text;
-  printSummary(text, compiled->tasks, pipeline.target, &compiled->dependencies,
+  printSummary(text, compiled->tasks, options.pipeline.target, &compiled->dependencies,
                scheduled ? &compiled->schedule : nullptr);
   text << "\n";
   if (scheduled)
@@ -152,20 +168,12 @@ int emitTasks(mlir::MLIRContext &context, const CompileArguments &options) {
   else
     printTaskListing(text, compiled->tasks);
 
-  std::string error;
-  auto output = mlir::openOutputFile(options.output, &error);
-  if (!output)
-    return refuse(error);
-  output->os() << text.str();
-  output->keep();
-  return 0;
+  return writeOutput(options.output, text.str());
 }
 
 // The megakernel: its source, or its CUBIN with ptxas's account on stderr.
 int emitKernel(mlir::MLIRContext &context, const CompileArguments &options) {
-  CompileOptions pipeline = options.pipeline;
-  pipeline.printIrAfterAll = options.printIrAfterAll;
-  auto compiled = compileToSchedule(context, options.model, pipeline);
+  auto compiled = compileWith(context, options);
   if (!compiled)
     return refuse(llvm::toString(compiled.takeError()));
   std::string text;
@@ -187,22 +195,14 @@ int emitKernel(mlir::MLIRContext &context, const CompileArguments &options) {
         compiled->schedule.numSms);
     text.assign(kernel->cubin.begin(), kernel->cubin.end());
   }
-  std::string error;
-  auto output = mlir::openOutputFile(options.output, &error);
-  if (!output)
-    return refuse(error);
-  output->os() << text;
-  output->keep();
-  return 0;
+  return writeOutput(options.output, text);
 }
 
 // The artifact: the schedule, its weights in bf16, the model's facts and
 // the kernel. Without NVRTC the file is still useful, on the CPU, so its
 // absence is a note; a kernel that fails to compile is an error.
 int emitArtifact(mlir::MLIRContext &context, const CompileArguments &options) {
-  CompileOptions pipeline = options.pipeline;
-  pipeline.printIrAfterAll = options.printIrAfterAll;
-  auto compiled = compileToSchedule(context, options.model, pipeline);
+  auto compiled = compileWith(context, options);
   if (!compiled)
     return refuse(llvm::toString(compiled.takeError()));
   ArtifactOptions artifact;
