@@ -74,6 +74,8 @@ std::optional<double> plainRopeBase(const std::vector<float> &inv, int64_t rotar
   return theta;
 }
 
+} // namespace
+
 // Rotary embedding of a heads x head_dim activation with the given
 // frequencies (rotary_dim / 2 of them).
 Symbolic emitRotary(GraphImporter &importer, const onnx::NodeProto &node, mlir::Value input,
@@ -94,6 +96,8 @@ Symbolic emitRotary(GraphImporter &importer, const onnx::NodeProto &node, mlir::
       interleaved ? b.getUnitAttr() : nullptr);
   return importer.activation(rotary.getResult(), shape);
 }
+
+namespace {
 
 Symbolic emitLinear(GraphImporter &importer, const onnx::NodeProto &node, const Symbolic &x,
                     const Tensor &weight, bool weightIsOutIn, const Tensor *bias) {
@@ -146,6 +150,12 @@ Symbolic foldBias(GraphImporter &importer, const onnx::NodeProto &node, const Sy
 
 Outputs add(GraphImporter &importer, const onnx::NodeProto &node, const Inputs &inputs) {
   Symbolic result = eitherOrder(inputs, [&](const Symbolic &a, const Symbolic &b) -> Symbolic {
+    if (isKind(a, Kind::Position) && scalarOf(b)) {
+      auto value = derived(a, Kind::Position);
+      value->positionOffset += static_cast<int64_t>(*scalarOf(b));
+      value->shape = broadcastOrFail(node, a, b);
+      return value;
+    }
     if (isKind(a, Kind::MeanSquare) && scalarOf(b)) {
       auto value = derived(a, Kind::MeanSquareEps);
       value->eps = static_cast<float>(*scalarOf(b));
@@ -263,6 +273,8 @@ Outputs mul(GraphImporter &importer, const onnx::NodeProto &node, const Inputs &
     case Kind::Position:
       // pos[..., None] * inv_freq
       if (isKind(b, Kind::Constant) && constantOf(b).kind == ElementKind::Float) {
+        if (a->positionOffset != 0)
+          failAt(node, "rotary angles of a position other than the token's own");
         auto value = derived(a, Kind::Angles);
         value->freqs = constantOf(b).floats;
         value->shape = broadcastOrFail(node, a, b);
@@ -278,6 +290,38 @@ Outputs mul(GraphImporter &importer, const onnx::NodeProto &node, const Inputs &
   if (!result)
     failAt(node, "multiplies values the importer does not understand");
   return {result};
+}
+
+// pos + k - k' and the like, where positions come from the mask's length.
+Outputs sub(GraphImporter &, const onnx::NodeProto &node, const Inputs &inputs) {
+  const Symbolic &a = inputs.at(0), &b = inputs.at(1);
+  if (isKind(a, Kind::Position) && scalarOf(b)) {
+    auto value = derived(a, Kind::Position);
+    value->positionOffset -= static_cast<int64_t>(*scalarOf(b));
+    value->shape = broadcastOrFail(node, a, b);
+    return {value};
+  }
+  failAt(node, "subtracts values the importer does not understand");
+}
+
+// The sum of the all-ones attention mask: the number of positions so far.
+Outputs reduceSum(GraphImporter &, const onnx::NodeProto &node, const Inputs &inputs) {
+  const Symbolic &mask = inputs.at(0);
+  if (!isKind(mask, Kind::AttentionMask))
+    failAt(node, "understood only as the length of the attention mask");
+  std::vector<int64_t> axes = intsAttribute(node, "axes");
+  if (inputs.size() > 1 && inputs[1]) {
+    if (!isKind(inputs[1], Kind::Constant))
+      failAt(node, "axes must be constant");
+    axes = constantOf(inputs[1]).asInts();
+  }
+  if (axes.size() != 1 || normalizeAxis(axes[0], 2) != 1)
+    failAt(node, "sums the attention mask other than over its positions");
+  auto value = derived(mask, Kind::Position);
+  value->positionOffset = 1;
+  value->shape = intAttribute(node, "keepdims", 1) ? std::vector<int64_t>{1, 1}
+                                                   : std::vector<int64_t>{1};
+  return {value};
 }
 
 Outputs div(GraphImporter &, const onnx::NodeProto &node, const Inputs &inputs) {
@@ -372,6 +416,8 @@ Outputs matMul(GraphImporter &importer, const onnx::NodeProto &node, const Input
   // inv_freq[:, None] @ pos[None, :]: the rotary angles.
   if (isKind(a, Kind::Constant) && isKind(b, Kind::Position) && !a->shape.empty() &&
       a->shape.back() == 1) {
+    if (b->positionOffset != 0)
+      failAt(node, "rotary angles of a position other than the token's own");
     auto value = derived(b, Kind::Angles);
     value->freqs = constantOf(a).floats;
     value->shape = a->shape;
@@ -421,6 +467,8 @@ Outputs skipRmsNormalization(GraphImporter &importer, const onnx::NodeProto &nod
   return {normalized, nullptr, nullptr, summed};
 }
 
+} // namespace
+
 // Frequencies from cos/sin tables indexed by position: the angle at
 // position 1 is the frequency itself.
 std::vector<float> freqsFromTables(const onnx::NodeProto &node, const Tensor &cos,
@@ -433,6 +481,8 @@ std::vector<float> freqsFromTables(const onnx::NodeProto &node, const Tensor &co
                                              cos.floats[cos.shape[1] + i]));
   return freqs;
 }
+
+namespace {
 
 // ONNX RotaryEmbedding (opset 23) and com.microsoft RotaryEmbedding.
 Outputs rotaryEmbedding(GraphImporter &importer, const onnx::NodeProto &node,
@@ -472,6 +522,8 @@ Outputs rotaryEmbedding(GraphImporter &importer, const onnx::NodeProto &node,
 void addArithmeticRules(std::map<std::string, Rule> &rules) {
   rules["Add"] = add;
   rules["Mul"] = mul;
+  rules["Sub"] = sub;
+  rules["ReduceSum"] = reduceSum;
   rules["Div"] = div;
   rules["Pow"] = pow;
   rules["Sqrt"] = sqrt;
@@ -485,6 +537,7 @@ void addArithmeticRules(std::map<std::string, Rule> &rules) {
   rules["Gemm"] = gemm;
   rules["RMSNormalization"] = rmsNormalization;
   rules["RotaryEmbedding"] = rotaryEmbedding;
+  rules["SimplifiedLayerNormalization"] = rmsNormalization;
   rules["com.microsoft:SimplifiedLayerNormalization"] = rmsNormalization;
   rules["com.microsoft:SkipSimplifiedLayerNormalization"] = skipRmsNormalization;
   rules["com.microsoft:RotaryEmbedding"] = rotaryEmbedding;

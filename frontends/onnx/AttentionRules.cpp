@@ -146,6 +146,49 @@ Outputs attentionOp(GraphImporter &importer, const onnx::NodeProto &node, const 
   return outputs;
 }
 
+// com.microsoft GroupQueryAttention, as onnxruntime-genai's builder emits it
+// for a decode step: separate q, k, v of this token, the past caches, the
+// position as seqlens_k, and optionally the rotary embedding inside.
+Outputs groupQueryAttention(GraphImporter &importer, const onnx::NodeProto &node,
+                            const Inputs &inputs) {
+  auto input = [&](size_t i) { return inputs.size() > i ? inputs[i] : nullptr; };
+  const Symbolic &q = inputs.at(0);
+  int64_t heads = intAttribute(node, "num_heads", 0);
+  if (!isKind(q, Kind::Activation) || heads <= 0 || q->numElements() % heads != 0)
+    failAt(node, "the query is not an activation of num_heads heads");
+  if (!input(1) || !input(2))
+    failAt(node, "a packed q|k|v query is not supported yet");
+  if (intAttribute(node, "local_window_size", -1) != -1)
+    failAt(node, "sliding-window attention is not supported");
+  if (floatAttribute(node, "softcap", 0.0f) != 0.0f)
+    failAt(node, "attention softcap is not supported yet");
+  Symbolic seqlens = input(5);
+  if (!isKind(seqlens, Kind::Position) || seqlens->positionOffset != 0)
+    failAt(node, "seqlens_k must be the number of past tokens, taken from the attention mask");
+  int64_t headDim = q->numElements() / heads;
+
+  mlir::Value query = q->value, key = input(1)->value;
+  if (!isKind(input(1), Kind::Activation) || !isKind(input(2), Kind::Activation))
+    failAt(node, "key and value must be this token's activations");
+  if (intAttribute(node, "do_rotary", 0)) {
+    if (!isKind(input(7), Kind::Constant) || !isKind(input(8), Kind::Constant))
+      failAt(node, "do_rotary needs constant cos/sin caches");
+    std::vector<float> freqs = freqsFromTables(node, constantOf(input(7)), constantOf(input(8)));
+    bool interleaved = intAttribute(node, "rotary_interleaved", 0) != 0;
+    query = emitRotary(importer, node, query, q->shape, headDim, freqs, interleaved)->value;
+    key = emitRotary(importer, node, key, input(1)->shape, headDim, freqs, interleaved)->value;
+  }
+  auto keys = sequenceOperand(node, importer.activation(key, input(1)->shape), input(3));
+  auto values = sequenceOperand(node, input(2), input(4));
+  keys->isKey = true;
+  values->isKey = false;
+  double scale = hasAttribute(node, "scale") ? floatAttribute(node, "scale", 0.0f)
+                                             : 1.0 / std::sqrt(static_cast<double>(headDim));
+  mlir::Value result =
+      emitAttention(importer, node, query, *keys, *values, heads, headDim, scale);
+  return {importer.activation(result, q->shape), keys, values};
+}
+
 } // namespace
 
 Outputs attentionMatMul(GraphImporter &importer, const onnx::NodeProto &node,
@@ -193,6 +236,7 @@ Outputs attentionMatMul(GraphImporter &importer, const onnx::NodeProto &node,
 void addAttentionRules(std::map<std::string, Rule> &rules) {
   rules["Softmax"] = softmax;
   rules["Attention"] = attentionOp;
+  rules["com.microsoft:GroupQueryAttention"] = groupQueryAttention;
 }
 
 } // namespace mk::onnx_import

@@ -171,7 +171,7 @@ void GraphImporter::declareInputs() {
     std::vector<int64_t> shape;
   };
   std::vector<PastInput> pasts;
-  bool haveTokens = false, havePositions = false;
+  bool haveTokens = false, havePositions = false, haveMask = false;
   for (const auto &input : graph.input()) {
     const std::string &name = input.name();
     if (initializerNames.count(name))
@@ -197,6 +197,7 @@ void GraphImporter::declareInputs() {
                          : elementType == onnx::TensorProto::BOOL ? ElementKind::Bool
                                                                   : ElementKind::Float;
       values[name] = constant(Tensor::filled(kind, {1, pastLength + 1}, 1.0));
+      haveMask = true;
       continue;
     } else if (auto cache = parseCacheName(name, "past_key_values")) {
       const auto &dims = tensorType.shape().dim();
@@ -219,8 +220,17 @@ void GraphImporter::declareInputs() {
   }
   if (!haveTokens)
     fail("the graph has no 'input_ids' input");
-  if (!havePositions)
-    fail("the graph has no 'position_ids' input; export the model with position_ids");
+  if (!havePositions && !haveMask)
+    fail("the graph has neither 'position_ids' nor 'attention_mask': the position of a token "
+         "cannot be known");
+  if (!havePositions) {
+    // Positions then come from the mask's length (onnxruntime-genai's graphs):
+    // the mask stays symbolic so that they are not folded to one number.
+    auto mask = std::make_shared<SymbolicValue>();
+    mask->kind = SymbolicKind::AttentionMask;
+    mask->shape = {1, pastLength + 1};
+    values["attention_mask"] = mask;
+  }
   if (pasts.empty())
     fail("the graph has no past_key_values.N.key/value inputs; export it with a KV cache");
 
@@ -265,9 +275,15 @@ void GraphImporter::declareInputs() {
   auto tokens = std::make_shared<SymbolicValue>(*values["input_ids"]);
   tokens->value = function.getArgument(0);
   values["input_ids"] = tokens;
-  auto positions = std::make_shared<SymbolicValue>(*values["position_ids"]);
-  positions->value = function.getArgument(1);
-  values["position_ids"] = positions;
+  if (havePositions) {
+    auto positions = std::make_shared<SymbolicValue>(*values["position_ids"]);
+    positions->value = function.getArgument(1);
+    values["position_ids"] = positions;
+  } else {
+    auto mask = std::make_shared<SymbolicValue>(*values["attention_mask"]);
+    mask->value = function.getArgument(1);
+    values["attention_mask"] = mask;
+  }
 
   // Decoded values replace the protobuf's bytes, so a model is held once.
   auto *initializers = model.proto.mutable_graph()->mutable_initializer();
@@ -326,6 +342,12 @@ void GraphImporter::importNode(const onnx::NodeProto &node) {
     for (Tensor &result : foldConstantNode(node, tensors))
       outputs.push_back(constant(std::move(result)));
   } else {
+    bool readsMask = std::any_of(inputs.begin(), inputs.end(), [](const Symbolic &input) {
+      return isKind(input, SymbolicKind::AttentionMask);
+    });
+    if (readsMask && op != "ReduceSum")
+      failAt(node, "without position_ids, the attention mask may only give the positions (its "
+                   "length), but this graph uses it otherwise; export the model with position_ids");
     std::string key = standardDomain ? op : node.domain() + ":" + op;
     auto rule = rules.find(key);
     if (rule == rules.end()) {

@@ -31,6 +31,15 @@ void addLayoutRules(std::map<std::string, Rule> &rules);
 void addArithmeticRules(std::map<std::string, Rule> &rules);
 void addAttentionRules(std::map<std::string, Rule> &rules);
 
+// Rotary embedding of a heads x head_dim activation with rotary_dim / 2
+// frequencies (ArithmeticRules.cpp).
+Symbolic emitRotary(GraphImporter &importer, const onnx::NodeProto &node, mlir::Value input,
+                    std::vector<int64_t> shape, int64_t headDim, const std::vector<float> &inv,
+                    bool interleaved);
+// Frequencies of cos/sin tables indexed by position (ArithmeticRules.cpp).
+std::vector<float> freqsFromTables(const onnx::NodeProto &node, const Tensor &cos,
+                                   const Tensor &sin);
+
 // MatMul on attention's operands: q.k^T and softmax(..).v (AttentionRules.cpp).
 std::vector<Symbolic> attentionMatMul(GraphImporter &importer, const onnx::NodeProto &node,
                                       const Inputs &inputs);

@@ -24,7 +24,8 @@ namespace mk::onnx_import {
 enum class SymbolicKind {
   Constant,       // constant: a folded Tensor
   Token,          // input_ids
-  Position,       // position_ids (integer, or after a Cast to float)
+  Position,       // position_ids (integer, or after a Cast to float), plus positionOffset
+  AttentionMask,  // the all-ones mask of length pos + 1, when positions come from it
   PastCache,      // past_key_values.N.key/value
   KvSequence,     // the past cache with this step's key or value appended
   Activation,     // an mk SSA value (a vector of the hidden stream, a head's q, ...)
@@ -67,6 +68,7 @@ struct SymbolicValue {
   float eps = 0.0f;       // MeanSquareEps..Normalized
   double scale = 1.0;     // ScaledActivation, KvSequence, Scores; Trig amplitude
   bool isFloat = false;   // Position: cast to a float type
+  int64_t positionOffset = 0; // Position: the value is pos + positionOffset
   std::vector<float> freqs; // Angles, Trig, RopeCos, RopeSin
   bool isCos = false;     // Trig
   int64_t lo = 0, hi = 0; // HalfSlice, NegatedSlice
