@@ -152,12 +152,31 @@ Outputs attentionOp(GraphImporter &importer, const onnx::NodeProto &node, const 
 Outputs groupQueryAttention(GraphImporter &importer, const onnx::NodeProto &node,
                             const Inputs &inputs) {
   auto input = [&](size_t i) { return inputs.size() > i ? inputs[i] : nullptr; };
-  const Symbolic &q = inputs.at(0);
-  int64_t heads = intAttribute(node, "num_heads", 0);
-  if (!isKind(q, Kind::Activation) || heads <= 0 || q->numElements() % heads != 0)
-    failAt(node, "the query is not an activation of num_heads heads");
-  if (!input(1) || !input(2))
-    failAt(node, "a packed q|k|v query is not supported yet");
+  Symbolic q = inputs.at(0), k = input(1), v = input(2);
+  int64_t heads = intAttribute(node, "num_heads", 0), kvHeads = intAttribute(node, "kv_num_heads", 0);
+  if (!isKind(q, Kind::Activation) || heads <= 0 || kvHeads <= 0 || heads % kvHeads != 0)
+    failAt(node, "the query is not an activation, or num_heads / kv_num_heads are not usable");
+  if (!k && !v) {
+    // Packed: the query holds q | k | v of this token.
+    int64_t headDim = q->numElements() / (heads + 2 * kvHeads);
+    if (headDim * (heads + 2 * kvHeads) != q->numElements())
+      failAt(node, "a packed q|k|v of " + std::to_string(q->numElements()) +
+                       " entries does not split into num_heads + 2 kv_num_heads heads");
+    auto part = [&](int64_t offset, int64_t length) {
+      auto slice = importer.builder.create<SliceOp>(importer.loc, importer.vectorType(length),
+                                                    q->value,
+                                                    importer.builder.getI64IntegerAttr(offset));
+      std::vector<int64_t> shape = q->shape;
+      shape.back() = length;
+      return importer.activation(slice.getResult(), shape);
+    };
+    int64_t qLength = heads * headDim, kvLength = kvHeads * headDim;
+    k = part(qLength, kvLength);
+    v = part(qLength + kvLength, kvLength);
+    q = part(0, qLength);
+  }
+  if (!k || !v || q->numElements() % heads != 0)
+    failAt(node, "needs key and value, or a packed q|k|v query");
   if (intAttribute(node, "local_window_size", -1) != -1)
     failAt(node, "sliding-window attention is not supported");
   if (floatAttribute(node, "softcap", 0.0f) != 0.0f)
@@ -167,19 +186,19 @@ Outputs groupQueryAttention(GraphImporter &importer, const onnx::NodeProto &node
     failAt(node, "seqlens_k must be the number of past tokens, taken from the attention mask");
   int64_t headDim = q->numElements() / heads;
 
-  mlir::Value query = q->value, key = input(1)->value;
-  if (!isKind(input(1), Kind::Activation) || !isKind(input(2), Kind::Activation))
+  if (!isKind(k, Kind::Activation) || !isKind(v, Kind::Activation))
     failAt(node, "key and value must be this token's activations");
+  mlir::Value query = q->value, key = k->value;
   if (intAttribute(node, "do_rotary", 0)) {
     if (!isKind(input(7), Kind::Constant) || !isKind(input(8), Kind::Constant))
       failAt(node, "do_rotary needs constant cos/sin caches");
     std::vector<float> freqs = freqsFromTables(node, constantOf(input(7)), constantOf(input(8)));
     bool interleaved = intAttribute(node, "rotary_interleaved", 0) != 0;
     query = emitRotary(importer, node, query, q->shape, headDim, freqs, interleaved)->value;
-    key = emitRotary(importer, node, key, input(1)->shape, headDim, freqs, interleaved)->value;
+    key = emitRotary(importer, node, key, k->shape, headDim, freqs, interleaved)->value;
   }
-  auto keys = sequenceOperand(node, importer.activation(key, input(1)->shape), input(3));
-  auto values = sequenceOperand(node, input(2), input(4));
+  auto keys = sequenceOperand(node, importer.activation(key, k->shape), input(3));
+  auto values = sequenceOperand(node, v, input(4));
   keys->isKey = true;
   values->isKey = false;
   double scale = hasAttribute(node, "scale") ? floatAttribute(node, "scale", 0.0f)

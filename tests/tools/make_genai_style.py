@@ -5,7 +5,7 @@ SkipSimplifiedLayerNormalization and GroupQueryAttention (rotary inside the
 attention, positions from the attention mask's length), no position_ids input.
 onnxruntime runs it, so it is an oracle like the exported fixtures.
 
-  make_genai_style.py OUT.onnx [--seed N] [--local-window N]
+  make_genai_style.py OUT.onnx [--seed N] [--packed] [--local-window N]
 """
 import argparse
 
@@ -21,6 +21,8 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("out")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--packed", action="store_true",
+                    help="one MatMul for q|k|v, read packed by GroupQueryAttention")
     ap.add_argument("--local-window", type=int, default=-1,
                     help="GroupQueryAttention's local_window_size (sliding window)")
     a = ap.parse_args()
@@ -64,9 +66,14 @@ def main():
                           [pending, residual, weight(f"{p}.input_norm", (HIDDEN,), 0.1, 1.0)],
                           [f"{p}.normed", "", "", f"{p}.residual_in"], domain="com.microsoft", epsilon=EPS)
             residual = f"{p}.residual_in"
-        q = node("MatMul", [normed, weight(f"{p}.q", (HIDDEN, HEADS * HEAD_DIM))], [f"{p}.q_out"])
-        k = node("MatMul", [normed, weight(f"{p}.k", (HIDDEN, KV_HEADS * HEAD_DIM))], [f"{p}.k_out"])
-        v = node("MatMul", [normed, weight(f"{p}.v", (HIDDEN, KV_HEADS * HEAD_DIM))], [f"{p}.v_out"])
+        if a.packed:
+            qkv_rows = (HEADS + 2 * KV_HEADS) * HEAD_DIM
+            q = node("MatMul", [normed, weight(f"{p}.qkv", (HIDDEN, qkv_rows))], [f"{p}.qkv_out"])
+            k = v = ""
+        else:
+            q = node("MatMul", [normed, weight(f"{p}.q", (HIDDEN, HEADS * HEAD_DIM))], [f"{p}.q_out"])
+            k = node("MatMul", [normed, weight(f"{p}.k", (HIDDEN, KV_HEADS * HEAD_DIM))], [f"{p}.k_out"])
+            v = node("MatMul", [normed, weight(f"{p}.v", (HIDDEN, KV_HEADS * HEAD_DIM))], [f"{p}.v_out"])
         attention = node("GroupQueryAttention",
                          [q, k, v, f"past_key_values.{layer}.key", f"past_key_values.{layer}.value",
                           "seqlens_k", "total_seq_len", "cos_cache", "sin_cache"],
