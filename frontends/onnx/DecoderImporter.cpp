@@ -291,7 +291,8 @@ void GraphImporter::declareInputs() {
     Tensor tensor = decodeTensor(init, model.directory, "initializer '" + init.name() + "'");
     tensor.origin = init.name();
     values[init.name()] = constant(std::move(tensor));
-    init.clear_raw_data();
+    // clear_raw_data() would keep the string's capacity.
+    std::string().swap(*init.mutable_raw_data());
     init.clear_float_data();
   }
 }

@@ -6,6 +6,7 @@ attention, positions from the attention mask's length), no position_ids input.
 onnxruntime runs it, so it is an oracle like the exported fixtures.
 
   make_genai_style.py OUT.onnx [--seed N] [--packed] [--local-window N]
+                      [--shape hidden,heads,kv_heads,head_dim,layers,vocab,intermediate]
 """
 import argparse
 
@@ -13,7 +14,6 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
-HIDDEN, HEADS, KV_HEADS, HEAD_DIM, LAYERS, VOCAB, INTER = 64, 4, 2, 16, 2, 128, 96
 MAX_POSITIONS, THETA, EPS = 256, 10000.0, 1e-5
 
 
@@ -25,7 +25,11 @@ def main():
                     help="one MatMul for q|k|v, read packed by GroupQueryAttention")
     ap.add_argument("--local-window", type=int, default=-1,
                     help="GroupQueryAttention's local_window_size (sliding window)")
+    ap.add_argument("--shape", default="64,4,2,16,2,128,96",
+                    help="hidden,heads,kv_heads,head_dim,layers,vocab,intermediate")
     a = ap.parse_args()
+    global HIDDEN, HEADS, KV_HEADS, HEAD_DIM, LAYERS, VOCAB, INTER
+    HIDDEN, HEADS, KV_HEADS, HEAD_DIM, LAYERS, VOCAB, INTER = map(int, a.shape.split(","))
     rng = np.random.default_rng(a.seed)
     inits, nodes = [], []
 
@@ -109,7 +113,8 @@ def main():
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17),
                                                     helper.make_opsetid("com.microsoft", 1)])
     model.ir_version = 8
-    onnx.save(model, a.out)
+    large = sum(i.ByteSize() for i in inits) > (1 << 30)
+    onnx.save(model, a.out, save_as_external_data=large, location=a.out.split("/")[-1] + ".data")
 
 
 if __name__ == "__main__":
