@@ -12,6 +12,7 @@
 #include "mlir/IR/Verifier.h"
 #include "mlir/Transforms/SideEffectUtils.h"
 
+#include <cstring>
 #include <regex>
 
 namespace mk::onnx_import {
@@ -37,17 +38,43 @@ std::optional<CacheInput> parseCacheName(const std::string &name, const std::str
   return CacheInput{std::stoll(match[2].str()), match[3].str() == "key"};
 }
 
-// FNV-1a over the shape and the value bits.
+// A hash of the shape and the value bits, a 64-bit word at a time (a
+// match is confirmed by comparing the values, so speed matters more than
+// strength: gigabytes of weights pass through here).
 uint64_t fingerprintOf(const Weight &weight) {
-  uint64_t hash = 1469598103934665603ull;
-  auto mix = [&](const void *data, size_t bytes) {
-    const auto *p = static_cast<const unsigned char *>(data);
-    for (size_t i = 0; i < bytes; ++i)
-      hash = (hash ^ p[i]) * 1099511628211ull;
+  uint64_t hash = 0x9e3779b97f4a7c15ull;
+  auto mix = [&](uint64_t word) {
+    hash = (hash ^ word) * 0xff51afd7ed558ccdull;
+    hash ^= hash >> 32;
   };
-  mix(weight.shape.data(), weight.shape.size() * sizeof(int64_t));
-  mix(weight.values.data(), weight.values.size() * sizeof(float));
+  for (int64_t dim : weight.shape)
+    mix(static_cast<uint64_t>(dim));
+  const float *values = weight.values.data();
+  size_t count = weight.values.size(), i = 0;
+  for (; i + 2 <= count; i += 2) {
+    uint64_t word;
+    std::memcpy(&word, values + i, sizeof(word));
+    mix(word);
+  }
+  if (i < count) {
+    uint32_t last;
+    std::memcpy(&last, values + i, sizeof(last));
+    mix(last);
+  }
   return hash;
+}
+
+// out = in^T for a row-major [rows, cols] matrix, in tiles so that both
+// sides stay in cache.
+void transposeInto(const std::vector<float> &in, int64_t rows, int64_t cols,
+                   std::vector<float> &out) {
+  constexpr int64_t kTile = 32;
+  out.resize(in.size());
+  for (int64_t r0 = 0; r0 < rows; r0 += kTile)
+    for (int64_t c0 = 0; c0 < cols; c0 += kTile)
+      for (int64_t r = r0; r < std::min(r0 + kTile, rows); ++r)
+        for (int64_t c = c0; c < std::min(c0 + kTile, cols); ++c)
+          out[c * rows + r] = in[r * cols + c];
 }
 
 bool isIntegerType(int onnxType) {
@@ -118,10 +145,7 @@ mlir::FlatSymbolRefAttr GraphImporter::weightFor(const Tensor &tensor, bool tran
       fail("weight '" + weight.name + "' is not 2-D");
     int64_t rows = tensor.shape[0], cols = tensor.shape[1];
     weight.shape = {cols, rows};
-    weight.values.resize(tensor.floats.size());
-    for (int64_t r = 0; r < rows; ++r)
-      for (int64_t c = 0; c < cols; ++c)
-        weight.values[c * rows + r] = tensor.floats[r * cols + c];
+    transposeInto(tensor.floats, rows, cols, weight.values);
   } else {
     weight.shape = tensor.shape;
     weight.values = tensor.floats;
