@@ -36,3 +36,19 @@ find_file(MKC_ONNX_PROTO onnx.proto PATHS /usr/include/onnx NO_DEFAULT_PATH REQU
 
 find_package(GTest REQUIRED)
 find_package(Python3 REQUIRED COMPONENTS Interpreter)
+
+# A static library of the C++ protoc generates from one .proto file.
+function(mkc_protobuf_library target proto)
+  get_filename_component(dir ${proto} DIRECTORY)
+  get_filename_component(stem ${proto} NAME_WE)
+  set(out ${CMAKE_CURRENT_BINARY_DIR})
+  add_custom_command(
+    OUTPUT ${out}/${stem}.pb.cc ${out}/${stem}.pb.h
+    COMMAND protobuf::protoc --cpp_out=${out} -I${dir} ${proto}
+    DEPENDS ${proto}
+    WORKING_DIRECTORY ${out}
+    VERBATIM)
+  add_library(${target} STATIC ${out}/${stem}.pb.cc)
+  target_include_directories(${target} PUBLIC ${out} ${Protobuf_INCLUDE_DIRS})
+  target_link_libraries(${target} PUBLIC ${Protobuf_LIBRARIES})
+endfunction()

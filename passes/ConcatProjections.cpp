@@ -101,9 +101,7 @@ struct SiluMulPattern : OpRewritePattern<SiluMulOp> {
 
 struct ConcatProjectionsPass : ConcatProjectionsBase<ConcatProjectionsPass> {
   void runOnOperation() override {
-    RewritePatternSet patterns(&getContext());
-    patterns.add<AttentionPattern, SiluMulPattern>(&getContext());
-    if (failed(applyPatterns(getOperation(), std::move(patterns))))
+    if (failed(applyPatterns<AttentionPattern, SiluMulPattern>(getOperation())))
       signalPassFailure();
   }
 };

@@ -38,9 +38,7 @@ struct FoldPattern : OpRewritePattern<RMSNormOp> {
 
 struct FoldRMSNormPass : FoldRMSNormBase<FoldRMSNormPass> {
   void runOnOperation() override {
-    RewritePatternSet patterns(&getContext());
-    patterns.add<FoldPattern>(&getContext());
-    if (failed(applyPatterns(getOperation(), std::move(patterns))))
+    if (failed(applyPatterns<FoldPattern>(getOperation())))
       signalPassFailure();
   }
 };

@@ -32,9 +32,7 @@ struct FoldPattern : OpRewritePattern<AddOp> {
 
 struct FoldResidualPass : FoldResidualBase<FoldResidualPass> {
   void runOnOperation() override {
-    RewritePatternSet patterns(&getContext());
-    patterns.add<FoldPattern>(&getContext());
-    if (failed(applyPatterns(getOperation(), std::move(patterns))))
+    if (failed(applyPatterns<FoldPattern>(getOperation())))
       signalPassFailure();
   }
 };

@@ -88,9 +88,7 @@ struct FusePattern : OpRewritePattern<AttentionOp> {
 
 struct FuseAttentionInputPass : FuseAttentionInputBase<FuseAttentionInputPass> {
   void runOnOperation() override {
-    RewritePatternSet patterns(&getContext());
-    patterns.add<FusePattern>(&getContext());
-    if (failed(applyPatterns(getOperation(), std::move(patterns))))
+    if (failed(applyPatterns<FusePattern>(getOperation())))
       signalPassFailure();
   }
 };

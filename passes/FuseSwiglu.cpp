@@ -48,9 +48,7 @@ struct FusePattern : OpRewritePattern<SiluMulOp> {
 
 struct FuseSwigluPass : FuseSwigluBase<FuseSwigluPass> {
   void runOnOperation() override {
-    RewritePatternSet patterns(&getContext());
-    patterns.add<FusePattern>(&getContext());
-    if (failed(applyPatterns(getOperation(), std::move(patterns))))
+    if (failed(applyPatterns<FusePattern>(getOperation())))
       signalPassFailure();
   }
 };

@@ -37,9 +37,7 @@ struct LogitsPattern : OpRewritePattern<LogitsOp> {
 
 struct LinearToGemvPass : LinearToGemvBase<LinearToGemvPass> {
   void runOnOperation() override {
-    RewritePatternSet patterns(&getContext());
-    patterns.add<LinearPattern, LogitsPattern>(&getContext());
-    if (failed(applyPatterns(getOperation(), std::move(patterns))))
+    if (failed(applyPatterns<LinearPattern, LogitsPattern>(getOperation())))
       signalPassFailure();
   }
 };

@@ -23,6 +23,14 @@ inline mlir::LogicalResult applyPatterns(mlir::Operation *root,
   return mlir::applyPatternsAndFoldGreedily(root, std::move(patterns), config);
 }
 
+// Runs a pass's rewrite patterns on its function until none matches.
+template <typename... Patterns>
+mlir::LogicalResult applyPatterns(mlir::Operation *root) {
+  mlir::RewritePatternSet patterns(root->getContext());
+  patterns.add<Patterns...>(root->getContext());
+  return applyPatterns(root, std::move(patterns));
+}
+
 // A gemv that only multiplies: no norm, no residual, epilogue "none".
 inline bool isPlainGemv(GemvOp gemv) {
   return !gemv.getNormAttr() && !gemv.getResidual() && gemv.getEpilogue() == "none";
