@@ -3,7 +3,8 @@
  *   generate MODEL.mk [N]
  *
  * feeds the prompt 1, 2, 3 and prints N (default 16) new tokens, on the GPU
- * when this machine and the model allow it, else on the CPU. */
+ * when this machine and the model allow it, else on the CPU, then the time
+ * per token and a summary of each decode step's time. */
 #include "mkrt.h"
 
 #include <stdio.h>
@@ -48,6 +49,17 @@ int main(int argc, char **argv) {
     for (size_t i = 0; i < n_out; ++i)
       printf(" %lld", (long long)tokens[i]);
     printf("\n%.3f ms/token on %s\n", timing.ms_per_token, mkrt_session_device(session));
+    if (timing.num_step_ms > 0) {
+      double first = timing.step_ms[0], fastest = first, slowest = first, sum = 0;
+      for (size_t i = 0; i < timing.num_step_ms; ++i) {
+        double ms = timing.step_ms[i];
+        fastest = ms < fastest ? ms : fastest;
+        slowest = ms > slowest ? ms : slowest;
+        sum += ms;
+      }
+      printf("%zu steps (ms): first %.3f, min %.3f, mean %.3f, max %.3f\n",
+             timing.num_step_ms, first, fastest, sum / timing.num_step_ms, slowest);
+    }
   }
   free(tokens);
   mkrt_session_destroy(session);

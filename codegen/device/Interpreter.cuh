@@ -10,6 +10,9 @@
 //     one thread waits for this step's argmax, then reads the stop flag and
 //     the error word; barrier; every CTA leaves at the same step
 //
+// When the host asks for a trace (ControlBlock.h), the waiting thread marks
+// when each task's wait began and ended and when the task's barrier passed.
+//
 // Tasks::run is the generated dispatcher (codegen/KernelSource.cpp): the
 // task kind and the operation's shape pick one instantiation of the task
 // templates, whose sizes are compile-time constants.
@@ -82,6 +85,23 @@ __device__ __forceinline__ void copyRecord(Record &into, const Record &from, int
     reinterpret_cast<unsigned *>(&into)[i] = reinterpret_cast<const unsigned *>(&from)[i];
 }
 
+// Where the times of this step's run of `task` go in the trace, or nullptr
+// when the host asked for none: every mark is then one uniform branch of one
+// thread, not taken.
+__device__ __forceinline__ unsigned long long *
+traceTimes(unsigned long long *trace, const TaskContext &context, unsigned task) {
+  if (!trace)
+    return nullptr;
+  unsigned long long run =
+      static_cast<unsigned long long>(context.step) * context.header->numTasks + task;
+  return trace + run * MK_TRACE_TIMES;
+}
+
+__device__ __forceinline__ void markTime(unsigned long long *times, int which) {
+  if (times)
+    times[which] = globalTimer();
+}
+
 template <class Tasks, int kThreads>
 __device__ void runMegakernel(const MkKernelArgs &args) {
   static_assert(kThreads % kWarpSize == 0 && kThreads >= 2 * kWarpSize,
@@ -95,6 +115,10 @@ __device__ void runMegakernel(const MkKernelArgs &args) {
   // to the next with no barrier between, and must not overwrite the flag
   // while its threads still read it.
   __shared__ int stepEnded[2];
+  // The waiting thread's trace: the host's buffer and where the current
+  // task's times go (both nullptr without a trace). Kept in shared memory,
+  // not registers, so that tracing costs the task bodies no register.
+  __shared__ unsigned long long *trace, *times;
 
   TaskContext context = makeContext(args, reinterpret_cast<float *>(dynamicShared));
   MkControlBlock *control = context.control;
@@ -115,6 +139,11 @@ __device__ void runMegakernel(const MkKernelArgs &args) {
   __syncthreads();
   if (launchRefused)
     return;
+  if (threadIdx.x == 0) {
+    if (blockIdx.x == 0)
+      control->startNs = globalTimer();
+    trace = reinterpret_cast<unsigned long long *>(control->trace);
+  }
 
   const MkQueue queue = context.queues[blockIdx.x];
   const unsigned argmaxEvent = context.tasks[argmaxTask].trigger;
@@ -128,7 +157,10 @@ __device__ void runMegakernel(const MkKernelArgs &args) {
       unsigned id = context.taskOrder[queue.first + k];
       const MkTaskRecord &record = context.tasks[id];
       if (threadIdx.x == 0) {
+        times = traceTimes(trace, context, id);
+        markTime(times, MK_TRACE_WAIT);
         taskAbandoned = !waitForTask(context, record);
+        markTime(times, MK_TRACE_START);
       } else if (warp == 1) {
         copyRecord(task, record, lane);
         copyRecord(operation, context.operations[record.op], lane);
@@ -140,8 +172,10 @@ __device__ void runMegakernel(const MkKernelArgs &args) {
       context.taskId = id;
       Tasks::run(context, task, operation);
       __syncthreads();
-      if (threadIdx.x == 0)
+      if (threadIdx.x == 0) {
+        markTime(times, MK_TRACE_END);
         trigger(context, triggerEvent);
+      }
     }
 
     context.taskId = 0xffffffffu; // a timeout here is no task's

@@ -5,6 +5,7 @@
 #include "runtime/cpu/ExecutorMemory.h"
 #include "runtime/cpu/Launch.h"
 #include "runtime/cpu/TaskContext.h"
+#include "runtime/format/ControlBlock.h"
 
 #include <algorithm>
 #include <string>
@@ -60,6 +61,7 @@ struct CpuExecutor::State {
   int64_t nextPosition = 0;
   bool tokenWritten = false;
   std::string failure; // set once a launch failed
+  cpu::LaunchRecord lastLaunch;
 
   void checkUsable() const {
     if (!failure.empty())
@@ -106,17 +108,22 @@ std::vector<int64_t> CpuExecutor::State::launch(std::vector<int64_t> forcedToken
     throw ExecutionError("the context is full: " + std::to_string(steps) + " more steps from position " +
                          std::to_string(nextPosition) + " pass maxContext " +
                          std::to_string(graph.maxContext));
-  std::vector<int64_t> argmaxTokens(steps);
+  uint64_t traceBytes = uint64_t(steps) * graph.tasks.size() * MK_TRACE_TIMES * sizeof(uint64_t);
+  if (options.trace && traceBytes > options.maxTraceBytes)
+    throw ExecutionError("a trace of " + std::to_string(steps) + " steps of " +
+                         std::to_string(graph.tasks.size()) + " tasks needs " +
+                         std::to_string(traceBytes) + " bytes, more than the " +
+                         std::to_string(options.maxTraceBytes) + " allowed: trace fewer steps");
   cpu::LaunchPlan plan{nextPosition, steps, std::move(forcedTokens)};
   std::string problem =
-      cpu::runLaunch(graph, schedule, weights, *memory, plan, options, argmaxTokens);
+      cpu::runLaunch(graph, schedule, weights, *memory, plan, options, lastLaunch);
   if (!problem.empty()) {
     failure = problem;
     throw ExecutionError(problem);
   }
   nextPosition += steps;
   tokenWritten = true;
-  return argmaxTokens;
+  return lastLaunch.argmaxTokens;
 }
 
 std::vector<float> CpuExecutor::step(int64_t token) {
@@ -151,5 +158,11 @@ int64_t CpuExecutor::position() const { return state->nextPosition; }
 std::span<const float> CpuExecutor::logits() const {
   return state->memory->values(state->graph.logitsBuffer);
 }
+
+std::span<const double> CpuExecutor::stepMilliseconds() const {
+  return state->lastLaunch.stepMilliseconds;
+}
+
+std::span<const uint64_t> CpuExecutor::trace() const { return state->lastLaunch.trace; }
 
 } // namespace mk

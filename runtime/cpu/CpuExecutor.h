@@ -48,6 +48,10 @@ struct CpuExecutorOptions {
   // Buffers (and stamps in checked mode) beyond this are refused.
   uint64_t maxMemoryBytes = uint64_t(16) << 30;
   uint32_t maxThreads = 1024;
+  // Every launch records each task's times (trace()); a trace past
+  // maxTraceBytes is refused.
+  bool trace = false;
+  uint64_t maxTraceBytes = uint64_t(1) << 30;
 };
 
 class CpuExecutor {
@@ -73,6 +77,17 @@ public:
   int64_t position() const;
   // The logits of the last step run.
   std::span<const float> logits() const;
+
+  // Of the last launch (one step(), or one generate()), by steady_clock:
+  // each step's milliseconds, from the previous step's Argmax (step 0: the
+  // launch's start) to the end of its own.
+  std::span<const double> stepMilliseconds() const;
+  // With options.trace, of the last launch: [steps][tasks][MK_TRACE_TIMES]
+  // nanoseconds from the launch's start, laid out as the GPU's trace
+  // (runtime/format/ControlBlock.h): when the task's SM began waiting on its
+  // events, when they were satisfied, when the task ended (before its
+  // trigger). Empty without options.trace.
+  std::span<const uint64_t> trace() const;
 
 private:
   struct State;

@@ -1,6 +1,7 @@
 #include "runtime/cpu/Launch.h"
 
 #include "runtime/cpu/Tasks.h"
+#include "runtime/format/ControlBlock.h"
 
 #include <algorithm>
 #include <atomic>
@@ -37,14 +38,16 @@ class Launch {
 public:
   Launch(const TaskGraph &graph, const Schedule &schedule,
          const std::vector<BoundOperation> &weights, ExecutorMemory &memory,
-         const LaunchPlan &plan, const CpuExecutorOptions &options,
-         std::vector<int64_t> &argmaxTokens)
+         const LaunchPlan &plan, const CpuExecutorOptions &options, LaunchRecord &record)
       : graph(graph), schedule(schedule), weights(weights), memory(memory), plan(plan),
-        options(options), counters(new std::atomic<uint64_t>[graph.events.size()]) {
+        options(options), record(record), counters(new std::atomic<uint64_t>[graph.events.size()]),
+        stepEnds(plan.steps, 0) {
     for (size_t event = 0; event < graph.events.size(); ++event)
       counters[event].store(0, std::memory_order_relaxed);
+    record.argmaxTokens.assign(plan.steps, 0);
+    record.trace.assign(options.trace ? plan.steps * graph.tasks.size() * MK_TRACE_TIMES : 0, 0);
     for (int64_t step = 0; step < plan.steps; ++step) {
-      StepInput input{step, plan.firstPosition + step, std::nullopt, &argmaxTokens};
+      StepInput input{step, plan.firstPosition + step, std::nullopt, &record.argmaxTokens};
       if (step < static_cast<int64_t>(plan.forcedTokens.size()))
         input.forcedToken = plan.forcedTokens[step];
       inputs.push_back(input);
@@ -52,10 +55,16 @@ public:
   }
 
   std::string run() {
+    start = Clock::now();
     if (options.threaded)
       runThreaded();
     else
       runSingleThread();
+    // Steps the launch did not finish get no time.
+    for (int64_t step = 0; step < plan.steps && stepEnds[step] != 0; ++step) {
+      uint64_t begin = step > 0 ? stepEnds[step - 1] : 0;
+      record.stepMilliseconds.push_back(static_cast<double>(stepEnds[step] - begin) * 1e-6);
+    }
     return firstError;
   }
 
@@ -69,8 +78,30 @@ private:
     return true;
   }
 
+  using Clock = std::chrono::steady_clock;
+
+  // Nanoseconds since the launch's start; at least 1, so that 0 keeps
+  // meaning "did not happen".
+  uint64_t now() const {
+    auto elapsed = std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start);
+    return std::max<uint64_t>(elapsed.count(), 1);
+  }
+
+  // Where this step's run of task `id` keeps its times, or nullptr without
+  // a trace. Each (step, task) is run by one SM, so no two threads share one.
+  uint64_t *traceTimes(uint32_t id, int64_t step) {
+    if (record.trace.empty())
+      return nullptr;
+    return &record.trace[(step * graph.tasks.size() + id) * MK_TRACE_TIMES];
+  }
+
+  void mark(uint64_t *times, int which) const {
+    if (times)
+      times[which] = now();
+  }
+
   // Returns false when the task failed (the failure is recorded).
-  bool execute(const Task &task, int64_t step) {
+  bool execute(const Task &task, int64_t step, uint64_t *times) {
     try {
       TaskContext context(graph, task, weights[task.op], memory, inputs[step]);
       runTask(context);
@@ -78,6 +109,9 @@ private:
       recordFailure(error.what());
       return false;
     }
+    mark(times, MK_TRACE_END);
+    if (task.kind == TaskKind::Argmax)
+      stepEnds[step] = now();
     counters[task.trigger].fetch_add(1, std::memory_order_release);
     return true;
   }
@@ -98,12 +132,15 @@ private:
         const Task &task = graph.tasks[id];
         if (seed)
           perturb(random);
+        uint64_t *times = traceTimes(id, step);
+        mark(times, MK_TRACE_WAIT);
         while (!ready(task, step)) {
           if (failed.load(std::memory_order_relaxed))
             return;
           std::this_thread::yield();
         }
-        if (failed.load(std::memory_order_relaxed) || !execute(task, step))
+        mark(times, MK_TRACE_START);
+        if (failed.load(std::memory_order_relaxed) || !execute(task, step, times))
           return;
       }
   }
@@ -128,9 +165,11 @@ private:
   }
 
   // Round-robin over the SMs, one task each per round; with a seed, the SM
-  // order of each round and the number of tasks an SM runs are random.
+  // order of each round and the number of tasks an SM runs are random. An
+  // SM's wait for a task begins the first round it finds the task not ready.
   void runSingleThread() {
     std::vector<uint64_t> next(schedule.numSms, 0);
+    std::vector<bool> waiting(schedule.numSms, false);
     std::vector<uint32_t> order(schedule.numSms);
     std::iota(order.begin(), order.end(), 0);
     std::mt19937_64 random(options.adversarialSeed);
@@ -145,11 +184,18 @@ private:
         uint64_t burst = options.adversarialSeed ? 1 + random() % 3 : 1;
         for (uint64_t i = 0; i < burst && !finished(sm); ++i) {
           const auto &queue = schedule.queues[sm];
-          const Task &task = graph.tasks[queue[next[sm] % queue.size()]];
+          uint32_t id = queue[next[sm] % queue.size()];
+          const Task &task = graph.tasks[id];
           int64_t step = next[sm] / queue.size();
+          uint64_t *times = traceTimes(id, step);
+          if (!waiting[sm])
+            mark(times, MK_TRACE_WAIT);
+          waiting[sm] = true;
           if (!ready(task, step))
             break;
-          if (!execute(task, step))
+          waiting[sm] = false;
+          mark(times, MK_TRACE_START);
+          if (!execute(task, step, times))
             return;
           ++next[sm];
           progress = true;
@@ -171,7 +217,10 @@ private:
   ExecutorMemory &memory;
   const LaunchPlan &plan;
   const CpuExecutorOptions &options;
+  LaunchRecord &record;
   std::unique_ptr<std::atomic<uint64_t>[]> counters;
+  std::vector<uint64_t> stepEnds; // ns since the start as each step's Argmax ends; 0: not yet
+  Clock::time_point start;
   std::vector<StepInput> inputs;
   std::atomic<bool> failed{false};
   std::mutex errorMutex;
@@ -183,8 +232,9 @@ private:
 std::string runLaunch(const TaskGraph &graph, const Schedule &schedule,
                       const std::vector<BoundOperation> &weights, ExecutorMemory &memory,
                       const LaunchPlan &plan, const CpuExecutorOptions &options,
-                      std::vector<int64_t> &argmaxTokens) {
-  return Launch(graph, schedule, weights, memory, plan, options, argmaxTokens).run();
+                      LaunchRecord &record) {
+  record = LaunchRecord{};
+  return Launch(graph, schedule, weights, memory, plan, options, record).run();
 }
 
 } // namespace mk::cpu

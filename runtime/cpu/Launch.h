@@ -22,12 +22,23 @@ struct LaunchPlan {
   std::vector<int64_t> forcedTokens; // the tokens of the first steps
 };
 
-// Returns "" or the first task failure. `argmaxTokens` gets each step's
-// Argmax result.
+// What a launch reports besides what it wrote to memory.
+struct LaunchRecord {
+  std::vector<int64_t> argmaxTokens; // per step
+  // Per step, from the previous step's Argmax (step 0: the launch's start)
+  // to the end of its own, by steady_clock.
+  std::vector<double> stepMilliseconds;
+  // With options.trace: [steps][tasks][kTraceTimes] nanoseconds from the
+  // launch's start, as the GPU's trace (ControlBlock.h's MkTraceTime); a task
+  // that did not run keeps its zeros.
+  std::vector<uint64_t> trace;
+};
+
+// Returns "" or the first task failure; `record` is filled either way.
 std::string runLaunch(const TaskGraph &graph, const Schedule &schedule,
                       const std::vector<BoundOperation> &weights, ExecutorMemory &memory,
                       const LaunchPlan &plan, const CpuExecutorOptions &options,
-                      std::vector<int64_t> &argmaxTokens);
+                      LaunchRecord &record);
 
 } // namespace mk::cpu
 

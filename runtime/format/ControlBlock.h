@@ -10,7 +10,7 @@
 
 #include "runtime/format/ScheduleBlob.h"
 
-#define MK_KERNEL_ABI_VERSION 1u
+#define MK_KERNEL_ABI_VERSION 2u
 #define MK_KERNEL_NAME "mk_megakernel"
 #define MK_KERNEL_INFO_NAME "mk_kernel_info"
 
@@ -56,6 +56,7 @@ typedef struct MkControlBlock {
   mk_u64 outputTokens;  /* i64[steps]: each step's argmax */
   mk_u64 logits;        /* f32[steps][vocab], or 0: each step's logits */
   mk_u64 timestamps;    /* u64[steps] of %globaltimer (ns) as each argmax ends, or 0 */
+  mk_u64 trace;         /* u64[steps][numTasks][3], zeroed, or 0: see MkTraceTime */
   mk_u64 eosTokens;     /* i64[numEos] */
   mk_u32 numEos, reserved;
   mk_u64 waitTimeoutNs; /* one wait longer than this raises MK_ERROR_WAIT_TIMEOUT */
@@ -67,7 +68,19 @@ typedef struct MkControlBlock {
   mk_i64 errorStep;
   mk_u32 errorTask, errorEvent, errorSm, reserved2;
   mk_i64 errorDetail;
+  mk_u64 startNs; /* %globaltimer when CTA 0 began the launch, once its checks passed */
 } MkControlBlock;
+
+/* The three %globaltimer times (ns) the CTA running a task writes into the
+ * trace for each step it runs it; a step the launch did not reach keeps its
+ * zeros. The wait is [MK_TRACE_WAIT, MK_TRACE_START), the task itself
+ * [MK_TRACE_START, MK_TRACE_END), its trigger right after. */
+enum MkTraceTime {
+  MK_TRACE_WAIT = 0,  /* began waiting on the task's events */
+  MK_TRACE_START = 1, /* the waits were satisfied */
+  MK_TRACE_END = 2,   /* every thread finished the task (before its trigger) */
+  MK_TRACE_TIMES = 3,
+};
 
 /* Published by the generated kernel as a __constant__ named
  * MK_KERNEL_INFO_NAME, so that the loader launches it as it was built. */
@@ -80,5 +93,13 @@ typedef struct MkKernelInfo {
   mk_i64 maxContext;
   mk_u64 vocab;
 } MkKernelInfo;
+
+#ifdef __cplusplus
+/* Both compilers must agree on these; a field added without its padding
+ * shows here first. */
+static_assert(sizeof(MkKernelArgs) == 48, "MkKernelArgs is 6 addresses");
+static_assert(sizeof(MkControlBlock) == 152, "MkControlBlock has no hidden padding");
+static_assert(sizeof(MkKernelInfo) == 48, "MkKernelInfo has no hidden padding");
+#endif
 
 #endif

@@ -28,6 +28,10 @@ namespace {
 // broken schedule does not hold the GPU.
 constexpr uint64_t kWaitTimeoutNs = 2'000'000'000;
 
+// A trace is 24 bytes per task and step; past this it is a mistake (a huge
+// context traced whole), not a measurement.
+constexpr uint64_t kMaxTraceBytes = uint64_t(1) << 30;
+
 struct DeviceFacts {
   std::string name;
   int major = 0, minor = 0, smCount = 0, cooperative = 0;
@@ -88,6 +92,8 @@ private:
   bool upload(DeviceMemory &memory, const void *data, size_t bytes, const char *what,
               std::string &error);
   bool checkKernel(const MkBlobHeader &header, std::string &error);
+  bool readTimes(const GpuRunRequest &request, const MkControlBlock &block, GpuRunResult &result,
+                 std::string &error);
   void releaseModel() {
     if (startEvent)
       cuda.cuEventDestroy(startEvent);
@@ -116,7 +122,7 @@ private:
   int64_t tableRows = 0;
   std::vector<int64_t> eosTokens;
   DeviceMemory blob, weights, activations, kv, counters, control, eos;
-  DeviceMemory tokens, outputTokens, logits;
+  DeviceMemory tokens, outputTokens, logits, timestamps, trace;
 };
 
 bool CudaGpuDevice::upload(DeviceMemory &memory, const void *data, size_t bytes, const char *what,
@@ -294,6 +300,23 @@ bool CudaGpuDevice::run(const GpuRunRequest &request, GpuRunResult &result, std:
     if (!error.empty())
       return false;
   }
+  error = timestamps.allocate(cuda, steps * sizeof(uint64_t), "the step timestamps");
+  if (!error.empty())
+    return false;
+  uint64_t traceBytes = uint64_t(steps) * header.numTasks * MK_TRACE_TIMES * sizeof(uint64_t);
+  if (request.keepTrace) {
+    if (traceBytes > kMaxTraceBytes) {
+      error = "a trace of " + std::to_string(steps) + " steps of " +
+              std::to_string(header.numTasks) + " tasks needs " + std::to_string(traceBytes) +
+              " bytes, more than the " + std::to_string(kMaxTraceBytes) +
+              " allowed: trace fewer steps";
+      return false;
+    }
+    error = trace.allocate(cuda, traceBytes, "the trace");
+    if (!error.empty() ||
+        !check(cuda.cuMemsetD8(trace.get(), 0, traceBytes), "clearing the trace", error))
+      return false;
+  }
 
   MkControlBlock block{};
   block.steps = steps;
@@ -303,6 +326,8 @@ bool CudaGpuDevice::run(const GpuRunRequest &request, GpuRunResult &result, std:
   block.tokens = tokens.get();
   block.outputTokens = outputTokens.get();
   block.logits = request.keepLogits ? logits.get() : 0;
+  block.timestamps = timestamps.get();
+  block.trace = request.keepTrace ? trace.get() : 0;
   block.eosTokens = eos.get();
   block.numEos = static_cast<uint32_t>(eosTokens.size());
   block.waitTimeoutNs = kWaitTimeoutNs;
@@ -353,6 +378,31 @@ bool CudaGpuDevice::run(const GpuRunRequest &request, GpuRunResult &result, std:
     if (!check(cuda.cuMemcpyDtoH(result.logits.data(), logits.get(),
                                  result.logits.size() * sizeof(float)),
                "reading the logits", error))
+      return false;
+  }
+  return readTimes(request, block, result, error);
+}
+
+// The step times and, when asked, the trace of the `result.steps` steps the
+// launch completed.
+bool CudaGpuDevice::readTimes(const GpuRunRequest &request, const MkControlBlock &block,
+                              GpuRunResult &result, std::string &error) {
+  int64_t done = result.steps;
+  std::vector<uint64_t> ends(done);
+  if (done > 0 && !check(cuda.cuMemcpyDtoH(ends.data(), timestamps.get(), done * sizeof(uint64_t)),
+                         "reading the step timestamps", error))
+    return false;
+  result.startNs = block.startNs;
+  for (int64_t step = 0; step < done; ++step) {
+    uint64_t begin = step > 0 ? ends[step - 1] : block.startNs;
+    // Signed: a clock that stepped back shows as such, not as 584 years.
+    result.stepMilliseconds.push_back(static_cast<double>(int64_t(ends[step] - begin)) * 1e-6);
+  }
+  if (request.keepTrace && done > 0) {
+    result.trace.resize(uint64_t(done) * header.numTasks * MK_TRACE_TIMES);
+    if (!check(cuda.cuMemcpyDtoH(result.trace.data(), trace.get(),
+                                 result.trace.size() * sizeof(uint64_t)),
+               "reading the trace", error))
       return false;
   }
   return true;

@@ -19,6 +19,7 @@ struct GpuRunRequest {
   bool teacherForced = false;  // every step's token comes from `tokens`
   bool keepLogits = false;     // copy every step's logits back
   int64_t maxContext = 0;      // positions of the KV arena (<= the compiled one)
+  bool keepTrace = false;      // record and return every task's times (ControlBlock.h's trace)
 };
 
 struct GpuRunResult {
@@ -26,7 +27,14 @@ struct GpuRunResult {
   std::vector<float> logits; // [steps, vocab] when asked
   int64_t steps = 0;
   double kernelMilliseconds = 0; // the launch, by CUDA events
-  std::string stopReason;        // "limit", "eos"
+  // Each step's time, from the previous step's argmax (step 0: from the
+  // launch's start) to its own, by the kernel's %globaltimer.
+  std::vector<double> stepMilliseconds;
+  std::string stopReason; // "limit", "eos"
+  // When asked: u64[steps][numTasks][MK_TRACE_TIMES] of %globaltimer (ns),
+  // as the kernel wrote it, and the launch's start on the same clock.
+  std::vector<uint64_t> trace;
+  uint64_t startNs = 0;
 };
 
 class GpuDevice {

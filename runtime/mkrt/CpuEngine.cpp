@@ -32,9 +32,11 @@ public:
 
 private:
   // A fresh executor per call: a new context, from position 0.
-  template <class Body> auto run(Body &&body) {
+  template <class Body> auto run(Body &&body, bool trace = false) {
     try {
-      CpuExecutor executor(artifact.graph, artifact.schedule, weights, options);
+      CpuExecutorOptions launch = options;
+      launch.trace = trace;
+      CpuExecutor executor(artifact.graph, artifact.schedule, weights, launch);
       return body(executor);
     } catch (const ExecutionError &error) {
       throw EngineError(MKRT_ERROR_EXECUTION, error.what());
@@ -42,13 +44,21 @@ private:
   }
 
 public:
-  Generation generate(const std::vector<int64_t> &prompt, int64_t newTokens) override {
+  Generation generate(const std::vector<int64_t> &prompt, int64_t newTokens,
+                      bool trace) override {
     Generation generation;
-    std::vector<int64_t> tokens = run([&](CpuExecutor &executor) {
-      std::vector<int64_t> generated = executor.generate(prompt, newTokens);
-      generation.steps = executor.position();
-      return generated;
-    });
+    std::vector<int64_t> tokens = run(
+        [&](CpuExecutor &executor) {
+          std::vector<int64_t> generated = executor.generate(prompt, newTokens);
+          generation.steps = executor.position();
+          std::span<const double> stepMs = executor.stepMilliseconds();
+          generation.stepMs.assign(stepMs.begin(), stepMs.end());
+          // The CPU's trace counts from the launch's start.
+          std::span<const uint64_t> times = executor.trace();
+          generation.trace.times.assign(times.begin(), times.end());
+          return generated;
+        },
+        trace);
     generation.tokens =
         cutAtEos(std::move(tokens), artifact.facts.eosTokens, generation.stoppedAtEos);
     return generation;

@@ -23,11 +23,21 @@ public:
   mkrt_status status;
 };
 
+// Every task's times in one launch, as ControlBlock.h lays out the trace:
+// [steps][tasks][MK_TRACE_TIMES] nanoseconds on the engine's clock (0: not
+// run), and the launch's start on that clock.
+struct LaunchTrace {
+  std::vector<uint64_t> times;
+  uint64_t startNs = 0;
+};
+
 struct Generation {
   std::vector<int64_t> tokens; // the new tokens, through the first EOS
   int64_t steps = 0;           // decode steps run
   double kernelMs = -1;        // the launch alone, when the engine can tell
   bool stoppedAtEos = false;
+  std::vector<double> stepMs;  // per step run, position 0 first
+  LaunchTrace trace;           // when asked
 };
 
 class Engine {
@@ -35,8 +45,10 @@ public:
   virtual ~Engine() = default;
   virtual std::string describe() const = 0;
   // A non-empty prompt within the vocabulary, prompt + newTokens - 1
-  // positions within the session's context: the caller checks.
-  virtual Generation generate(const std::vector<int64_t> &prompt, int64_t newTokens) = 0;
+  // positions within the session's context: the caller checks. `trace`:
+  // record every task's times too.
+  virtual Generation generate(const std::vector<int64_t> &prompt, int64_t newTokens,
+                              bool trace) = 0;
   // [tokens, vocab] logits, row by row.
   virtual std::vector<float> evalLogits(const std::vector<int64_t> &tokens) = 0;
 };

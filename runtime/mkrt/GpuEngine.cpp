@@ -20,15 +20,19 @@ public:
 
   std::string describe() const override { return device->describe(); }
 
-  Generation generate(const std::vector<int64_t> &prompt, int64_t newTokens) override {
+  Generation generate(const std::vector<int64_t> &prompt, int64_t newTokens,
+                      bool trace) override {
     GpuRunRequest request;
     request.tokens = prompt;
     request.newTokens = newTokens;
     request.maxContext = maxContext;
+    request.keepTrace = trace;
     GpuRunResult result = run(request);
     Generation generation;
     generation.steps = result.steps;
     generation.kernelMs = result.kernelMilliseconds;
+    generation.stepMs = std::move(result.stepMilliseconds);
+    generation.trace = LaunchTrace{std::move(result.trace), result.startNs};
     // The kernel stops at EOS itself; cutting again keeps both engines'
     // contracts identical should it run a step further.
     generation.tokens =

@@ -1,6 +1,7 @@
 // The C API of include/mkrt.h over the artifact loader and the engines.
 // Nothing escapes it as an exception: every failure becomes a status and a
 // message (mkrt_last_error, and errbuf where the call has one).
+#include "runtime/mkrt/ChromeTrace.h"
 #include "runtime/mkrt/Engine.h"
 
 #include <algorithm>
@@ -19,6 +20,8 @@ struct mkrt_session {
   std::unique_ptr<mk::rt::Engine> engine;
   std::string device;
   int64_t maxContext = 0;
+  std::string tracePath;      // "": mkrt_generate records no trace
+  std::vector<double> stepMs; // the last mkrt_generate's, behind mkrt_timing.step_ms
 };
 
 namespace {
@@ -187,14 +190,17 @@ mkrt_status mkrt_generate(mkrt_session *session, const int64_t *prompt, size_t n
     checkTokens(session, prompt, n_prompt);
     checkContext(session, n_prompt + std::max<size_t>(n_new, 1) - 1);
 
+    bool tracing = !session->tracePath.empty();
     auto start = std::chrono::steady_clock::now();
-    mk::rt::Generation generation = session->engine->generate(
-        std::vector<int64_t>(prompt, prompt + n_prompt), static_cast<int64_t>(n_new));
+    mk::rt::Generation generation =
+        session->engine->generate(std::vector<int64_t>(prompt, prompt + n_prompt),
+                                  static_cast<int64_t>(n_new), tracing);
     double totalMs =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
 
     std::copy(generation.tokens.begin(), generation.tokens.end(), out_tokens);
     *n_out = generation.tokens.size();
+    session->stepMs = std::move(generation.stepMs);
     if (timing) {
       *timing = {};
       timing->total_ms = totalMs;
@@ -203,7 +209,25 @@ mkrt_status mkrt_generate(mkrt_session *session, const int64_t *prompt, size_t n
       timing->ms_per_token = generation.steps > 0 ? totalMs / generation.steps : 0;
       timing->tokens_per_second = totalMs > 0 ? generation.steps * 1000.0 / totalMs : 0;
       timing->stopped_at_eos = generation.stoppedAtEos ? 1 : 0;
+      timing->step_ms = session->stepMs.data();
+      timing->num_step_ms = session->stepMs.size();
     }
+    if (tracing) {
+      const mk::Artifact &artifact = artifactOf(session);
+      std::string error = mk::rt::writeChromeTraceFile(session->tracePath, artifact.graph,
+                                                       artifact.schedule, generation.trace, 0,
+                                                       session->device);
+      if (!error.empty())
+        throw EngineError(MKRT_ERROR_EXECUTION, error);
+    }
+  });
+}
+
+mkrt_status mkrt_session_set_trace(mkrt_session *session, const char *path) {
+  return guarded([&] {
+    require(session, "mkrt_session_set_trace: session is NULL");
+    require(!path || *path, "mkrt_session_set_trace: the path is empty (NULL stops tracing)");
+    session->tracePath = path ? path : "";
   });
 }
 

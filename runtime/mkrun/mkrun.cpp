@@ -1,7 +1,10 @@
 // mkrun: runs a .mk file through libmkrt's C API (runtime/mkrt/include/mkrt.h).
 //
-//   mkrun MODEL.mk --prompt-tokens 1,2,3 -n 64
-//       greedy generation: prints the new tokens, then ms/token and tokens/s
+//   mkrun MODEL.mk --prompt-tokens 1,2,3 -n 64 [--step-times FILE.csv] [--trace FILE.json]
+//       greedy generation: prints the new tokens, then ms/token and tokens/s,
+//       then the steps' times (min, median, max, last); --step-times writes
+//       every step's time as CSV (step,position,ms), --trace every task's
+//       wait and run as a Chrome trace-event file (mkrt_session_set_trace)
 //   mkrun MODEL.mk --tokens 5,17,42 --logits OUT.npy
 //       teacher-forced logits, [tokens, vocab] float32, as `mkc eval` writes them
 //
@@ -11,6 +14,7 @@
 #include "mkrt.h"
 #include "runtime/mkrun/NpyWriter.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <optional>
@@ -23,10 +27,11 @@ constexpr int kUsageError = 1, kRefused = 2, kNoDevice = 3;
 
 constexpr const char *kUsage =
     "usage: mkrun MODEL.mk [--device gpu|cpu|auto] [--max-context N]\n"
-    "             (--prompt-tokens T0,T1,... -n N | --tokens T0,T1,... --logits OUT.npy)\n";
+    "             (--prompt-tokens T0,T1,... -n N [--step-times FILE.csv] [--trace FILE.json]\n"
+    "              | --tokens T0,T1,... --logits OUT.npy)\n";
 
 struct Arguments {
-  std::string model, device = "auto", promptTokens, tokens, logits;
+  std::string model, device = "auto", promptTokens, tokens, logits, stepTimes, trace;
   std::optional<int64_t> newTokens;
   int64_t maxContext = 0;
 };
@@ -94,6 +99,10 @@ int parseArguments(int argc, char **argv, Arguments &args) {
       args.tokens = *v;
     } else if (auto v = value("--logits")) {
       args.logits = *v;
+    } else if (auto v = value("--step-times")) {
+      args.stepTimes = *v;
+    } else if (auto v = value("--trace")) {
+      args.trace = *v;
     } else if (arg.rfind("-", 0) != 0 && args.model.empty()) {
       args.model = arg;
     } else {
@@ -106,9 +115,37 @@ int parseArguments(int argc, char **argv, Arguments &args) {
                              : !args.tokens.empty() && !args.logits.empty();
   if (args.model.empty() || generating == evaluating || !complete)
     return usage();
+  if (evaluating && (!args.stepTimes.empty() || !args.trace.empty()))
+    return refuse("--step-times and --trace time generation (--prompt-tokens ... -n N), not "
+                  "--logits",
+                  kUsageError);
   if (args.device != "gpu" && args.device != "cpu" && args.device != "auto")
     return refuse("unknown device '" + args.device + "' (available: gpu, cpu, auto)");
   return 0;
+}
+
+// "step times (ms): min 0.981, median 1.002, max 1.350, last 1.010"
+void printStepTimes(const double *stepMs, size_t count) {
+  if (count == 0)
+    return;
+  std::vector<double> sorted(stepMs, stepMs + count);
+  std::sort(sorted.begin(), sorted.end());
+  double median = count % 2 ? sorted[count / 2] : (sorted[count / 2 - 1] + sorted[count / 2]) / 2;
+  std::printf("step times (ms): min %.3f, median %.3f, max %.3f, last %.3f\n", sorted.front(),
+              median, sorted.back(), stepMs[count - 1]);
+}
+
+// One row per step; each call of libmkrt starts at position 0.
+std::string writeStepTimes(const std::string &path, const double *stepMs, size_t count) {
+  std::FILE *file = std::fopen(path.c_str(), "w");
+  if (!file)
+    return "cannot open '" + path + "' for writing";
+  std::fputs("step,position,ms\n", file);
+  for (size_t step = 0; step < count; ++step)
+    std::fprintf(file, "%zu,%zu,%.6f\n", step, step, stepMs[step]);
+  bool written = !std::ferror(file);
+  written = std::fclose(file) == 0 && written;
+  return written ? "" : "cannot write the step times to '" + path + "'";
 }
 
 int generate(mkrt_session *session, const mkrt_info &info, const Arguments &args) {
@@ -120,6 +157,8 @@ int generate(mkrt_session *session, const mkrt_info &info, const Arguments &args
   if (*args.newTokens > info.max_context)
     return refuse("-n " + std::to_string(*args.newTokens) + " passes the model's max context of " +
                   std::to_string(info.max_context));
+  if (!args.trace.empty() && mkrt_session_set_trace(session, args.trace.c_str()) != MKRT_OK)
+    return refuse(mkrt_last_error());
   std::vector<int64_t> tokens(static_cast<size_t>(*args.newTokens));
   size_t produced = 0;
   mkrt_timing timing;
@@ -136,6 +175,12 @@ int generate(mkrt_session *session, const mkrt_info &info, const Arguments &args
               timing.tokens_per_second, mkrt_session_device(session));
   if (timing.kernel_ms != timing.total_ms)
     std::printf("kernel: %.3f ms\n", timing.kernel_ms);
+  printStepTimes(timing.step_ms, timing.num_step_ms);
+  if (!args.stepTimes.empty()) {
+    std::string error = writeStepTimes(args.stepTimes, timing.step_ms, timing.num_step_ms);
+    if (!error.empty())
+      return refuse(error);
+  }
   return 0;
 }
 

@@ -19,6 +19,9 @@
 //   - greedy generation (the argmax fed back inside the kernel) gives the
 //     tokens that teacher forcing them reproduces, and the CPU agrees where
 //     its top-2 gap is clear;
+//   - every step of a launch has a positive time, and a traced launch
+//     records each task's wait, start and end in order, a task starting no
+//     earlier than the tasks it waits on ended;
 //   - an EOS token stops generation after it;
 //   - a wait that can never be satisfied ends the launch with
 //     MK_ERROR_WAIT_TIMEOUT instead of hanging;
@@ -31,6 +34,7 @@
 #include "compiler/driver/Pipeline.h"
 #include "runtime/cpu/CpuExecutor.h"
 #include "runtime/format/ArtifactBuilder.h"
+#include "runtime/format/ControlBlock.h"
 #include "runtime/format/ScheduleBlob.h"
 #include "runtime/format/WeightPacking.h"
 #include "runtime/gpu/GpuDevice.h"
@@ -206,6 +210,65 @@ void checkLogits(const std::vector<float> &gpu, const std::vector<float> &cpu, i
   report(gpu.size() == cpu.size() && worst <= kTolerance * largest && agree == clear, line);
 }
 
+// A launch's step times: one per step, each positive, together within the
+// launch's time by CUDA events.
+void checkStepTimes(const GpuRunResult &result, const std::string &what) {
+  bool positive = true;
+  double sum = 0;
+  for (double ms : result.stepMilliseconds) {
+    positive = positive && ms > 0;
+    sum += ms;
+  }
+  char line[256];
+  std::snprintf(line, sizeof line,
+                "%s: %zu step times for %lld steps, %.3f ms in all, the launch %.3f ms",
+                what.c_str(), result.stepMilliseconds.size(), static_cast<long long>(result.steps),
+                sum, result.kernelMilliseconds);
+  report(static_cast<int64_t>(result.stepMilliseconds.size()) == result.steps && positive &&
+             sum <= result.kernelMilliseconds,
+         line);
+}
+
+// A traced launch: every (step, task) has its three times, nonzero and in
+// order, and starts no earlier than the tasks triggering the events it
+// waits on ended (their end is marked before their release, its start
+// after its acquire).
+void checkTrace(const GpuRunResult &result, const TaskGraph &graph) {
+  const size_t tasks = graph.tasks.size(), steps = static_cast<size_t>(result.steps);
+  const std::vector<uint64_t> &trace = result.trace;
+  auto time = [&](size_t step, uint32_t task, int which) {
+    return trace[(step * tasks + task) * MK_TRACE_TIMES + which];
+  };
+  std::string problem;
+  if (trace.size() != steps * tasks * MK_TRACE_TIMES)
+    problem = "the trace has " + std::to_string(trace.size()) + " times, not " +
+              std::to_string(steps * tasks * MK_TRACE_TIMES);
+  uint64_t waited = 0;
+  for (size_t step = 0; step < steps && problem.empty(); ++step)
+    for (uint32_t id = 0; id < tasks && problem.empty(); ++id) {
+      uint64_t wait = time(step, id, MK_TRACE_WAIT), start = time(step, id, MK_TRACE_START),
+               end = time(step, id, MK_TRACE_END);
+      if (wait == 0 || wait > start || start > end)
+        problem = "step " + std::to_string(step) + ", task " + std::to_string(id) + ": wait " +
+                  std::to_string(wait) + ", start " + std::to_string(start) + ", end " +
+                  std::to_string(end);
+      waited += start - wait;
+      for (const Wait &edge : graph.tasks[id].waits) {
+        int64_t producerStep = static_cast<int64_t>(step) + edge.stepOffset;
+        for (uint32_t producer = 0; producerStep >= 0 && producer < tasks; ++producer)
+          if (graph.tasks[producer].trigger == edge.event &&
+              time(producerStep, producer, MK_TRACE_END) > start)
+            problem = "step " + std::to_string(step) + ", task " + std::to_string(id) +
+                      " started before task " + std::to_string(producer) + " ended";
+      }
+    }
+  char line[256];
+  std::snprintf(line, sizeof line,
+                "a traced launch records %zu tasks x %zu steps in order (%.3f ms waited in all)",
+                tasks, steps, waited * 1e-6);
+  report(problem.empty() && result.startNs != 0, problem.empty() ? line : problem);
+}
+
 // The lm_head's weights (the last gemv's), which feed the logits.
 const WeightEntry *logitsWeight(const Artifact &artifact) {
   for (auto op = artifact.graph.operations.rbegin(); op != artifact.graph.operations.rend(); ++op)
@@ -277,6 +340,15 @@ int checkFixture(const std::string &path, int64_t maxContext) {
   }
   report(agree == clear, "the CPU chooses the same tokens (" + std::to_string(agree) + "/" +
                              std::to_string(clear) + " with a clear top-2 gap)");
+
+  checkStepTimes(generated, "generation");
+  report(generated.trace.empty(), "an untraced launch returns no trace");
+  GpuRunResult traced;
+  if (!gpuRun(*device, {prompt, newTokens, false, false, 0, true}, traced))
+    return 1;
+  report(traced.generated == generated.generated, "a traced launch generates the same tokens");
+  checkStepTimes(traced, "traced generation");
+  checkTrace(traced, artifact.graph);
 
   // EOS: the fourth new token ends generation at its first occurrence.
   int64_t eos = generated.generated[3];

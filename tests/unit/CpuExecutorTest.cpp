@@ -4,6 +4,7 @@
 #include "ToyTaskGraph.h"
 
 #include "runtime/cpu/CpuExecutor.h"
+#include "runtime/format/ControlBlock.h"
 
 #include <gtest/gtest.h>
 
@@ -111,6 +112,75 @@ TEST(CpuExecutor, GeneratesInOneLaunchWhatGreedyDecodingGives) {
     }
     EXPECT_EQ(continued, expected) << mode.name;
     EXPECT_EQ(executor.position(), 9);
+  }
+}
+
+// Every launch times its steps; with options.trace it also records, per
+// step and task, when its SM began waiting, when the task started and ended,
+// in that order and on one clock: no task starts before the tasks that
+// trigger the events it waits on have ended.
+TEST(CpuExecutor, TimesEveryStepAndTracesEveryTaskOnRequest) {
+  for (const Mode &mode : {Mode{"threaded", {.threaded = true, .trace = true}},
+                           Mode{"single thread", {.threaded = false, .trace = true}},
+                           Mode{"threaded, adversarial",
+                                {.threaded = true, .adversarialSeed = 5, .trace = true}}}) {
+    toy::ToyModel model = buildToyModel(4);
+    const TaskGraph &graph = model.graph;
+    CpuExecutor executor(graph, model.schedule, model.weights, mode.options);
+    executor.generate({3, 17, 5}, 4);
+    const size_t steps = 6, tasks = graph.tasks.size();
+    ASSERT_EQ(executor.stepMilliseconds().size(), steps) << mode.name;
+    for (double ms : executor.stepMilliseconds())
+      EXPECT_GT(ms, 0) << mode.name;
+
+    std::span<const uint64_t> trace = executor.trace();
+    ASSERT_EQ(trace.size(), steps * tasks * MK_TRACE_TIMES) << mode.name;
+    auto time = [&](size_t step, uint32_t task, int which) {
+      return trace[(step * tasks + task) * MK_TRACE_TIMES + which];
+    };
+    for (size_t step = 0; step < steps; ++step)
+      for (uint32_t id = 0; id < tasks; ++id) {
+        std::string what = std::string(mode.name) + ", step " + std::to_string(step) + ", task " +
+                           std::to_string(id);
+        EXPECT_GT(time(step, id, MK_TRACE_WAIT), 0u) << what;
+        EXPECT_LE(time(step, id, MK_TRACE_WAIT), time(step, id, MK_TRACE_START)) << what;
+        EXPECT_LE(time(step, id, MK_TRACE_START), time(step, id, MK_TRACE_END)) << what;
+        for (const Wait &wait : graph.tasks[id].waits) {
+          int64_t producerStep = static_cast<int64_t>(step) + wait.stepOffset;
+          if (producerStep < 0)
+            continue;
+          for (uint32_t producer = 0; producer < tasks; ++producer) {
+            if (graph.tasks[producer].trigger != wait.event)
+              continue;
+            EXPECT_LE(time(producerStep, producer, MK_TRACE_END), time(step, id, MK_TRACE_START))
+                << what << " started before task " << producer << " ended";
+          }
+        }
+      }
+
+    // The next launch replaces both.
+    executor.step(1);
+    EXPECT_EQ(executor.stepMilliseconds().size(), 1u) << mode.name;
+    EXPECT_EQ(executor.trace().size(), tasks * MK_TRACE_TIMES) << mode.name;
+  }
+}
+
+TEST(CpuExecutor, TracesOnlyWhenAskedAndWithinItsBound) {
+  toy::ToyModel model = buildToyModel(4);
+  CpuExecutor untraced(model.graph, model.schedule, model.weights);
+  untraced.generate({3, 17}, 2);
+  EXPECT_EQ(untraced.stepMilliseconds().size(), 3u);
+  EXPECT_TRUE(untraced.trace().empty());
+
+  CpuExecutor bounded(model.graph, model.schedule, model.weights,
+                      {.trace = true, .maxTraceBytes = 2 * model.graph.tasks.size() * 24});
+  EXPECT_NO_THROW(bounded.generate({3}, 2));
+  try {
+    bounded.generate({3}, 3);
+    ADD_FAILURE() << "traced past maxTraceBytes";
+  } catch (const ExecutionError &error) {
+    EXPECT_NE(std::string(error.what()).find("trace fewer steps"), std::string::npos)
+        << error.what();
   }
 }
 

@@ -5,11 +5,16 @@
 
 #include "mkrt.h"
 #include "runtime/format/ArtifactFile.h"
+#include "runtime/format/ControlBlock.h"
+#include "runtime/mkrt/ChromeTrace.h"
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
 
 namespace mk {
 namespace {
@@ -117,6 +122,117 @@ TEST(Mkrt, GeneratesGreedilyAndStopsAtEos) {
   EXPECT_EQ(produced, first + 1);
   EXPECT_EQ(timing.stopped_at_eos, 1);
   EXPECT_TRUE(std::equal(stopped.begin(), stopped.begin() + produced, generated.begin()));
+}
+
+size_t countOf(const std::string &text, const std::string &part) {
+  size_t count = 0;
+  for (size_t at = text.find(part); at != std::string::npos; at = text.find(part, at + 1))
+    ++count;
+  return count;
+}
+
+std::string readText(const std::string &path) {
+  std::ifstream file(path);
+  std::stringstream text;
+  text << file.rdbuf();
+  return text.str();
+}
+
+TEST(Mkrt, ReportsTheTimeOfEveryStep) {
+  Session s(writeToyModel());
+  std::vector<int64_t> prompt = {3, 17, 5}, generated(6);
+  size_t produced = 0;
+  mkrt_timing timing;
+  ASSERT_EQ(mkrt_generate(s.session, prompt.data(), prompt.size(), generated.size(),
+                          generated.data(), &produced, &timing),
+            MKRT_OK)
+      << mkrt_last_error();
+  EXPECT_EQ(timing.steps, 8);
+  ASSERT_EQ(timing.num_step_ms, static_cast<size_t>(timing.steps));
+  double sum = 0;
+  for (size_t i = 0; i < timing.num_step_ms; ++i) {
+    EXPECT_GT(timing.step_ms[i], 0) << "step " << i;
+    sum += timing.step_ms[i];
+  }
+  EXPECT_LE(sum, timing.total_ms);
+
+  ASSERT_EQ(mkrt_generate(s.session, prompt.data(), 1, 2, generated.data(), &produced, &timing),
+            MKRT_OK);
+  EXPECT_EQ(timing.num_step_ms, 2u);
+}
+
+TEST(Mkrt, WritesAChromeTraceOfEveryTaskWhenAsked) {
+  toy::ToyModel model = toy::buildToyModel(4);
+  const size_t tasks = model.graph.tasks.size();
+  Session s(writeToyModel());
+  std::string path = toy::temporaryPath("trace.json");
+  std::remove(path.c_str());
+  std::vector<int64_t> prompt = {3, 17, 5}, generated(2);
+  size_t produced = 0;
+  ASSERT_EQ(mkrt_session_set_trace(s.session, path.c_str()), MKRT_OK);
+  ASSERT_EQ(mkrt_generate(s.session, prompt.data(), prompt.size(), generated.size(),
+                          generated.data(), &produced, nullptr),
+            MKRT_OK)
+      << mkrt_last_error();
+  std::string trace = readText(path);
+  EXPECT_EQ(trace.rfind("{\"traceEvents\":[\n", 0), 0u);
+  EXPECT_EQ(countOf(trace, "\"cat\":\"task\",\"ph\":\"X\""), 4 * tasks);
+  EXPECT_EQ(countOf(trace, "\"ph\":\"M\""), 4u) << "one row per SM";
+  EXPECT_EQ(countOf(trace, "{\"name\":\"task 0 (Embed 'embed', rows [0, 8))\""), 4u) << trace;
+  EXPECT_GE(countOf(trace, "\"args\":{\"step\":3,\"position\":3,"), tasks);
+  EXPECT_EQ(countOf(trace, "\"step\":4,"), 0u);
+  EXPECT_NE(trace.find("\"otherData\":{\"device\":\"cpu"), std::string::npos);
+
+  // Every call replaces the file; a NULL path stops tracing.
+  ASSERT_EQ(mkrt_generate(s.session, prompt.data(), 1, 1, generated.data(), &produced, nullptr),
+            MKRT_OK);
+  EXPECT_EQ(countOf(readText(path), "\"cat\":\"task\""), tasks);
+  std::remove(path.c_str());
+  ASSERT_EQ(mkrt_session_set_trace(s.session, nullptr), MKRT_OK);
+  ASSERT_EQ(mkrt_generate(s.session, prompt.data(), 1, 1, generated.data(), &produced, nullptr),
+            MKRT_OK);
+  EXPECT_FALSE(std::ifstream(path).good());
+
+  // A trace that cannot be written fails the call, after its outputs.
+  EXPECT_EQ(mkrt_session_set_trace(nullptr, path.c_str()), MKRT_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(mkrt_session_set_trace(s.session, ""), MKRT_ERROR_INVALID_ARGUMENT);
+  std::string unwritable = toy::temporaryPath("absent") + "/trace.json";
+  ASSERT_EQ(mkrt_session_set_trace(s.session, unwritable.c_str()), MKRT_OK);
+  produced = 0;
+  EXPECT_EQ(mkrt_generate(s.session, prompt.data(), 1, 1, generated.data(), &produced, nullptr),
+            MKRT_ERROR_EXECUTION);
+  EXPECT_EQ(produced, 1u);
+  EXPECT_NE(std::string(mkrt_last_error()).find("cannot open '" + unwritable + "' for writing"),
+            std::string::npos)
+      << mkrt_last_error();
+}
+
+TEST(Mkrt, TraceNamesAreEscapedJsonStrings) {
+  EXPECT_EQ(rt::jsonString("task 3 (Gemv 'q', rows [0, 4))"), "\"task 3 (Gemv 'q', rows [0, 4))\"");
+  EXPECT_EQ(rt::jsonString("a\"b\\c\nd\te\x01" "f\x1f"), "\"a\\\"b\\\\c\\nd\\te\\u0001f\\u001f\"");
+  EXPECT_EQ(rt::jsonString("caf\xc3\xa9"), "\"caf\xc3\xa9\"") << "UTF-8 is kept";
+
+  toy::ToyModel model = toy::buildToyModel(2);
+  model.graph.operations[model.graph.tasks[0].op].name = "odd \"name\"\n";
+  rt::LaunchTrace trace;
+  trace.times.assign(model.graph.tasks.size() * MK_TRACE_TIMES, 0);
+  trace.times[MK_TRACE_WAIT] = 1000;
+  trace.times[MK_TRACE_START] = 3500;
+  trace.times[MK_TRACE_END] = 4000;
+  trace.startNs = 500;
+  std::ostringstream out;
+  rt::writeChromeTrace(out, model.graph, model.schedule, trace, 7, "test");
+  std::string text = out.str();
+  EXPECT_NE(text.find("{\"name\":\"wait\",\"cat\":\"wait\",\"ph\":\"X\",\"ts\":0.500,\"dur\":2.500,"
+                      "\"pid\":0,\"tid\":"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("{\"name\":\"task 0 (Embed 'odd \\\"name\\\"\\n', rows [0, 8))\",\"cat\":"
+                      "\"task\",\"ph\":\"X\",\"ts\":3.000,\"dur\":0.500,"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("\"args\":{\"step\":0,\"position\":7,\"task\":0}}"), std::string::npos);
+  EXPECT_EQ(countOf(text, "\"ph\":\"X\""), 2u) << "tasks that did not run have no event";
 }
 
 TEST(Mkrt, TheGpuIsUnavailableWithoutAKernel) {

@@ -12,6 +12,7 @@
  *   size_t n_out;
  *   mkrt_timing timing;
  *   mkrt_generate(session, prompt, 3, 64, out, &n_out, &timing);
+ *   // timing.step_ms[0 .. timing.num_step_ms): each step's milliseconds
  *   mkrt_session_destroy(session);
  *   mkrt_close(model);
  *
@@ -65,6 +66,12 @@ typedef struct mkrt_timing {
   double ms_per_token;      /* total_ms / steps */
   double tokens_per_second; /* steps per second */
   int stopped_at_eos;       /* generation ended on an EOS token, before n_new */
+  /* The milliseconds of each decode step, position 0 first: from the end of
+   * the previous step (step 0: the start of the launch) to the end of the
+   * step's argmax, by the GPU's %globaltimer or the CPU's steady clock.
+   * num_step_ms == steps. Owned by the session: valid until its next call. */
+  const double *step_ms;
+  size_t num_step_ms;
 } mkrt_timing;
 
 /* Opens and checks a .mk file: checksums, format version, the manifest, and
@@ -92,6 +99,20 @@ const char *mkrt_session_device(const mkrt_session *session);
  * n_prompt + n_new - 1 <= max_context. */
 mkrt_status mkrt_generate(mkrt_session *session, const int64_t *prompt, size_t n_prompt,
                           size_t n_new, int64_t *out_tokens, size_t *n_out, mkrt_timing *timing);
+
+/* Traces every later mkrt_generate of the session: each call records when
+ * every task of every step waited, started and ended on its SM (on the CPU,
+ * on its emulated SM), and writes them to `path` as a Chrome trace-event
+ * JSON file (chrome://tracing, ui.perfetto.dev), replacing the last call's.
+ * One row per SM; one "X" event per task run, named as messages name the
+ * task ("task 12 (Gemv 'layer0.qkv', rows [0, 32))"), and a "wait" event
+ * before it when its SM waited on its events; times in microseconds from
+ * the launch's start; args: step, position, task (its id). A NULL `path`
+ * stops tracing. mkrt_eval_logits is never traced. A trace costs memory (24
+ * bytes per task and step; past 1 GiB the call fails) and a little time; a
+ * trace that cannot be written fails mkrt_generate with
+ * MKRT_ERROR_EXECUTION after its outputs and timing were filled. */
+mkrt_status mkrt_session_set_trace(mkrt_session *session, const char *path);
 
 /* Teacher forcing: `out_logits` (room for n * vocab floats) receives the
  * logits after each token, row by row. */
