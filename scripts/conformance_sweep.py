@@ -65,7 +65,7 @@ def main():
             line = tag.ljust(60)
             try:
                 model = export_onnx.random_model({**spec, **extra})
-                hf = export_onnx.hf_logits(model, TOKENS)
+                hf = export_onnx.hf_logits(model, TOKENS)[0]
                 device = "cuda" if dtype != "float32" and torch.cuda.is_available() else "cpu"
                 model = model.to(device=device, dtype=getattr(torch, dtype))
                 export_onnx.export(model, path, exporter, opset, dtype=getattr(torch, dtype),

@@ -147,20 +147,30 @@ def export(model, path, exporter, opset, dtype=torch.float32, device="cpu"):
         program.save(path)
 
 
-def hf_logits(model, tokens):
-    """Teacher-forced logits of HF transformers for tokens fed one at a time."""
+def hf_logits(model, tokens, generate=0):
+    """Teacher-forced logits of HF transformers for tokens fed one at a time;
+    with `generate`, greedy generation continues after them, feeding each
+    argmax back. Returns the logits of every fed token ([fed, vocab]) and the
+    generated tokens (the last one is returned, not fed)."""
     from transformers import DynamicCache
 
     cache = DynamicCache()
-    rows = []
+    rows, generated = [], []
+    fed = list(tokens)
     with torch.no_grad():
-        for t, tok in enumerate(tokens):
-            ids = torch.tensor([[tok]])
+        t = 0
+        while t < len(fed):
+            ids = torch.tensor([[fed[t]]])
             out = model(input_ids=ids, attention_mask=torch.ones(1, t + 1, dtype=torch.int64),
                         position_ids=torch.tensor([[t]]), past_key_values=cache, use_cache=True)
             cache = out.past_key_values
             rows.append(out.logits[0, -1].float().numpy())
-    return np.stack(rows)
+            if t == len(fed) - 1 and len(generated) < generate:
+                generated.append(int(np.argmax(rows[-1])))
+                if len(generated) < generate:
+                    fed.append(generated[-1])
+            t += 1
+    return np.stack(rows), generated
 
 
 def random_model(spec, seed=0):
@@ -188,7 +198,7 @@ def make_fixtures(folder, only=None):
         model = random_model(spec)
         inv_freq = model.model.rotary_emb.inv_freq
         print(name, "inv_freq", inv_freq[:3].tolist(), inv_freq[-3:].tolist(), flush=True)
-        np.save(os.path.join(folder, f"{name}.hf_logits.npy"), hf_logits(model, tokens))
+        np.save(os.path.join(folder, f"{name}.hf_logits.npy"), hf_logits(model, tokens)[0])
         for exporter, opset in [("torchscript", 17), ("dynamo", 18), ("dynamo", 23)]:
             tag = "ts" if exporter == "torchscript" else "dynamo"
             path = os.path.join(folder, f"{name}_{tag}{opset}.onnx")
@@ -218,6 +228,10 @@ def main():
     ap.add_argument("--device", default="cpu", help="where to run the export (cpu, cuda)")
     ap.add_argument("--hf-logits", help="also save HF transformers' teacher-forced logits here")
     ap.add_argument("--tokens", default="1,7,42,3,99,5,11,64,2,17,33,8")
+    ap.add_argument("--hf-generate", type=int, default=0, metavar="N",
+                    help="with --hf-logits: after --tokens, generate N tokens greedily with HF; "
+                         "the logits cover every token fed (prompt and generated)")
+    ap.add_argument("--hf-tokens", help="with --hf-generate: write {prompt, generated} here (JSON)")
     ap.add_argument("--round-weights-bf16", action="store_true",
                     help="round the weights to bf16 values (kept in f32) first, so that "
                          "a bf16 .mk and the f32 references hold the same numbers")
@@ -245,7 +259,12 @@ def main():
             for p in model.parameters():
                 p.copy_(p.to(torch.bfloat16).to(p.dtype))
     if a.hf_logits:
-        np.save(a.hf_logits, hf_logits(model, [int(t) for t in a.tokens.split(",")]))
+        prompt = [int(t) for t in a.tokens.split(",")]
+        logits, generated = hf_logits(model, prompt, a.hf_generate)
+        np.save(a.hf_logits, logits)
+        if a.hf_tokens:
+            with open(a.hf_tokens, "w") as f:
+                json.dump({"prompt": prompt, "generated": generated}, f)
     model = model.to(device=a.device, dtype=dtype)
     export(model, a.output, a.exporter, a.opset, dtype=dtype, device=a.device)
     print("exported", a.output)

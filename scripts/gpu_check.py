@@ -1,16 +1,19 @@
 #!/usr/bin/env python3
 """The GPU megakernel end to end on every fixture, for a machine with a GPU:
-each fixture compiled to a .mk (`mkc compile --emit=mk`), run teacher-forced
-by `mkrun --device gpu`, and compared with `mkc eval --engine=schedule` (the
-CPU executor, f32 weights) and with onnxruntime; greedy generation on the GPU
-is compared with `mkrun --device cpu` on the same .mk. Prints one row per
+each fixture compiled to a .mk (`mkc compile --emit=mk`); `mkrun --device
+gpu` generates 32 tokens greedily after an 8-token prompt; then the whole
+sequence (prompt and generated tokens) is run teacher-forced by `mkrun
+--device gpu` and compared step by step with `mkc eval --engine=schedule`
+(the CPU executor, f32 weights) and with onnxruntime; the GPU's generation is
+compared with `mkrun --device cpu` on the same .mk. Prints one row per
 fixture and exits 1 when a comparison fails.
 
-  python3 scripts/gpu_check.py --build build [--max-context 256] [FIXTURE.onnx ...]
+  python3 scripts/gpu_check.py --build build [--max-context 256] [--arch sm_90a] [FIXTURE.onnx ...]
 
-Tolerances: the .mk holds bf16 weights, so logits are compared with rtol
-2e-2 (max |a - b| / max |b|), and the argmax only where the reference's top-2
-gap exceeds 0.1. Without a GPU every row says why and the exit code is 77.
+Tolerances: the .mk holds bf16 weights, so the logits of every step are
+compared with rtol 2e-2 (max |a - b| / max |b| over that step's row), and
+tokens only where the reference's top-2 gap exceeds 0.1. Without a GPU every
+row says why and the exit code is 77.
 """
 import argparse
 import glob
@@ -24,29 +27,14 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
+from compare_logits import compare_decode  # noqa: E402
 
-TOKENS = [1, 7, 42, 3, 99, 5, 11, 64, 2, 17, 33, 8, 120, 4, 9, 77, 31, 6, 15, 50,
-          23, 88, 12, 40]
-PROMPT = TOKENS[:6]
-NEW_TOKENS = 24
+PROMPT = [1, 7, 42, 3, 99, 5, 11, 64]
+NEW_TOKENS = 32
 RTOL = 2e-2
 GAP = 0.1
 NO_DEVICE = 3  # mkrun's exit code when the device is unavailable
 SKIP = 77
-
-
-def relative_error(actual, expected):
-    return float(np.max(np.abs(actual - expected)) / np.max(np.abs(expected)))
-
-
-def greedy_agreement(actual, expected):
-    clear = agree = 0
-    for a, e in zip(actual, expected):
-        top2 = np.sort(e)[-2:]
-        if top2[1] - top2[0] > GAP:
-            clear += 1
-            agree += int(np.argmax(a) == np.argmax(e))
-    return agree, clear
 
 
 def run(command):
@@ -72,27 +60,55 @@ class Row:
         self.cells.append(text) if passed else self.fail(text)
 
 
-def check_fixture(fixture, tools, tmp, max_context, ort_logits):
+def compare(row, label, ours, generated, reference):
+    """Row t of the teacher-forced logits follows token t of the sequence."""
+    passed, text = compare_decode(ours, reference, RTOL, GAP, generated, len(PROMPT))
+    row.check(passed, f"vs {label}: {text}")
+
+
+def check_fixture(fixture, tools, tmp, max_context, arch, ort_logits):
     name = os.path.splitext(os.path.basename(fixture))[0]
     row = Row(name)
     mk = os.path.join(tmp, name + ".mk")
-    tokens = ",".join(map(str, TOKENS))
-    compiled = run([tools["mkc"], "compile", fixture, "--emit=mk", "-o", mk,
-                    f"--max-context={max_context}"])
+    command = [tools["mkc"], "compile", fixture, "--emit=mk", "-o", mk,
+               f"--max-context={max_context}"]
+    compiled = run(command + ([f"--arch={arch}"] if arch else []))
     if compiled.returncode != 0:
         row.fail("mkc compile --emit=mk: " + compiled.stderr.strip())
         return row
 
+    prompt = ",".join(map(str, PROMPT))
+    outputs = {}
+    for device in ("gpu", "cpu"):
+        outputs[device] = run([tools["mkrun"], mk, "--device", device, "--prompt-tokens", prompt,
+                               "-n", str(NEW_TOKENS)])
+        if device == "gpu" and outputs[device].returncode == NO_DEVICE:
+            row.cells.append("skipped: " + outputs[device].stderr.strip())
+            row.skipped = True
+            return row
+        if outputs[device].returncode != 0:
+            row.fail(f"mkrun --device {device} -n: " + outputs[device].stderr.strip())
+            return row
+    generated = generated_tokens(outputs["gpu"].stdout) or []
+    cpu_tokens = generated_tokens(outputs["cpu"].stdout) or []
+    if len(generated) != NEW_TOKENS:
+        row.fail(f"the GPU generated {len(generated)} tokens, not {NEW_TOKENS} (EOS?)")
+        return row
+
+    # The sequence the GPU produced; its last token is returned, not fed.
+    sequence = PROMPT + generated[:-1]
+    tokens = ",".join(map(str, sequence))
     gpu_npy = os.path.join(tmp, name + ".gpu.npy")
     gpu = run([tools["mkrun"], mk, "--device", "gpu", "--tokens", tokens, "--logits", gpu_npy])
-    if gpu.returncode == NO_DEVICE:
-        row.cells.append("skipped: " + gpu.stderr.strip())
-        row.skipped = True
-        return row
     if gpu.returncode != 0:
-        row.fail("mkrun --device gpu: " + gpu.stderr.strip())
+        row.fail("mkrun --device gpu --tokens: " + gpu.stderr.strip())
         return row
     ours = np.load(gpu_npy)
+    # Generation feeds back the argmax inside the kernel: teacher forcing
+    # the same tokens must reproduce it exactly.
+    replayed = [int(t) for t in np.argmax(ours[len(PROMPT) - 1:], axis=1)]
+    row.check(replayed == generated, "generation = teacher-forced argmax" if replayed == generated
+              else f"generation differs from the teacher-forced argmax: {generated} vs {replayed}")
 
     schedule_npy = os.path.join(tmp, name + ".schedule.npy")
     schedule = run([tools["mkc"], "eval", fixture, "--tokens", tokens, "--logits", schedule_npy,
@@ -100,35 +116,15 @@ def check_fixture(fixture, tools, tmp, max_context, ort_logits):
     if schedule.returncode != 0:
         row.fail("mkc eval: " + schedule.stderr.strip())
     else:
-        reference = np.load(schedule_npy)
-        error = relative_error(ours, reference)
-        agree, clear = greedy_agreement(ours, reference)
-        row.check(error <= RTOL and agree == clear,
-                  f"vs schedule {error:.1e}, argmax {agree}/{clear}")
-
+        compare(row, "schedule", ours, generated, np.load(schedule_npy))
     if ort_logits is not None:
-        reference = ort_logits(fixture, TOKENS)
-        error = relative_error(ours, reference)
-        agree, clear = greedy_agreement(ours, reference)
-        row.check(error <= RTOL and agree == clear,
-                  f"vs onnxruntime {error:.1e}, argmax {agree}/{clear}")
+        compare(row, "onnxruntime", ours, generated, ort_logits(fixture, sequence))
 
-    prompt = ",".join(map(str, PROMPT))
-    outputs = {}
-    for device in ("gpu", "cpu"):
-        generated = run([tools["mkrun"], mk, "--device", device, "--prompt-tokens", prompt,
-                         "-n", str(NEW_TOKENS)])
-        outputs[device] = generated
-        if generated.returncode != 0:
-            row.fail(f"mkrun --device {device} -n: " + generated.stderr.strip())
-            return row
-    gpu_tokens = generated_tokens(outputs["gpu"].stdout)
-    cpu_tokens = generated_tokens(outputs["cpu"].stdout)
-    same = sum(int(a == b) for a, b in zip(gpu_tokens or [], cpu_tokens or []))
+    same = sum(int(a == b) for a, b in zip(generated, cpu_tokens))
     speed = next((line.split(":", 1)[1].strip() for line in outputs["gpu"].stdout.splitlines()
                   if "ms/token" in line), "")
-    row.check(gpu_tokens is not None and gpu_tokens == cpu_tokens,
-              f"generation {same}/{len(cpu_tokens or [])} as the CPU ({speed})")
+    row.check(generated == cpu_tokens,
+              f"generation {same}/{len(cpu_tokens)} as the CPU ({speed})")
     return row
 
 
@@ -136,6 +132,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
     ap.add_argument("--max-context", type=int, default=256)
+    ap.add_argument("--arch", help="the target of mkc compile (default: mkc's)")
     ap.add_argument("fixtures", nargs="*")
     a = ap.parse_args()
     tools = {"mkc": os.path.join(a.build, "compiler", "tools", "mkc"),
@@ -154,7 +151,7 @@ def main():
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         for fixture in fixtures:
-            row = check_fixture(fixture, tools, tmp, a.max_context, ort_logits)
+            row = check_fixture(fixture, tools, tmp, a.max_context, a.arch, ort_logits)
             rows.append(row)
             print(f"{row.name:24} " + " | ".join(row.cells), flush=True)
             if row.skipped:
