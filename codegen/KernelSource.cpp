@@ -119,8 +119,10 @@ void emitConstants(std::ostream &os, const TaskGraph &graph, const Schedule &sch
      << ", \"one CTA's shared memory on the target\");\n\n";
 }
 
-void emitDispatcher(std::ostream &os, const ModelShapes &shapes) {
+void emitDispatcher(std::ostream &os, const ModelShapes &shapes, const KernelOptions &options) {
   os << "struct Tasks {\n"
+     << "  static constexpr unsigned long long kPrefetchBytes = " << options.prefetchBytes << ";\n"
+     << "  static constexpr int kGemvLoadsInFlight = " << options.gemvLoadsInFlight << ";\n\n"
      << "  __device__ static void run(const mk::gpu::TaskContext &context, const MkTaskRecord &task,\n"
      << "                             const MkOperationRecord &op) {\n"
      << "    using namespace mk::gpu;\n"
@@ -136,7 +138,7 @@ void emitDispatcher(std::ostream &os, const ModelShapes &shapes) {
        << (shape.bias ? "true" : "false") << ")\n"
        << "        return gemvTask<" << shape.input << ", " << epilogueName(shape.epilogue) << ", "
        << (shape.norm ? "true" : "false") << ", " << (shape.bias ? "true" : "false")
-       << ", kThreads>(context, task, op);\n";
+       << ", kThreads, kGemvLoadsInFlight>(context, task, op);\n";
   os << "      break;\n";
 
   struct Phase {
@@ -191,8 +193,25 @@ llvm::Error checkSupported(const TaskGraph &graph, const ModelShapes &shapes) {
 
 } // namespace
 
+std::string checkKernelOptions(const KernelOptions &options) {
+  if (options.prefetchBytes % 16 != 0)
+    return "the prefetch must be a multiple of 16 bytes, got " +
+           std::to_string(options.prefetchBytes);
+  if (options.prefetchBytes > (64u << 20))
+    return "a prefetch of " + std::to_string(options.prefetchBytes) +
+           " bytes per SM is past any L2";
+  if (options.gemvLoadsInFlight < 1 || options.gemvLoadsInFlight > 16)
+    return "gemv loads in flight must be in [1, 16], got " +
+           std::to_string(options.gemvLoadsInFlight);
+  return "";
+}
+
 llvm::Expected<KernelSource> generateKernelSource(const TaskGraph &graph, const Schedule &schedule,
-                                                  uint32_t sharedBytesPerCta) {
+                                                  uint32_t sharedBytesPerCta,
+                                                  const KernelOptions &options) {
+  std::string invalid = checkKernelOptions(options);
+  if (!invalid.empty())
+    return error(invalid);
   ModelShapes shapes = collectShapes(graph);
   if (auto problem = checkSupported(graph, shapes))
     return std::move(problem);
@@ -216,7 +235,7 @@ llvm::Expected<KernelSource> generateKernelSource(const TaskGraph &graph, const 
      << "#include \"codegen/device/Megakernel.cuh\"\n\n"
      << "namespace model {\n\n";
   emitConstants(os, graph, schedule, shapes, source.sharedBytes, sharedBytesPerCta);
-  emitDispatcher(os, shapes);
+  emitDispatcher(os, shapes, options);
   os << "\n} // namespace model\n\n"
      << "extern \"C\" __constant__ MkKernelInfo mk_kernel_info = {\n"
      << "    MK_KERNEL_ABI_VERSION, model::kThreads, model::kSharedBytes, model::kNumSms,\n"

@@ -25,6 +25,19 @@ constexpr uint32_t kMegakernelThreads = 512;
 // reductions' scratch; tasks get the rest of the target's per-CTA limit.
 constexpr uint32_t kStaticSharedReserve = 2048;
 
+// Tuning of the generated kernel that does not change what it computes.
+struct KernelOptions {
+  // Bytes of its next task's weights each CTA has prefetched into L2 while
+  // it waits on a task's events (0: none). The sum over the SMs must leave
+  // L2 room for the weights being streamed.
+  uint32_t prefetchBytes = 128 * 1024;
+  // 16-byte weight loads each gemv lane keeps in flight (1 to 16).
+  uint32_t gemvLoadsInFlight = 8;
+};
+
+// "" when `options` are in range, else what is not.
+std::string checkKernelOptions(const KernelOptions &options);
+
 struct KernelSource {
   std::string text;           // the generated translation unit
   uint32_t threads = 0;       // per CTA
@@ -47,7 +60,8 @@ const std::vector<DeviceLibraryFile> &deviceLibrary();
 // a task needing more shared memory than `sharedBytesPerCta` (the target's
 // limit for one CTA) leaves after kStaticSharedReserve.
 llvm::Expected<KernelSource> generateKernelSource(const TaskGraph &graph, const Schedule &schedule,
-                                                  uint32_t sharedBytesPerCta);
+                                                  uint32_t sharedBytesPerCta,
+                                                  const KernelOptions &options = {});
 
 } // namespace mk
 

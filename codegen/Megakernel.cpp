@@ -51,22 +51,24 @@ std::string supportedArchitectures() {
 }
 
 llvm::Expected<std::string> megakernelSource(const TaskGraph &graph, const Schedule &schedule,
-                                             const std::string &arch) {
+                                             const std::string &arch,
+                                             const KernelOptions &options) {
   auto target = findArchitecture(arch);
   if (!target)
     return target.takeError();
-  auto source = generateKernelSource(graph, schedule, target->sharedBytesPerCta);
+  auto source = generateKernelSource(graph, schedule, target->sharedBytesPerCta, options);
   if (!source)
     return source.takeError();
   return std::move(source->text);
 }
 
 llvm::Expected<CompiledKernel> compileMegakernel(const TaskGraph &graph, const Schedule &schedule,
-                                                 const std::string &arch) {
+                                                 const std::string &arch,
+                                                 const KernelOptions &options) {
   auto target = findArchitecture(arch);
   if (!target)
     return target.takeError();
-  auto source = generateKernelSource(graph, schedule, target->sharedBytesPerCta);
+  auto source = generateKernelSource(graph, schedule, target->sharedBytesPerCta, options);
   if (!source)
     return source.takeError();
   auto nvrtc = Nvrtc::get();
@@ -75,13 +77,13 @@ llvm::Expected<CompiledKernel> compileMegakernel(const TaskGraph &graph, const S
 
   auto started = std::chrono::steady_clock::now();
   std::vector<NvrtcHeader> headers = deviceHeaders();
-  std::vector<std::string> options = {"-arch=" + arch, "-std=c++17", "--ptxas-options=-v",
-                                      "-lineinfo"};
+  std::vector<std::string> flags = {"-arch=" + arch, "-std=c++17", "--ptxas-options=-v",
+                                    "-lineinfo"};
   // NVRTC 13 reuses the driver's cache of earlier compilations where a
   // driver is installed, and ptxas, not run, then reports nothing.
   if (nvrtc->majorVersion() >= 13)
-    options.push_back("--no-cache");
-  auto machine = nvrtc->compile(source->text, "megakernel.cu", headers, options);
+    flags.push_back("--no-cache");
+  auto machine = nvrtc->compile(source->text, "megakernel.cu", headers, flags);
   if (!machine)
     return machine.takeError();
   CompiledKernel kernel;
@@ -94,8 +96,8 @@ llvm::Expected<CompiledKernel> compileMegakernel(const TaskGraph &graph, const S
   // the PTX is then a second compilation, for the matching virtual one.
   if (kernel.ptx.empty()) {
     std::string virtualArch = "compute_" + arch.substr(3);
-    options[0] = "-arch=" + virtualArch;
-    auto portable = nvrtc->compile(source->text, "megakernel.cu", headers, options);
+    flags[0] = "-arch=" + virtualArch;
+    auto portable = nvrtc->compile(source->text, "megakernel.cu", headers, flags);
     if (!portable)
       return portable.takeError();
     kernel.ptx = std::move(portable->ptx);

@@ -4,6 +4,7 @@
 #ifndef MKC_CODEGEN_MEGAKERNEL_H
 #define MKC_CODEGEN_MEGAKERNEL_H
 
+#include "codegen/KernelSource.h"
 #include "compiler/driver/Pipeline.h"
 #include "compiler/taskgraph/TaskGraph.h"
 
@@ -36,14 +37,17 @@ std::string supportedArchitectures();
 
 // The CUDA C++ source alone, as `mkc compile --emit=cuda` prints it.
 llvm::Expected<std::string> megakernelSource(const TaskGraph &graph, const Schedule &schedule,
-                                             const std::string &arch = kDefaultArch);
+                                             const std::string &arch = kDefaultArch,
+                                             const KernelOptions &options = {});
 
 llvm::Expected<CompiledKernel> compileMegakernel(const TaskGraph &graph, const Schedule &schedule,
-                                                 const std::string &arch = kDefaultArch);
+                                                 const std::string &arch = kDefaultArch,
+                                                 const KernelOptions &options = {});
 
 inline llvm::Expected<CompiledKernel> compileMegakernel(const CompiledModel &model,
-                                                        const std::string &arch = kDefaultArch) {
-  return compileMegakernel(model.tasks, model.schedule, arch);
+                                                        const std::string &arch = kDefaultArch,
+                                                        const KernelOptions &options = {}) {
+  return compileMegakernel(model.tasks, model.schedule, arch, options);
 }
 
 } // namespace mk

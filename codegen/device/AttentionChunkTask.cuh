@@ -2,12 +2,22 @@
 // head of group g, over positions [c * kChunk, (c + 1) * kChunk) up to the
 // step's own, the max m of the scores s = (q . k) * scale, l = sum exp(s - m)
 // and o = sum exp(s - m) v. A chunk past the position is empty: m = -inf,
-// l = 0, o = 0.
+// l = 0, o = 0, stored without reading anything.
 //
-// Load: the group's roped q into shared memory.
-// Compute: scores, one warp per position (each lane a slice of the key, all
-// q heads of the group against it); then one warp per head for m, the
-// exponentials and l; then one thread per (head, dimension) for o.
+// A chunk's keys and values are a few KiB: the task waits on load latency,
+// not bandwidth, so each phase has every thread issue all its loads before
+// it uses one, and the first keys and values are asked for together with q.
+//
+// Load: this thread's first keys and values into registers, the group's
+// roped q into shared memory.
+// Compute: scores, kKeyLanes lanes per position (each lane every
+// kKeyLanes-th dimension of the key, all q heads of the group against it),
+// so one round of loads scores kThreads / kKeyLanes positions; then one warp
+// per head for m, the exponentials and l; then o: each warp owns a few
+// dimensions and its lanes split the positions, every lane accumulating all
+// heads of the group from each value it reads (the heads share v), and the
+// lanes' sums meet through shuffles. Every sum has a fixed order, so every
+// run gives the same bits.
 // Store: the partials [o, m, l] of each head.
 #ifndef MKC_CODEGEN_DEVICE_ATTENTIONCHUNKTASK_CUH
 #define MKC_CODEGEN_DEVICE_ATTENTIONCHUNKTASK_CUH
@@ -22,12 +32,44 @@ __host__ __device__ constexpr int attentionChunkShared(int headDim, int group, i
   return group * headDim + group * chunk + 2 * group;
 }
 
+__host__ __device__ constexpr int ceilPowerOfTwo(int value) {
+  int power = 1;
+  while (power < value)
+    power *= 2;
+  return power;
+}
+
+// Sums over the lanes that share lane % kStride (a power of two), leaving
+// the sum in each of them; every lane of the warp must call it.
+template <int kStride>
+__device__ __forceinline__ float sumOverStride(float value) {
+#pragma unroll
+  for (int offset = kWarpSize / 2; offset >= kStride; offset /= 2)
+    value += __shfl_xor_sync(kFullMask, value, offset);
+  return value;
+}
+
 template <int kHeadDim, int kGroup, int kChunk, int kThreads>
 __device__ void attentionChunkTask(const TaskContext &context, const MkTaskRecord &task,
                                    const MkOperationRecord &op) {
   using Layout = AttentionLayout<kHeadDim, kGroup>;
   constexpr int kWarps = kThreads / kWarpSize;
-  constexpr int kSlices = (kHeadDim + kWarpSize - 1) / kWarpSize;
+  // Scores: kKeyLanes lanes per key, kKeysPerPass keys per round of loads.
+  constexpr int kKeyLanes = 8;
+  constexpr int kKeySlices = (kHeadDim + kKeyLanes - 1) / kKeyLanes;
+  constexpr int kKeysPerWarp = kWarpSize / kKeyLanes;
+  constexpr int kKeysPerPass = kWarps * kKeysPerWarp;
+  constexpr int kKeyPasses = (kChunk + kKeysPerPass - 1) / kKeysPerPass;
+  // o: each warp owns kValueLanes dimensions, each dimension kValueSlices
+  // lanes taking every kValueSlices-th position, kValueBatch values a round.
+  constexpr int kValueLanes = ceilPowerOfTwo((kHeadDim + kWarps - 1) / kWarps);
+  constexpr int kValueSlices = kWarpSize / kValueLanes;
+  constexpr int kValuesPerLane = (kChunk + kValueSlices - 1) / kValueSlices;
+  constexpr int kValueBatch = kValuesPerLane < 8 ? kValuesPerLane : 8;
+  constexpr int kValueBatches = (kValuesPerLane + kValueBatch - 1) / kValueBatch;
+  static_assert(kThreads % kWarpSize == 0, "whole warps");
+  static_assert(kValueLanes <= kWarpSize, "at most 32 dimensions of o per warp");
+
   unsigned long long group = task.begin, chunk = task.end;
   long long first = static_cast<long long>(chunk) * kChunk;
   long long last = min(first + kChunk, context.position + 1);
@@ -38,33 +80,69 @@ __device__ void attentionChunkTask(const TaskContext &context, const MkTaskRecor
   float *sums = maxima + kGroup;                    // [kGroup]
   const float *keys = context.kv + op.keyCache;
   const float *values = context.kv + op.valueCache;
+  float *partials = context.activations + op.partials;
   int warp = threadIdx.x / kWarpSize, lane = threadIdx.x % kWarpSize;
+  int keyLane = lane % kKeyLanes;
+  int valueDim = warp * kValueLanes + lane % kValueLanes, valueSlice = lane / kValueLanes;
+
+  // Store: an empty chunk's partials (count is the same for every thread).
+  if (count == 0) {
+    for (int i = threadIdx.x; i < kGroup * Layout::kPartialLength; i += kThreads) {
+      int head = i / Layout::kPartialLength, j = i % Layout::kPartialLength;
+      partials[Layout::partial(op, group * kGroup + head, chunk) + j] =
+          j == Layout::kMax ? negativeInfinity() : 0.0f;
+    }
+    return;
+  }
+
+  // Position (in the chunk) of this lane's key in a pass, of its value k.
+  auto keyPosition = [&](int pass) { return pass * kKeysPerPass + threadIdx.x / kKeyLanes; };
+  auto valuePosition = [&](int k) { return valueSlice + k * kValueSlices; };
+  auto loadKey = [&](int pass, float (&slice)[kKeySlices]) {
+    int t = keyPosition(pass);
+    const float *key = keys + Layout::slot(op, first + t, group);
+#pragma unroll
+    for (int s = 0; s < kKeySlices; ++s) {
+      int d = keyLane + s * kKeyLanes;
+      slice[s] = t < count && d < kHeadDim ? key[d] : 0.0f;
+    }
+  };
+  auto loadValues = [&](int batch, float (&value)[kValueBatch]) {
+#pragma unroll
+    for (int k = 0; k < kValueBatch; ++k) {
+      int t = valuePosition(batch * kValueBatch + k);
+      value[k] = t < count && valueDim < kHeadDim
+                     ? values[Layout::slot(op, first + t, group) + valueDim]
+                     : 0.0f;
+    }
+  };
 
   // Load.
+  float key[kKeySlices], value[kValueBatch];
+  loadKey(0, key);
+  loadValues(0, value);
   for (int i = threadIdx.x; i < Layout::kGroupLength; i += kThreads)
     queries[i] = context.activations[op.roped + Layout::query(group) + i];
   __syncthreads();
 
-  // Compute: scores.
-  for (int t = warp; t < count; t += kWarps) {
-    const float *key = keys + Layout::slot(op, first + t, group);
-    float slice[kSlices];
-#pragma unroll
-    for (int s = 0; s < kSlices; ++s) {
-      int d = lane + s * kWarpSize;
-      slice[s] = d < kHeadDim ? key[d] : 0.0f;
-    }
+  // Compute: scores. A warp's keys are consecutive, so it stops as a whole.
+  for (int pass = 0; pass < kKeyPasses; ++pass) {
+    if (pass * kKeysPerPass + warp * kKeysPerWarp >= count)
+      break;
+    if (pass > 0)
+      loadKey(pass, key);
+    int t = keyPosition(pass);
 #pragma unroll
     for (int head = 0; head < kGroup; ++head) {
       float dot = 0.0f;
 #pragma unroll
-      for (int s = 0; s < kSlices; ++s) {
-        int d = lane + s * kWarpSize;
-        if (d < kHeadDim)
-          dot = fmaf(queries[head * kHeadDim + d], slice[s], dot);
+      for (int s = 0; s < kKeySlices; ++s) {
+        int d = keyLane + s * kKeyLanes;
+        if (kHeadDim % kKeyLanes == 0 || d < kHeadDim)
+          dot = fmaf(queries[head * kHeadDim + d], key[s], dot);
       }
-      dot = warpSum(dot);
-      if (lane == 0)
+      dot = groupSum<kKeyLanes>(dot);
+      if (keyLane == 0 && t < count)
         scores[head * kChunk + t] = dot * op.scale;
     }
   }
@@ -91,15 +169,34 @@ __device__ void attentionChunkTask(const TaskContext &context, const MkTaskRecor
   }
   __syncthreads();
 
-  // Compute and store: o, then m and l.
-  float *partials = context.activations + op.partials;
-  for (int i = threadIdx.x; i < Layout::kGroupLength; i += kThreads) {
-    int head = i / kHeadDim, d = i % kHeadDim;
-    const float *weights = scores + head * kChunk;
-    float weighted = 0.0f;
-    for (int t = 0; t < count; ++t)
-      weighted = fmaf(weights[t], values[Layout::slot(op, first + t, group) + d], weighted);
-    partials[Layout::partial(op, group * kGroup + head, chunk) + d] = weighted;
+  // Compute and store: o, by warps that own a dimension (whole warps, for
+  // the shuffles); then m and l.
+  if (warp * kValueLanes < kHeadDim) {
+    float weighted[kGroup];
+#pragma unroll
+    for (int head = 0; head < kGroup; ++head)
+      weighted[head] = 0.0f;
+    for (int batch = 0; batch < kValueBatches; ++batch) {
+      if (batch * kValueBatch * kValueSlices >= count)
+        break;
+      if (batch > 0)
+        loadValues(batch, value);
+#pragma unroll
+      for (int k = 0; k < kValueBatch; ++k) {
+        int t = valuePosition(batch * kValueBatch + k);
+        if (t < count) {
+#pragma unroll
+          for (int head = 0; head < kGroup; ++head)
+            weighted[head] = fmaf(scores[head * kChunk + t], value[k], weighted[head]);
+        }
+      }
+    }
+#pragma unroll
+    for (int head = 0; head < kGroup; ++head) {
+      float total = sumOverStride<kValueLanes>(weighted[head]);
+      if (valueSlice == 0 && valueDim < kHeadDim)
+        partials[Layout::partial(op, group * kGroup + head, chunk) + valueDim] = total;
+    }
   }
   for (int head = threadIdx.x; head < kGroup; head += kThreads) {
     float *partial = partials + Layout::partial(op, group * kGroup + head, chunk);

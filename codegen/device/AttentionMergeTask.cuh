@@ -1,11 +1,14 @@
 // AttentionMerge for KV head g (runtime/cpu/AttentionMergeTask.cpp): each q
 // head of the group combines its chunks' (o, m, l) in chunk order 0, 1, ...,
 // rescaled to the largest m: out = sum_c o_c exp(m_c - M) / sum_c l_c
-// exp(m_c - M). Empty chunks (l = 0) are skipped, so -inf never meets -inf.
+// exp(m_c - M). Empty chunks (l = 0) are skipped, so -inf never meets -inf;
+// the chunks past the one holding the step's position are all empty, so
+// they are not even read.
 //
 // Load, compute and store per thread: one (head, dimension) each, reading
 // every chunk's m and l (the same for the whole head, served by L1) and its
-// o entry. The order is fixed, so every run gives the same bits.
+// o entry, kBatch chunks a round so that their loads are in flight together.
+// The order is fixed, so every run gives the same bits.
 #ifndef MKC_CODEGEN_DEVICE_ATTENTIONMERGETASK_CUH
 #define MKC_CODEGEN_DEVICE_ATTENTIONMERGETASK_CUH
 
@@ -18,27 +21,52 @@ template <int kHeadDim, int kGroup, int kThreads>
 __device__ void attentionMergeTask(const TaskContext &context, const MkTaskRecord &task,
                                    const MkOperationRecord &op) {
   using Layout = AttentionLayout<kHeadDim, kGroup>;
+  constexpr int kBatch = 16;
   unsigned long long group = task.begin;
+  long long chunks = min(static_cast<long long>(op.numChunks),
+                        context.position / static_cast<long long>(op.chunkSize) + 1);
   const float *partials = context.activations + op.partials;
   float *out = context.activations + op.output + Layout::query(group);
 
   for (int i = threadIdx.x; i < Layout::kGroupLength; i += kThreads) {
     int head = i / kHeadDim, d = i % kHeadDim;
-    const float *chunks = partials + Layout::partial(op, group * kGroup + head, 0);
+    const float *headChunks = partials + Layout::partial(op, group * kGroup + head, 0);
+    // Chunk c's entry j, or `otherwise` past the last chunk read.
+    auto entry = [&](long long c, int j, float otherwise) {
+      return c < chunks ? headChunks[c * Layout::kPartialLength + j] : otherwise;
+    };
+
     float max = negativeInfinity();
-    for (long long c = 0; c < op.numChunks; ++c) {
-      const float *partial = chunks + c * Layout::kPartialLength;
-      if (partial[Layout::kSum] != 0.0f)
-        max = fmaxf(max, partial[Layout::kMax]);
+    for (long long c0 = 0; c0 < chunks; c0 += kBatch) {
+      float maxima[kBatch], sums[kBatch];
+#pragma unroll
+      for (int k = 0; k < kBatch; ++k) {
+        maxima[k] = entry(c0 + k, Layout::kMax, 0.0f);
+        sums[k] = entry(c0 + k, Layout::kSum, 0.0f);
+      }
+#pragma unroll
+      for (int k = 0; k < kBatch; ++k)
+        if (sums[k] != 0.0f)
+          max = fmaxf(max, maxima[k]);
     }
+
     float sum = 0.0f, weighted = 0.0f;
-    for (long long c = 0; c < op.numChunks; ++c) {
-      const float *partial = chunks + c * Layout::kPartialLength;
-      if (partial[Layout::kSum] == 0.0f)
-        continue;
-      float scale = expf(partial[Layout::kMax] - max);
-      sum = fmaf(partial[Layout::kSum], scale, sum);
-      weighted = fmaf(partial[d], scale, weighted);
+    for (long long c0 = 0; c0 < chunks; c0 += kBatch) {
+      float maxima[kBatch], sums[kBatch], o[kBatch];
+#pragma unroll
+      for (int k = 0; k < kBatch; ++k) {
+        maxima[k] = entry(c0 + k, Layout::kMax, 0.0f);
+        sums[k] = entry(c0 + k, Layout::kSum, 0.0f);
+        o[k] = entry(c0 + k, d, 0.0f);
+      }
+#pragma unroll
+      for (int k = 0; k < kBatch; ++k) {
+        if (sums[k] == 0.0f)
+          continue;
+        float scale = expf(maxima[k] - max);
+        sum = fmaf(sums[k], scale, sum);
+        weighted = fmaf(o[k], scale, weighted);
+      }
     }
     // NaN sums go on to the logits, where the argmax reports them.
     if (sum == 0.0f) {

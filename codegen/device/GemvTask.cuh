@@ -6,9 +6,11 @@
 // since the input is short next to the weight rows and a separate norm task
 // would cost an extra event on the critical path.
 // Compute: groups of kLanes lanes take one output row each; a lane streams
-// its share of the row's bf16 weights in 16-byte loads, accumulates in f32,
-// and the group sums with shuffles. SiluMul rows read the gate row j and the
-// up row N + j; Residual adds the residual row.
+// its share of the row's bf16 weights in 16-byte loads, several in flight,
+// accumulates in f32, and the group sums with shuffles. SiluMul rows read
+// the gate row j and the up row N + j together; Residual adds the residual
+// row. While the task waits for its input, the interpreter has already had
+// its first weights prefetched into L2 (Prefetch.cuh).
 // Store: the group's first lane writes the row.
 #ifndef MKC_CODEGEN_DEVICE_GEMVTASK_CUH
 #define MKC_CODEGEN_DEVICE_GEMVTASK_CUH
@@ -47,50 +49,68 @@ __device__ void loadGemvInput(const TaskContext &context, const MkOperationRecor
   __syncthreads();
 }
 
-// One group's partial dot product of a stacked weight row with x; the
-// caller sums the group. Every lane of the warp calls it (row may be null
-// for lanes past the tile: they contribute 0).
-template <int kInput, int kLanes>
-__device__ __forceinline__ float rowDot(const unsigned short *row, const float *x, int lane) {
-  float sum = 0.0f;
-  if (row == nullptr)
-    return sum;
+// One group's partial dot products of kRows stacked weight rows with x; the
+// caller sums the group. The lane's 16-byte chunks of every row are loaded
+// a batch at a time, all before the first is used, so that kLoadsInFlight
+// loads per lane are outstanding: one SM needs tens of kilobytes in flight
+// to take its share of HBM bandwidth. Each x chunk is read once for all
+// rows. Every lane of the warp calls it (a row may be null for lanes past
+// the tile: it contributes 0).
+template <int kInput, int kLanes, int kRows, int kLoadsInFlight>
+__device__ __forceinline__ void rowsDot(const unsigned short *const (&rows)[kRows], const float *x,
+                                        int lane, float (&sums)[kRows]) {
+#pragma unroll
+  for (int r = 0; r < kRows; ++r)
+    sums[r] = 0.0f;
   if constexpr (kInput % 8 == 0) {
     constexpr int kChunks = kInput / 8;
-#pragma unroll 4
-    for (int chunk = lane; chunk < kChunks; chunk += kLanes) {
-      uint4 weights = loadWeights8(row + chunk * 8);
-      float4 x0 = *reinterpret_cast<const float4 *>(x + chunk * 8);
-      float4 x1 = *reinterpret_cast<const float4 *>(x + chunk * 8 + 4);
-      sum = fmaf(bf16Low(weights.x), x0.x, sum);
-      sum = fmaf(bf16High(weights.x), x0.y, sum);
-      sum = fmaf(bf16Low(weights.y), x0.z, sum);
-      sum = fmaf(bf16High(weights.y), x0.w, sum);
-      sum = fmaf(bf16Low(weights.z), x1.x, sum);
-      sum = fmaf(bf16High(weights.z), x1.y, sum);
-      sum = fmaf(bf16Low(weights.w), x1.z, sum);
-      sum = fmaf(bf16High(weights.w), x1.w, sum);
+    constexpr int kPerLane = (kChunks + kLanes - 1) / kLanes;
+    constexpr int kWanted = kLoadsInFlight / kRows > 0 ? kLoadsInFlight / kRows : 1;
+    constexpr int kBatch = kWanted < kPerLane ? kWanted : kPerLane;
+    for (int base = 0; base < kPerLane; base += kBatch) {
+      uint4 weights[kRows][kBatch];
+#pragma unroll
+      for (int b = 0; b < kBatch; ++b) {
+        int chunk = lane + (base + b) * kLanes;
+#pragma unroll
+        for (int r = 0; r < kRows; ++r)
+          weights[r][b] = rows[r] != nullptr && chunk < kChunks ? loadWeights8(rows[r] + chunk * 8)
+                                                                : make_uint4(0, 0, 0, 0);
+      }
+#pragma unroll
+      for (int b = 0; b < kBatch; ++b) {
+        int chunk = lane + (base + b) * kLanes;
+        if (chunk >= kChunks)
+          continue;
+        float4 x0 = *reinterpret_cast<const float4 *>(x + chunk * 8);
+        float4 x1 = *reinterpret_cast<const float4 *>(x + chunk * 8 + 4);
+#pragma unroll
+        for (int r = 0; r < kRows; ++r) {
+          const uint4 w = weights[r][b];
+          float sum = sums[r];
+          sum = fmaf(bf16Low(w.x), x0.x, sum);
+          sum = fmaf(bf16High(w.x), x0.y, sum);
+          sum = fmaf(bf16Low(w.y), x0.z, sum);
+          sum = fmaf(bf16High(w.y), x0.w, sum);
+          sum = fmaf(bf16Low(w.z), x1.x, sum);
+          sum = fmaf(bf16High(w.z), x1.y, sum);
+          sum = fmaf(bf16Low(w.w), x1.z, sum);
+          sum = fmaf(bf16High(w.w), x1.w, sum);
+          sums[r] = sum;
+        }
+      }
     }
   } else {
     // Rows not a multiple of 16 bytes cannot be read in 16-byte loads.
-    for (int i = lane; i < kInput; i += kLanes)
-      sum = fmaf(bf16ToFloat(row[i]), x[i], sum);
+#pragma unroll
+    for (int r = 0; r < kRows; ++r)
+      if (rows[r] != nullptr)
+        for (int i = lane; i < kInput; i += kLanes)
+          sums[r] = fmaf(bf16ToFloat(rows[r][i]), x[i], sums[r]);
   }
-  return sum;
 }
 
-template <int kInput, int kLanes, bool kBias>
-__device__ __forceinline__ float stackedValue(const TaskContext &context,
-                                              const MkOperationRecord &op, const float *x,
-                                              unsigned long long row, bool active, int lane) {
-  const unsigned short *weights = active ? stackedRow<kInput>(context, op, row) : nullptr;
-  float value = groupSum<kLanes>(rowDot<kInput, kLanes>(weights, x, lane));
-  if constexpr (kBias)
-    value += active ? context.params[op.bias + row] : 0.0f;
-  return value;
-}
-
-template <int kInput, int kEpilogue, bool kNorm, bool kBias, int kThreads>
+template <int kInput, int kEpilogue, bool kNorm, bool kBias, int kThreads, int kLoadsInFlight>
 __device__ void gemvTask(const TaskContext &context, const MkTaskRecord &task,
                          const MkOperationRecord &op) {
   static_assert(kThreads % kWarpSize == 0, "whole warps");
@@ -100,6 +120,8 @@ __device__ void gemvTask(const TaskContext &context, const MkTaskRecord &task,
   constexpr int kLanes = gemvLanesPerRow(kInput / 8);
   constexpr int kRowsPerWarp = kWarpSize / kLanes;
   constexpr int kRowsPerPass = kThreads / kLanes;
+  // A SiluMul output row needs the gate row j and the up row N + j.
+  constexpr int kRows = kEpilogue == MK_EPILOGUE_SILU_MUL ? 2 : 1;
   int warp = threadIdx.x / kWarpSize, lane = threadIdx.x % kLanes;
   int groupInWarp = (threadIdx.x % kWarpSize) / kLanes;
   float *out = context.activations + op.output;
@@ -110,17 +132,23 @@ __device__ void gemvTask(const TaskContext &context, const MkTaskRecord &task,
        first += kRowsPerPass) {
     unsigned long long row = first + groupInWarp;
     bool active = row < task.end;
-    float result;
-    if constexpr (kEpilogue == MK_EPILOGUE_SILU_MUL) {
-      float gate = stackedValue<kInput, kLanes, kBias>(context, op, x, row, active, lane);
-      float up = stackedValue<kInput, kLanes, kBias>(context, op, x, op.outputLength + row,
-                                                     active, lane);
-      result = gate / (1.0f + expf(-gate)) * up;
-    } else {
-      result = stackedValue<kInput, kLanes, kBias>(context, op, x, row, active, lane);
-      if constexpr (kEpilogue == MK_EPILOGUE_RESIDUAL)
-        result = (active ? context.activations[op.residual + row] : 0.0f) + result;
+    const unsigned short *rows[kRows];
+    rows[0] = active ? stackedRow<kInput>(context, op, row) : nullptr;
+    if constexpr (kRows == 2)
+      rows[1] = active ? stackedRow<kInput>(context, op, op.outputLength + row) : nullptr;
+    float sums[kRows];
+    rowsDot<kInput, kLanes, kRows, kLoadsInFlight>(rows, x, lane, sums);
+#pragma unroll
+    for (int r = 0; r < kRows; ++r) {
+      sums[r] = groupSum<kLanes>(sums[r]);
+      if constexpr (kBias)
+        sums[r] += active ? context.params[op.bias + r * op.outputLength + row] : 0.0f;
     }
+    float result = sums[0];
+    if constexpr (kEpilogue == MK_EPILOGUE_SILU_MUL)
+      result = sums[0] / (1.0f + expf(-sums[0])) * sums[1];
+    else if constexpr (kEpilogue == MK_EPILOGUE_RESIDUAL)
+      result = (active ? context.activations[op.residual + row] : 0.0f) + result;
     if (active && lane == 0)
       out[row] = result;
   }

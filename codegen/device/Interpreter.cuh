@@ -4,7 +4,8 @@
 //   for each step:
 //     for each task of this CTA's queue:
 //       one thread waits on the task's events while a warp copies its
-//       records into shared memory; barrier
+//       records into shared memory and one thread of a third warp asks for
+//       the next task's weights to be prefetched into L2; barrier
 //       every thread runs the task's device function (Tasks::run); barrier
 //       one thread: fence, release add on the task's trigger
 //     one thread waits for this step's argmax, then reads the stop flag and
@@ -21,6 +22,7 @@
 
 #include "codegen/device/Common.cuh"
 #include "codegen/device/Events.cuh"
+#include "codegen/device/Prefetch.cuh"
 
 namespace mk::gpu {
 
@@ -104,8 +106,9 @@ __device__ __forceinline__ void markTime(unsigned long long *times, int which) {
 
 template <class Tasks, int kThreads>
 __device__ void runMegakernel(const MkKernelArgs &args) {
-  static_assert(kThreads % kWarpSize == 0 && kThreads >= 2 * kWarpSize,
-                "whole warps, and a second one to copy records while the first waits");
+  static_assert(kThreads % kWarpSize == 0 && kThreads >= 3 * kWarpSize,
+                "whole warps: a second one copies records and a third prefetches while the "
+                "first waits");
   extern __shared__ float4 dynamicShared[];
   __shared__ MkTaskRecord task;
   __shared__ MkOperationRecord operation;
@@ -149,6 +152,10 @@ __device__ void runMegakernel(const MkKernelArgs &args) {
   const unsigned argmaxEvent = context.tasks[argmaxTask].trigger;
   const unsigned argmaxTriggers = context.events[argmaxEvent].triggerCount;
   int warp = threadIdx.x / kWarpSize, lane = threadIdx.x % kWarpSize;
+  const bool prefetching = Tasks::kPrefetchBytes > 0 && warp == 2 && lane == 0;
+  if (prefetching && queue.count > 0)
+    prefetchTaskWeights(context, context.tasks[context.taskOrder[queue.first]],
+                        Tasks::kPrefetchBytes);
 
   for (long long step = 0; step < control->steps; ++step) {
     context.step = step;
@@ -164,6 +171,10 @@ __device__ void runMegakernel(const MkKernelArgs &args) {
       } else if (warp == 1) {
         copyRecord(task, record, lane);
         copyRecord(operation, context.operations[record.op], lane);
+      } else if (prefetching && queue.count > 1) {
+        // One task ahead; the last task's next is the first of the next step.
+        unsigned next = context.taskOrder[queue.first + (k + 1 < queue.count ? k + 1 : 0)];
+        prefetchTaskWeights(context, context.tasks[next], Tasks::kPrefetchBytes);
       }
       __syncthreads();
       if (taskAbandoned)

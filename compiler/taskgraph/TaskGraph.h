@@ -97,7 +97,7 @@ struct Operation {
   uint32_t keyCache = 0, valueCache = 0; // KVCache buffers
   uint32_t roped = 0;    // Scratch [numHeads * headDim]: normed, rotated q
   uint32_t partials = 0; // Scratch [numHeads][numChunks][headDim + 2]: o, max, sum
-  int64_t chunkSize = 0; // positions per AttentionChunk task
+  int64_t chunkSize = 0; // positions per AttentionChunk task (attentionChunkSize)
   int64_t numChunks = 0; // ceil(maxContext / chunkSize)
 };
 

@@ -12,8 +12,12 @@ namespace {
 // An embedding row is one short read: a few tiles only spread the copy of a
 // very wide hidden state.
 constexpr uint64_t kEmbedRowsPerTile = 4096;
-constexpr int64_t kLongestChunk = 256;
-constexpr int64_t kShortestChunk = 16;
+// Attention chunks: below 16 positions a chunk task is all overhead; past
+// 256 one task streams long enough that more SMs should share the context,
+// unless that would give the merge more than 64 chunks to combine.
+constexpr uint64_t kShortestChunk = 16;
+constexpr uint64_t kLongestChunk = 256;
+constexpr uint64_t kMostChunks = 64;
 
 uint64_t ceilDiv(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
 
@@ -201,10 +205,16 @@ private:
 
 } // namespace
 
-int64_t attentionChunkSize(int64_t maxContext) {
-  int64_t quarter = std::max<int64_t>(maxContext / 4, 1);
-  return std::clamp<int64_t>(std::bit_floor(static_cast<uint64_t>(quarter)), kShortestChunk,
-                             kLongestChunk);
+int64_t attentionChunkSize(int64_t maxContext, int64_t numKvHeads, uint32_t numSms) {
+  // The smallest power of two that cuts the context into at most `chunks`
+  // (2^63 at most, for one chunk of the largest context, then clamped).
+  auto sizeFor = [&](uint64_t chunks) {
+    return std::bit_ceil(ceilDiv(std::max<int64_t>(maxContext, 1), chunks));
+  };
+  uint64_t kvHeads = std::max<int64_t>(numKvHeads, 1);
+  uint64_t chunksPerKvHead = std::clamp<uint64_t>(numSms / kvHeads, 1, kMostChunks);
+  uint64_t size = std::clamp(sizeFor(chunksPerKvHead), kShortestChunk, kLongestChunk);
+  return static_cast<int64_t>(std::max(size, sizeFor(kMostChunks)));
 }
 
 void tileOperations(TaskGraph &graph, const TargetDescription &target) {

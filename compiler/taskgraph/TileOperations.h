@@ -11,9 +11,12 @@
 
 namespace mk {
 
-// Positions per AttentionChunk task: 256, or less for short contexts so that
-// there are still about four chunks to run side by side.
-int64_t attentionChunkSize(int64_t maxContext);
+// Positions per AttentionChunk task, a power of two: the context cut into
+// at most numSms / numKvHeads chunks per KV head (at least one), so that one
+// layer's chunk tasks fill the SMs once (132 SMs, 8 KV heads, context 512:
+// 16 chunks of 32), kept within [16, 256] positions and at most 64 chunks
+// per KV head (past 16384 positions the 64-chunk bound wins: chunks grow).
+int64_t attentionChunkSize(int64_t maxContext, int64_t numKvHeads, uint32_t numSms);
 
 // Fills graph.tasks and graph.events from graph.buffers and graph.operations
 // (in program order; attention ops with chunkSize and numChunks set). Each

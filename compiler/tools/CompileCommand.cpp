@@ -50,7 +50,10 @@ constexpr const char *kUsage =
     "[--num-sms=N]\n"
     "       mkc compile MODEL.onnx --emit=mk -o OUT.mk [--eos=ID,...] [--arch=sm_90a] "
     "[--no-kernel]\n"
-    "                   [--max-context=N] [--num-sms=N]\n";
+    "                   [--max-context=N] [--num-sms=N]\n"
+    "kernel tuning (cuda, cubin, mk): [--prefetch-bytes=N] (L2 prefetch of each SM's next\n"
+    "task's weights, default 131072, 0: none) [--gemv-loads=N] (16-byte loads in flight per\n"
+    "gemv lane, 1-16, default 8)\n";
 
 struct CompileArguments {
   std::string model;
@@ -60,6 +63,7 @@ struct CompileArguments {
   CompileOptions pipeline; // for tasks, schedule and mk
   std::vector<int64_t> eosTokens;
   std::string arch = kDefaultArch; // for cuda, cubin and mk
+  KernelOptions kernelOptions;     // for cuda, cubin and mk
   bool kernel = true;              // for mk
 };
 
@@ -109,6 +113,12 @@ int parseArguments(int argc, char **argv, CompileArguments &options) {
       options.kernel = false;
     } else if (arg.consume_front("--arch=")) {
       options.arch = arg.str();
+    } else if (arg.consume_front("--prefetch-bytes=")) {
+      if (arg.getAsInteger(10, options.kernelOptions.prefetchBytes))
+        return refuse("--prefetch-bytes must be a byte count, got '" + arg + "'");
+    } else if (arg.consume_front("--gemv-loads=")) {
+      if (arg.getAsInteger(10, options.kernelOptions.gemvLoadsInFlight))
+        return refuse("--gemv-loads must be a count, got '" + arg + "'");
     } else if (arg.consume_front("--eos=")) {
       if (!parseTokenList(arg, options.eosTokens))
         return refuse("--eos must be a comma-separated list of token ids, got '" + arg + "'");
@@ -132,6 +142,8 @@ int parseArguments(int argc, char **argv, CompileArguments &options) {
     return refuse("--eos applies to --emit=mk only");
   if (*options.emit != EmitLevel::Mk && !options.kernel)
     return refuse("--no-kernel applies to --emit=mk only");
+  if (std::string invalid = checkKernelOptions(options.kernelOptions); !invalid.empty())
+    return refuse(invalid);
   return 0;
 }
 
@@ -178,12 +190,13 @@ int emitKernel(mlir::MLIRContext &context, const CompileArguments &options) {
     return refuse(llvm::toString(compiled.takeError()));
   std::string text;
   if (*options.emit == EmitLevel::Cuda) {
-    auto source = megakernelSource(compiled->tasks, compiled->schedule, options.arch);
+    auto source = megakernelSource(compiled->tasks, compiled->schedule, options.arch,
+                                   options.kernelOptions);
     if (!source)
       return refuse(llvm::toString(source.takeError()));
     text = std::move(*source);
   } else {
-    auto kernel = compileMegakernel(*compiled, options.arch);
+    auto kernel = compileMegakernel(*compiled, options.arch, options.kernelOptions);
     if (!kernel)
       return refuse(llvm::toString(kernel.takeError()));
     llvm::errs() << llvm::formatv(
@@ -215,7 +228,7 @@ int emitArtifact(mlir::MLIRContext &context, const CompileArguments &options) {
                    << "' has no kernel and runs on the CPU only: "
                    << llvm::toString(nvrtc.takeError()) << "\n";
     } else {
-      auto kernel = compileMegakernel(*compiled, options.arch);
+      auto kernel = compileMegakernel(*compiled, options.arch, options.kernelOptions);
       if (!kernel)
         return refuse(llvm::toString(kernel.takeError()));
       artifact.cubin = std::move(kernel->cubin);

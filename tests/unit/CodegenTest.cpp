@@ -28,11 +28,11 @@ TEST(CodegenTest, SourceInstantiatesEveryShapeOfTheGraph) {
   EXPECT_NE(text.find("constexpr int kNumSms = 4;"), std::string::npos);
   EXPECT_NE(text.find("constexpr int kVocab = " + std::to_string(toy::kVocab) + ";"),
             std::string::npos);
-  EXPECT_NE(text.find("gemvTask<16, MK_EPILOGUE_SILU_MUL, true, false, kThreads>"),
+  EXPECT_NE(text.find("gemvTask<16, MK_EPILOGUE_SILU_MUL, true, false, kThreads, kGemvLoadsInFlight>"),
             std::string::npos);
-  EXPECT_NE(text.find("gemvTask<24, MK_EPILOGUE_RESIDUAL, false, false, kThreads>"),
+  EXPECT_NE(text.find("gemvTask<24, MK_EPILOGUE_RESIDUAL, false, false, kThreads, kGemvLoadsInFlight>"),
             std::string::npos);
-  EXPECT_NE(text.find("gemvTask<16, MK_EPILOGUE_NONE, true, true, kThreads>"), std::string::npos);
+  EXPECT_NE(text.find("gemvTask<16, MK_EPILOGUE_NONE, true, true, kThreads, kGemvLoadsInFlight>"), std::string::npos);
   // Both layers' attention shapes, told apart by their rotary dimensions.
   std::regex prepare("attentionPrepareTask<8, 2, ([0-9]+), kThreads>");
   std::set<std::string> rotary;
@@ -44,6 +44,30 @@ TEST(CodegenTest, SourceInstantiatesEveryShapeOfTheGraph) {
   EXPECT_EQ(source->threads, kMegakernelThreads);
   EXPECT_GT(source->sharedBytes, 0u);
   EXPECT_EQ(source->sharedBytes % 16, 0u);
+}
+
+TEST(CodegenTest, KernelOptionsBecomeConstants) {
+  toy::ToyModel model = toy::buildToyModel();
+  KernelOptions options;
+  options.prefetchBytes = 4096;
+  options.gemvLoadsInFlight = 2;
+  auto source = generateKernelSource(model.graph, model.schedule, kHopperSharedBytes, options);
+  ASSERT_TRUE(static_cast<bool>(source)) << llvm::toString(source.takeError());
+  EXPECT_NE(source->text.find("kPrefetchBytes = 4096;"), std::string::npos);
+  EXPECT_NE(source->text.find("kGemvLoadsInFlight = 2;"), std::string::npos);
+}
+
+TEST(CodegenTest, RefusesKernelOptionsOutOfRange) {
+  toy::ToyModel model = toy::buildToyModel();
+  for (KernelOptions options : {KernelOptions{100, 8}, KernelOptions{4096, 0},
+                                KernelOptions{4096, 17}, KernelOptions{128u << 20, 8}}) {
+    auto source = generateKernelSource(model.graph, model.schedule, kHopperSharedBytes, options);
+    ASSERT_FALSE(static_cast<bool>(source));
+    EXPECT_FALSE(checkKernelOptions(options).empty());
+    llvm::consumeError(source.takeError());
+  }
+  EXPECT_TRUE(checkKernelOptions(KernelOptions{}).empty());
+  EXPECT_TRUE(checkKernelOptions(KernelOptions{0, 1}).empty());
 }
 
 TEST(CodegenTest, RefusesSharedMemoryPastTheTarget) {

@@ -14,6 +14,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <limits>
 #include <numeric>
 
 namespace {
@@ -190,13 +191,63 @@ TEST_F(LowerToTasksTest, WeightBytesAddUpToTheWeights) {
   }
 }
 
+TEST(AttentionChunkSizeTest, OneLayersChunksFillTheSmsOnce) {
+  struct Case {
+    int64_t maxContext, kvHeads;
+    uint32_t sms;
+    int64_t chunkSize;
+  };
+  for (Case c : std::initializer_list<Case>{
+           // The Llama-3.2-1B shape on the H200: 132 / 8 KV heads -> 16 chunks
+           // per KV head, of at most 256 positions, at most 64 chunks.
+           {512, 8, 132, 32},
+           {2048, 8, 132, 128},
+           {8192, 8, 132, 256},
+           {32768, 8, 132, 512},
+           {131072, 8, 132, 2048},
+           // Short contexts: one chunk of the shortest size.
+           {1, 8, 132, 16},
+           {40, 8, 132, 16},
+           // The fixtures (2 KV heads): 66 chunks per KV head asked for, 64
+           // allowed; 8 SMs as the lit tests run them.
+           {2048, 2, 132, 32},
+           {64, 2, 8, 16},
+           {100, 2, 8, 32},
+           // Fewer SMs than KV heads: still one chunk per KV head.
+           {512, 5, 4, 256},
+           {2048, 1, 1, 256},
+       }) {
+    int64_t size = attentionChunkSize(c.maxContext, c.kvHeads, c.sms);
+    EXPECT_EQ(size, c.chunkSize) << c.maxContext << " " << c.kvHeads << " " << c.sms;
+  }
+}
+
+TEST(AttentionChunkSizeTest, PowersOfTwoWithinBoundsForAnyContext) {
+  for (int64_t maxContext :
+       {int64_t(1), int64_t(3), int64_t(1000), int64_t(1) << 20, int64_t(1) << 40,
+        std::numeric_limits<int64_t>::max()})
+    for (uint32_t sms : {1u, 132u, 100000u}) {
+      int64_t size = attentionChunkSize(maxContext, 2, sms);
+      EXPECT_GE(size, 16) << maxContext;
+      EXPECT_EQ(size & (size - 1), 0) << maxContext;
+      int64_t chunks = maxContext / size + (maxContext % size != 0);
+      EXPECT_LE(chunks, 64) << maxContext;
+      EXPECT_TRUE(size <= 256 || chunks > 32) << maxContext << ": longer chunks than needed";
+    }
+}
+
 TEST_F(LowerToTasksTest, AttentionHasPrepareChunksAndMergePerKvHead) {
-  for (auto [maxContext, chunkSize] :
-       {std::pair<int64_t, int64_t>{64, 16}, {100, 16}, {2048, 256}, {8192, 256}, {8, 16}}) {
-    EXPECT_EQ(attentionChunkSize(maxContext), chunkSize) << maxContext;
-    TaskGraph graph = lower(qwen3Shape(), 4, maxContext);
+  // qwen3's shape has 2 KV heads: 8 SMs ask for 4 chunks per KV head.
+  for (auto [maxContext, chunkSize] : {std::pair<int64_t, int64_t>{64, 16},
+                                       {100, 32},
+                                       {2048, 256},
+                                       {8192, 256},
+                                       {8, 16}}) {
+    EXPECT_EQ(attentionChunkSize(maxContext, 2, 8), chunkSize) << maxContext;
+    TaskGraph graph = lower(qwen3Shape(), 8, maxContext);
     const Operation &attention = graph.operations[2];
     ASSERT_EQ(attention.kind, OpKind::Attention);
+    EXPECT_EQ(attention.chunkSize, chunkSize);
     int64_t chunks = (maxContext + chunkSize - 1) / chunkSize;
     EXPECT_EQ(attention.numChunks, chunks);
     EXPECT_EQ(attention.qNorm.rows, 32u);
