@@ -49,20 +49,48 @@ __device__ void argmaxTask(const TaskContext &context, const MkTaskRecord &,
     firstNonFinite = kNone;
   __syncthreads();
 
-  // Load and compute.
+  // Load and compute. Four logits per 16-byte load when the logits are so
+  // aligned, several loads in flight per thread: one SM reads the whole
+  // vocabulary, so this task's latency is the step's tail.
   Candidate best{negativeInfinity(), kNone};
   float *kept = control->logits ? reinterpret_cast<float *>(control->logits) +
                                       static_cast<unsigned long long>(context.step) * kVocab
                                 : nullptr;
-  for (unsigned i = threadIdx.x; i < kVocab; i += kThreads) {
-    float value = logits[i];
+  auto consider = [&](float value, unsigned i) {
     if (kept)
       kept[i] = value;
     if (!isFinite(value))
       atomicMin(&firstNonFinite, i);
     else if (value > best.value || best.index == kNone)
       best = Candidate{value, i};
+  };
+  unsigned vectorEnd = 0;
+  if (reinterpret_cast<unsigned long long>(logits) % 16 == 0) {
+    constexpr unsigned kQuads = kVocab / 4;
+    const float4 *quads = reinterpret_cast<const float4 *>(logits);
+    constexpr int kInFlight = 4;
+    for (unsigned first = threadIdx.x; first < kQuads; first += kInFlight * kThreads) {
+      float4 v[kInFlight];
+#pragma unroll
+      for (int j = 0; j < kInFlight; ++j) {
+        unsigned q = first + j * kThreads;
+        v[j] = q < kQuads ? quads[q] : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+      }
+#pragma unroll
+      for (int j = 0; j < kInFlight; ++j) {
+        unsigned q = first + j * kThreads;
+        if (q < kQuads) {
+          consider(v[j].x, 4 * q);
+          consider(v[j].y, 4 * q + 1);
+          consider(v[j].z, 4 * q + 2);
+          consider(v[j].w, 4 * q + 3);
+        }
+      }
+    }
+    vectorEnd = kQuads * 4;
   }
+  for (unsigned i = vectorEnd + threadIdx.x; i < kVocab; i += kThreads)
+    consider(logits[i], i);
   best = warpBest(best);
   int warp = threadIdx.x / kWarpSize, lane = threadIdx.x % kWarpSize;
   if (lane == 0)

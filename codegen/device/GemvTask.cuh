@@ -28,23 +28,48 @@ __host__ __device__ constexpr int gemvLanesPerRow(int chunks) {
   return lanes;
 }
 
+// Each thread's elements [threadIdx.x + j * kThreads), j < kPerThread,
+// visited a batch at a time: the batch's global loads are all issued before
+// any shared store, which the compiler could not otherwise move them past
+// (it cannot tell that the two do not alias), so that the input costs one
+// round trip to L2 per batch instead of one per element.
+template <int kInput, int kThreads, class Load, class Use>
+__device__ __forceinline__ void forEachInBatches(Load load, Use use) {
+  constexpr int kPerThread = (kInput + kThreads - 1) / kThreads;
+  constexpr int kBatch = kPerThread < 8 ? kPerThread : 8;
+  for (int base = 0; base < kPerThread; base += kBatch) {
+    float values[kBatch];
+#pragma unroll
+    for (int b = 0; b < kBatch; ++b) {
+      int i = threadIdx.x + (base + b) * kThreads;
+      values[b] = i < kInput ? load(i) : 0.0f;
+    }
+#pragma unroll
+    for (int b = 0; b < kBatch; ++b) {
+      int i = threadIdx.x + (base + b) * kThreads;
+      if (i < kInput)
+        use(i, values[b]);
+    }
+  }
+}
+
 template <int kInput, bool kNorm, int kThreads>
 __device__ void loadGemvInput(const TaskContext &context, const MkOperationRecord &op, float *x) {
   const float *input = context.activations + op.input;
   float squares = 0.0f;
-  for (int i = threadIdx.x; i < kInput; i += kThreads) {
-    float value = input[i];
-    x[i] = value;
-    squares += value * value;
-  }
+  forEachInBatches<kInput, kThreads>([&](int i) { return input[i]; },
+                                     [&](int i, float value) {
+                                       x[i] = value;
+                                       squares += value * value;
+                                     });
   if constexpr (kNorm) {
     // HF's order: the variance in f32, then x * rsqrt(variance + eps), then
     // times the weight.
     float variance = blockSum<kThreads>(squares) / static_cast<float>(kInput);
     float invRms = 1.0f / sqrtf(variance + op.eps);
     const float *weight = context.params + op.norm;
-    for (int i = threadIdx.x; i < kInput; i += kThreads)
-      x[i] = (x[i] * invRms) * weight[i];
+    forEachInBatches<kInput, kThreads>([&](int i) { return weight[i]; },
+                                       [&](int i, float scale) { x[i] = (x[i] * invRms) * scale; });
   }
   __syncthreads();
 }

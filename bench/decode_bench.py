@@ -1,0 +1,150 @@
+#!/usr/bin/env python3
+"""The decode benchmark: mkc's megakernel against the bandwidth floor and
+PyTorch, all measured in one run on one GPU.
+
+  python3 bench/decode_bench.py --mk model.mk --config bench/configs/llama-3.2-1b-shaped.json \
+      [--build build] [--position 480] [--steps 32] [--repeats 3] [--out DIR]
+
+1. The streaming rate of this GPU: bench/stream/stream_bandwidth.cu (built
+   with nvcc), the best median over its in-flight depths.
+2. The bytes one decode step must read at least: the .mk's weights (the
+   sum of its tasks' weight bytes, `mkc inspect --format=json`) and the KV
+   cache up to that position, counted in bf16 (mkc keeps it in f32 today,
+   which the floor does not excuse). floor = bytes / rate.
+3. mkc: `mkrun --device gpu` with a prompt of --position tokens and
+   --steps generated, per-step times from --step-times; ms/token is the
+   median over positions [position, position + steps) of the fastest repeat
+   of each position.
+4. PyTorch: bench/pytorch_decode.py at the same positions, on the same
+   config (random weights, bf16).
+Prints a table and writes decode-bench.json and decode-bench.md into --out.
+"""
+import argparse
+import csv
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+
+
+def run(command, **kwargs):
+    print("$", " ".join(command), flush=True)
+    result = subprocess.run(command, capture_output=True, text=True, **kwargs)
+    if result.returncode != 0:
+        sys.exit(f"decode_bench: {command[0]} failed ({result.returncode}):\n"
+                 f"{result.stdout[-2000:]}{result.stderr[-2000:]}")
+    return result.stdout
+
+
+def streaming_rate(tmp):
+    binary = os.path.join(tmp, "stream_bandwidth")
+    run(["nvcc", "-O3", "-arch=sm_90a", "-o", binary,
+         os.path.join(HERE, "stream", "stream_bandwidth.cu")])
+    measured = json.loads(run([binary, "2.5", "20"]))
+    best = max(depth["median_tbps"] for depth in measured["loads_in_flight"].values())
+    return best * 1e12, measured
+
+
+def bytes_per_step(mk, mkc, config, position):
+    inspected = json.loads(run([mkc, "inspect", mk, "--format=json"]))
+    weights = sum(task["weightBytes"] for task in inspected["tasks"])
+    head_dim = config.get("head_dim", config["hidden_size"] // config["num_attention_heads"])
+    kv_per_position = 2 * config["num_hidden_layers"] * config["num_key_value_heads"] * head_dim * 2
+    return weights, kv_per_position * (position + 1)
+
+
+def mkc_step_times(mk, mkrun, position, steps, repeats, tmp):
+    """Per position, the fastest of `repeats` runs, in ms."""
+    prompt = ",".join(str((7 * i) % 1000 + 1) for i in range(position))
+    best = {}
+    for r in range(repeats):
+        times = os.path.join(tmp, f"steps{r}.csv")
+        print(run([mkrun, mk, "--device", "gpu", "--prompt-tokens", prompt, "-n", str(steps + 1),
+                   "--step-times", times]).splitlines()[-2:], flush=True)
+        with open(times) as f:
+            for row in csv.DictReader(f):
+                p, ms = int(row["position"]), float(row["ms"])
+                best[p] = min(ms, best.get(p, ms))
+    return best
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--mk", required=True, help="the model, compiled for this GPU")
+    ap.add_argument("--config", required=True, help="its shape, for the PyTorch baselines")
+    ap.add_argument("--build", default=os.path.join(ROOT, "build"))
+    ap.add_argument("--position", type=int, default=480)
+    ap.add_argument("--steps", type=int, default=32)
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--no-pytorch", action="store_true")
+    ap.add_argument("--pytorch-timeout", type=int, default=300, help="seconds")
+    ap.add_argument("--out", default=".")
+    a = ap.parse_args()
+    mkc = os.path.join(a.build, "compiler", "tools", "mkc")
+    mkrun = os.path.join(a.build, "runtime", "mkrun", "mkrun")
+    with open(a.config) as f:
+        config = json.load(f)
+    os.makedirs(a.out, exist_ok=True)
+    report = {"date": time.strftime("%Y-%m-%d"), "host": platform.node(), "mk": a.mk,
+              "config": a.config, "position": a.position, "steps": a.steps}
+    with tempfile.TemporaryDirectory() as tmp:
+        rate, stream = streaming_rate(tmp)
+        report["stream"] = stream
+        weights, kv = bytes_per_step(a.mk, mkc, config, a.position + a.steps // 2)
+        floor_ms = (weights + kv) / rate * 1e3
+        report.update(weights_bytes=weights, kv_bytes_mid=kv, rate_bytes_per_s=rate,
+                      floor_ms=floor_ms)
+
+        times = mkc_step_times(a.mk, mkrun, a.position, a.steps, a.repeats, tmp)
+        window = [times[p] for p in range(a.position, a.position + a.steps) if p in times]
+        early = [times[p] for p in range(0, min(a.steps, a.position)) if p in times]
+        engines = {"mkc": statistics.median(window)}
+        report["mkc"] = {"ms_per_token": engines["mkc"], "ms_per_token_positions_0": (
+            statistics.median(early) if early else None), "step_ms": times}
+
+        if not a.no_pytorch:
+            baseline = os.path.join(tmp, "pytorch.json")
+            try:
+                subprocess.run([sys.executable, os.path.join(HERE, "pytorch_decode.py"), "--config",
+                                a.config, "--position", str(a.position), "--steps", str(a.steps),
+                                "--max-context", str(a.position + a.steps), "--json", baseline],
+                               check=False, timeout=a.pytorch_timeout)
+            except subprocess.TimeoutExpired:
+                print(f"the PyTorch baselines took over {a.pytorch_timeout} s: left out")
+            if os.path.exists(baseline):
+                with open(baseline) as f:
+                    report["pytorch"] = json.load(f)
+                for name, result in report["pytorch"]["variants"].items():
+                    if "ms_per_token" in result:
+                        engines["pytorch " + name] = result["ms_per_token"]
+
+    lines = [f"# Decode benchmark, {report['date']}", "",
+             f"- GPU: {stream['gpu']} ({stream['sms']} SMs); streaming rate {rate / 1e12:.3f} TB/s "
+             f"(bench/stream/stream_bandwidth.cu, median of 20 passes over {stream['bytes'] / 2**30:.1f} GiB)",
+             f"- Model: {a.mk} ({a.config}); weights {weights / 1e9:.3f} GB, KV at position "
+             f"{a.position + a.steps // 2} {kv / 1e6:.1f} MB (bf16)",
+             f"- Floor: {floor_ms:.3f} ms/token at positions {a.position}-{a.position + a.steps - 1}",
+             "", "| engine | ms/token | of the floor | effective GB/s |", "| --- | --- | --- | --- |"]
+    for name, ms in engines.items():
+        lines.append(f"| {name} | {ms:.3f} | {floor_ms / ms * 100:.1f}% | "
+                     f"{(weights + kv) / (ms * 1e-3) / 1e9:.0f} |")
+    if report["mkc"]["ms_per_token_positions_0"]:
+        lines += ["", f"mkc at positions 0-{a.steps - 1}: "
+                      f"{report['mkc']['ms_per_token_positions_0']:.3f} ms/token"]
+    text = "\n".join(lines) + "\n"
+    print(text)
+    with open(os.path.join(a.out, "decode-bench.md"), "w") as f:
+        f.write(text)
+    with open(os.path.join(a.out, "decode-bench.json"), "w") as f:
+        json.dump(report, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()

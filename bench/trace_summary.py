@@ -1,0 +1,101 @@
+#!/usr/bin/env python3
+"""Where a megakernel launch spends its time, from `mkrun --trace` (a Chrome
+trace: one "X" event per task run, a "wait" event before it when its SM
+waited) and the model's task graph (`mkc inspect MODEL.mk --format=json`).
+
+  python3 bench/trace_summary.py trace.json inspect.json [--skip-steps 1]
+
+Per step: the wall time, and how the SMs' time splits into running tasks,
+waiting on events, and the rest (between tasks: barriers, record copies, the
+end of the step). Per operation (in graph order, summed over steps): its
+span from the first task start to the last task end across SMs, the weight
+bytes its tasks stream and the rate that makes over the span and over the
+tasks' own running time; the gaps between consecutive spans are where the
+GPU streams nothing.
+"""
+import argparse
+import collections
+import json
+import statistics
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("trace")
+    ap.add_argument("inspect")
+    ap.add_argument("--skip-steps", type=int, default=1, help="leading steps left out (warm-up)")
+    a = ap.parse_args()
+    with open(a.trace) as f:
+        events = json.load(f)["traceEvents"]
+    with open(a.inspect) as f:
+        graph = json.load(f)
+    tasks = {t["id"]: t for t in graph["tasks"]}
+    operations = graph["operations"]
+    num_sms = graph["schedule"]["numSms"]
+
+    runs = [e for e in events if e.get("ph") == "X" and e["name"] != "wait"
+            and e["args"]["step"] >= a.skip_steps]
+    waits = [e for e in events if e.get("ph") == "X" and e["name"] == "wait"
+             and e["args"]["step"] >= a.skip_steps]
+    steps = sorted({e["args"]["step"] for e in runs})
+    if not steps:
+        raise SystemExit("trace_summary: no task runs after the skipped steps")
+
+    by_step = collections.defaultdict(list)
+    for e in runs:
+        by_step[e["args"]["step"]].append(e)
+    walls = []
+    for s in steps:
+        start = min(e["ts"] for e in by_step[s])
+        end = max(e["ts"] + e["dur"] for e in by_step[s])
+        walls.append(end - start)
+    wall = statistics.median(walls)
+    busy = sum(e["dur"] for e in runs) / len(steps)
+    waiting = sum(e["dur"] for e in waits) / len(steps)
+    total = wall * num_sms
+    print(f"{len(steps)} steps, median wall {wall:.1f} us; of {num_sms} SMs x wall: "
+          f"tasks {busy / total:.1%}, waits {waiting / total:.1%}, "
+          f"other {(total - busy - waiting) / total:.1%}")
+
+    # Per operation, per step: span and bytes; then medians over steps.
+    spans = collections.defaultdict(list)
+    run_time = collections.defaultdict(float)
+    for s in steps:
+        per_op = collections.defaultdict(list)
+        for e in by_step[s]:
+            per_op[tasks[e["args"]["task"]]["op"]].append(e)
+        for op, items in per_op.items():
+            start = min(e["ts"] for e in items)
+            end = max(e["ts"] + e["dur"] for e in items)
+            spans[op].append((start - min(x["ts"] for x in by_step[s]), end - start))
+            run_time[op] += sum(e["dur"] for e in items)
+    weight_bytes = collections.defaultdict(int)
+    for t in graph["tasks"]:
+        weight_bytes[t["op"]] += t["weightBytes"]
+
+    print(f"\n{'operation':34} {'kind':10} {'start':>8} {'span us':>8} {'MB':>8} "
+          f"{'GB/s span':>10} {'GB/s/SM run':>12}")
+    rows = []
+    for op in sorted(spans, key=lambda o: statistics.median(x[0] for x in spans[o])):
+        start = statistics.median(x[0] for x in spans[op])
+        span = statistics.median(x[1] for x in spans[op])
+        mb = weight_bytes[op] / 1e6
+        per_task_run = run_time[op] / len(steps)  # summed over SMs
+        rate_span = weight_bytes[op] / (span * 1e-6) / 1e9 if span > 0 else 0
+        rate_run = weight_bytes[op] / (per_task_run * 1e-6) / 1e9 if per_task_run > 0 else 0
+        rows.append((op, start, span, mb))
+        name = operations[op]["name"] if op < len(operations) else str(op)
+        print(f"{name[:34]:34} {operations[op]['kind'][:10]:10} {start:8.1f} {span:8.1f} "
+              f"{mb:8.2f} {rate_span:10.0f} {rate_run:12.1f}")
+
+    gemv = [r for r in rows if r[3] > 0]
+    streamed = sum(r[3] for r in gemv) * 1e6
+    span_sum = sum(r[2] for r in gemv)
+    print(f"\nweights {streamed / 1e9:.3f} GB per step: {streamed / (wall * 1e-6) / 1e9:.0f} GB/s "
+          f"over the wall; the GEMV spans sum to {span_sum:.1f} us "
+          f"({streamed / (span_sum * 1e-6) / 1e9:.0f} GB/s inside them), the rest of the wall "
+          f"({wall - span_sum:.1f} us) is attention, argmax and gaps")
+
+
+if __name__ == "__main__":
+    main()
