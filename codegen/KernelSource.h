@@ -30,7 +30,7 @@ struct KernelOptions {
   // Bytes of its next task's weights each CTA has prefetched into L2 while
   // it waits on a task's events (0: none). The sum over the SMs must leave
   // L2 room for the weights being streamed.
-  uint32_t prefetchBytes = 128 * 1024;
+  uint32_t prefetchBytes = 64 * 1024;
   // 16-byte weight loads each gemv lane keeps in flight (1 to 16).
   uint32_t gemvLoadsInFlight = 8;
 };

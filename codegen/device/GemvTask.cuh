@@ -56,6 +56,19 @@ __device__ __forceinline__ void forEachInBatches(Load load, Use use) {
 template <int kInput, bool kNorm, int kThreads>
 __device__ void loadGemvInput(const TaskContext &context, const MkOperationRecord &op, float *x) {
   const float *input = context.activations + op.input;
+  const float *weight = context.params + op.norm;
+  // A few norm weights per thread ride along with the input's loads,
+  // saving the norm a second round trip after the block's sum.
+  constexpr int kPerThread = (kInput + kThreads - 1) / kThreads;
+  constexpr bool kWeightsAhead = kNorm && kPerThread <= 8;
+  float scales[kWeightsAhead ? kPerThread : 1];
+  if constexpr (kWeightsAhead) {
+#pragma unroll
+    for (int j = 0; j < kPerThread; ++j) {
+      int i = threadIdx.x + j * kThreads;
+      scales[j] = i < kInput ? weight[i] : 0.0f;
+    }
+  }
   float squares = 0.0f;
   forEachInBatches<kInput, kThreads>([&](int i) { return input[i]; },
                                      [&](int i, float value) {
@@ -67,9 +80,18 @@ __device__ void loadGemvInput(const TaskContext &context, const MkOperationRecor
     // times the weight.
     float variance = blockSum<kThreads>(squares) / static_cast<float>(kInput);
     float invRms = 1.0f / sqrtf(variance + op.eps);
-    const float *weight = context.params + op.norm;
-    forEachInBatches<kInput, kThreads>([&](int i) { return weight[i]; },
-                                       [&](int i, float scale) { x[i] = (x[i] * invRms) * scale; });
+    if constexpr (kWeightsAhead) {
+#pragma unroll
+      for (int j = 0; j < kPerThread; ++j) {
+        int i = threadIdx.x + j * kThreads;
+        if (i < kInput)
+          x[i] = (x[i] * invRms) * scales[j];
+      }
+    } else {
+      forEachInBatches<kInput, kThreads>(
+          [&](int i) { return weight[i]; },
+          [&](int i, float scale) { x[i] = (x[i] * invRms) * scale; });
+    }
   }
   __syncthreads();
 }
@@ -157,6 +179,10 @@ __device__ void gemvTask(const TaskContext &context, const MkTaskRecord &task,
        first += kRowsPerPass) {
     unsigned long long row = first + groupInWarp;
     bool active = row < task.end;
+    // Read before the weights, so that its latency hides behind theirs.
+    float residual = 0.0f;
+    if constexpr (kEpilogue == MK_EPILOGUE_RESIDUAL)
+      residual = active && lane == 0 ? context.activations[op.residual + row] : 0.0f;
     const unsigned short *rows[kRows];
     rows[0] = active ? stackedRow<kInput>(context, op, row) : nullptr;
     if constexpr (kRows == 2)
@@ -173,7 +199,7 @@ __device__ void gemvTask(const TaskContext &context, const MkTaskRecord &task,
     if constexpr (kEpilogue == MK_EPILOGUE_SILU_MUL)
       result = sums[0] / (1.0f + expf(-sums[0])) * sums[1];
     else if constexpr (kEpilogue == MK_EPILOGUE_RESIDUAL)
-      result = (active ? context.activations[op.residual + row] : 0.0f) + result;
+      result = residual + result;
     if (active && lane == 0)
       out[row] = result;
   }

@@ -52,7 +52,7 @@ constexpr const char *kUsage =
     "[--no-kernel]\n"
     "                   [--max-context=N] [--num-sms=N]\n"
     "kernel tuning (cuda, cubin, mk): [--prefetch-bytes=N] (L2 prefetch of each SM's next\n"
-    "task's weights, default 131072, 0: none) [--gemv-loads=N] (16-byte loads in flight per\n"
+    "task's weights, default 65536, 0: none) [--gemv-loads=N] (16-byte loads in flight per\n"
     "gemv lane, 1-16, default 8)\n";
 
 struct CompileArguments {
