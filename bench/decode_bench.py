@@ -87,8 +87,12 @@ def main():
     ap.add_argument("--pytorch-timeout", type=int, default=300, help="seconds")
     ap.add_argument("--out", default=".")
     a = ap.parse_args()
-    mkc = os.path.join(a.build, "compiler", "tools", "mkc")
-    mkrun = os.path.join(a.build, "runtime", "mkrun", "mkrun")
+    # The build tree, or an unpacked bundle (scripts/bundle.sh) with bin/.
+    if os.access(os.path.join(ROOT, "bin", "mkc"), os.X_OK) and a.build == ap.get_default("build"):
+        mkc, mkrun = os.path.join(ROOT, "bin", "mkc"), os.path.join(ROOT, "bin", "mkrun")
+    else:
+        mkc = os.path.join(a.build, "compiler", "tools", "mkc")
+        mkrun = os.path.join(a.build, "runtime", "mkrun", "mkrun")
     with open(a.config) as f:
         config = json.load(f)
     os.makedirs(a.out, exist_ok=True)

@@ -3,7 +3,8 @@
 # GPU machine has none of the build's Debian libraries): mkc and mkrun link
 # MLIR, LLVM and protobuf statically and open NVRTC and libcuda at run time,
 # so they need only libc and libstdc++. The bundle also carries libmkrt, its
-# C header, the example, and the scripts that export, compile and run a model.
+# C header, the example, the scripts that export, compile and run a model,
+# and the decode benchmark (bench/).
 #   scripts/bundle.sh [OUT.tar.gz]     (default build/mkc-bundle.tar.gz)
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -13,13 +14,17 @@ OUT="${1:-build/mkc-bundle.tar.gz}"
 STAGE="$(mktemp -d)"
 trap 'rm -rf "$STAGE"' EXIT
 BUNDLE="$STAGE/mkc"
-mkdir -p "$BUNDLE/bin" "$BUNDLE/lib" "$BUNDLE/include" "$BUNDLE/examples" "$BUNDLE/scripts"
+mkdir -p "$BUNDLE/bin" "$BUNDLE/lib" "$BUNDLE/include" "$BUNDLE/examples" "$BUNDLE/scripts" \
+  "$BUNDLE/bench/stream" "$BUNDLE/bench/configs"
 cp build/compiler/tools/mkc build/runtime/mkrun/mkrun "$BUNDLE/bin/"
 cp build/runtime/mkrt/libmkrt.a "$BUNDLE/lib/"
 cp runtime/mkrt/include/mkrt.h "$BUNDLE/include/"
 cp examples/generate.c "$BUNDLE/examples/"
 cp scripts/export_onnx.py scripts/ort_logits.py scripts/compare_logits.py scripts/run_model.sh \
   "$BUNDLE/scripts/"
+cp bench/decode_bench.py bench/pytorch_decode.py bench/trace_summary.py "$BUNDLE/bench/"
+cp bench/stream/stream_bandwidth.cu "$BUNDLE/bench/stream/"
+cp bench/configs/*.json "$BUNDLE/bench/configs/"
 
 # Refuse to ship a binary that needs a library the other machine may lack.
 for binary in "$BUNDLE"/bin/*; do

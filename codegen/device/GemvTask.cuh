@@ -30,9 +30,9 @@ __host__ __device__ constexpr int gemvLanesPerRow(int chunks) {
 
 // Each thread's elements [threadIdx.x + j * kThreads), j < kPerThread,
 // visited a batch at a time: the batch's global loads are all issued before
-// any shared store, which the compiler could not otherwise move them past
-// (it cannot tell that the two do not alias), so that the input costs one
-// round trip to L2 per batch instead of one per element.
+// any shared store, past which the compiler may not move them (it cannot
+// always tell that the two do not alias), so that the input costs one round
+// trip to L2 per batch rather than one per element.
 template <int kInput, int kThreads, class Load, class Use>
 __device__ __forceinline__ void forEachInBatches(Load load, Use use) {
   constexpr int kPerThread = (kInput + kThreads - 1) / kThreads;

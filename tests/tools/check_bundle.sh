@@ -13,3 +13,10 @@ bash "$ROOT/scripts/bundle.sh" "$TMP/mkc-bundle.tar.gz"
 tar xzf "$TMP/mkc-bundle.tar.gz" -C "$TMP"
 PYTHON="$PYTHON" "$TMP/mkc/scripts/run_model.sh" --onnx "$FIXTURE" --work "$TMP/work" \
   --device cpu --max-context 64 -n 8
+# The bundled trace summary reads a trace of the bundled mkrun (CPU executor).
+"$TMP/mkc/bin/mkrun" "$TMP/work/model.mk" --device cpu --prompt-tokens 1,2,3 -n 4 \
+  --trace "$TMP/trace.json" > /dev/null
+"$TMP/mkc/bin/mkc" inspect "$TMP/work/model.mk" --format=json > "$TMP/graph.json"
+"$PYTHON" "$TMP/mkc/bench/trace_summary.py" "$TMP/trace.json" "$TMP/graph.json" > "$TMP/summary.txt"
+grep -q "steps, median wall" "$TMP/summary.txt"
+"$PYTHON" "$TMP/mkc/bench/decode_bench.py" --help > /dev/null
