@@ -77,11 +77,11 @@ int parseArguments(int argc, char **argv, InspectArguments &arguments) {
         arguments.format = Format::Dot;
       else
         return refuse("unknown --format '" + arg + "' (available: text, json, dot)");
-    } else if (arg == "--layer" && i + 1 < argc) {
+    } else if (arg.consume_front("--layer=")) {
       int32_t layer = 0;
-      if (llvm::StringRef(argv[++i]).getAsInteger(10, layer) || layer < -1)
+      if (arg.getAsInteger(10, layer) || layer < -1)
         return refuse("--layer must be a layer index (or -1 for the ops outside the layers), "
-                      "got '" + llvm::Twine(argv[i]) + "'");
+                      "got '" + arg + "'");
       arguments.layer = layer;
     } else if (arg == "-o" && i + 1 < argc) {
       arguments.output = argv[++i];

@@ -10,6 +10,7 @@
 //                                         teacher-forced logits, one row per token
 //                                         (EvalCommand.cpp)
 //
+// Every option that takes a value may be written --flag=value or --flag value.
 // Exit codes: 0 success, 1 usage error, 2 the model or input was refused.
 #include "compiler/tools/Commands.h"
 #include "frontends/onnx/DecoderImporter.h"
@@ -17,7 +18,9 @@
 #include "mlir/IR/MLIRContext.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <set>
 #include <string>
+#include <vector>
 
 namespace {
 
@@ -51,19 +54,41 @@ int importCommand(const std::string &modelPath) {
   return 0;
 }
 
+// "--flag value" becomes "--flag=value" for every flag that takes a value,
+// so that users may type either and each command parses one spelling.
+std::vector<std::string> joinFlagValues(int argc, char **argv) {
+  static const std::set<std::string> kValueFlags = {
+      "--emit",   "--arch",   "--eos",    "--prefetch-bytes", "--gemv-loads",
+      "--format", "--layer",  "--tokens", "--logits",         "--engine",
+      "--executor", "--max-context", "--num-sms"};
+  std::vector<std::string> joined;
+  for (int i = 0; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (kValueFlags.count(arg) && i + 1 < argc)
+      arg += "=" + std::string(argv[++i]);
+    joined.push_back(arg);
+  }
+  return joined;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
   if (argc < 3)
     return usage();
+  std::vector<std::string> arguments = joinFlagValues(argc - 2, argv + 2);
+  std::vector<char *> pointers;
+  for (std::string &argument : arguments)
+    pointers.push_back(argument.data());
+  int count = static_cast<int>(pointers.size());
   std::string command = argv[1], model = argv[2];
   if (command == "compile")
-    return mk::compileCommand(argc - 2, argv + 2);
+    return mk::compileCommand(count, pointers.data());
   if (command == "inspect")
-    return mk::inspectCommand(argc - 2, argv + 2);
+    return mk::inspectCommand(count, pointers.data());
   if (command == "import" && argc == 3)
     return importCommand(model);
   if (command == "eval")
-    return mk::evalCommand(argc - 2, argv + 2);
+    return mk::evalCommand(count, pointers.data());
   return usage();
 }
