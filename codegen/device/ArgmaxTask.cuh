@@ -68,7 +68,7 @@ __device__ void argmaxTask(const TaskContext &context, const MkTaskRecord &,
   if (reinterpret_cast<unsigned long long>(logits) % 16 == 0) {
     constexpr unsigned kQuads = kVocab / 4;
     const float4 *quads = reinterpret_cast<const float4 *>(logits);
-    constexpr int kInFlight = 4;
+    constexpr int kInFlight = 8;
     for (unsigned first = threadIdx.x; first < kQuads; first += kInFlight * kThreads) {
       float4 v[kInFlight];
 #pragma unroll

@@ -21,6 +21,7 @@
 #include "codegen/Nvrtc.h"
 #include "compiler/artifact/WriteArtifact.h"
 #include "compiler/driver/Pipeline.h"
+#include "compiler/driver/RandomWeights.h"
 #include "compiler/inspect/TaskGraphText.h"
 #include "frontends/onnx/DecoderImporter.h"
 #include "passes/Pipeline.h"
@@ -50,6 +51,8 @@ constexpr const char *kUsage =
     "[--num-sms=N]\n"
     "       mkc compile MODEL.onnx --emit=mk -o OUT.mk [--eos=ID,...] [--arch=sm_90a] "
     "[--no-kernel]\n"
+    "       mkc compile SHAPE.mlir --emit=mk -o OUT.mk --random-weights[=SEED] ... (weights\n"
+    "                   declared without values, filled at random: for benchmarks)\n"
     "                   [--max-context=N] [--num-sms=N]\n"
     "kernel tuning (cuda, cubin, mk): [--prefetch-bytes=N] (L2 prefetch of each SM's next\n"
     "task's weights, default 65536, 0: none) [--gemv-loads=N] (16-byte loads in flight per\n"
@@ -65,6 +68,7 @@ struct CompileArguments {
   std::string arch = kDefaultArch; // for cuda, cubin and mk
   KernelOptions kernelOptions;     // for cuda, cubin and mk
   bool kernel = true;              // for mk
+  std::optional<uint64_t> randomSeed; // for mk: fill a shape-only model's weights
 };
 
 int refuse(const llvm::Twine &message) {
@@ -111,6 +115,13 @@ int parseArguments(int argc, char **argv, CompileArguments &options) {
                       "' (available: mlir, fused, tasks, schedule, cuda, cubin, mk)");
     } else if (arg == "--no-kernel") {
       options.kernel = false;
+    } else if (arg == "--random-weights") {
+      options.randomSeed = 987654321;
+    } else if (arg.consume_front("--random-weights=")) {
+      uint64_t seed = 0;
+      if (arg.getAsInteger(10, seed))
+        return refuse("--random-weights takes a seed, a non-negative integer, got '" + arg + "'");
+      options.randomSeed = seed;
     } else if (arg.consume_front("--arch=")) {
       options.arch = arg.str();
     } else if (arg.consume_front("--prefetch-bytes=")) {
@@ -142,6 +153,8 @@ int parseArguments(int argc, char **argv, CompileArguments &options) {
     return refuse("--eos applies to --emit=mk only");
   if (*options.emit != EmitLevel::Mk && !options.kernel)
     return refuse("--no-kernel applies to --emit=mk only");
+  if (*options.emit != EmitLevel::Mk && options.randomSeed)
+    return refuse("--random-weights applies to --emit=mk only");
   if (std::string invalid = checkKernelOptions(options.kernelOptions); !invalid.empty())
     return refuse(invalid);
   return 0;
@@ -218,6 +231,15 @@ int emitArtifact(mlir::MLIRContext &context, const CompileArguments &options) {
   auto compiled = compileWith(context, options);
   if (!compiled)
     return refuse(llvm::toString(compiled.takeError()));
+  bool shapeOnly = compiled->imported.weights.all().empty();
+  if (options.randomSeed && !shapeOnly)
+    return refuse("--random-weights applies to a model whose weights have no values (a .mlir "
+                  "of mk IR); '" + options.model + "' has its own");
+  if (shapeOnly && !options.randomSeed)
+    return refuse("'" + options.model + "' declares its weights without values: compile the "
+                  "ONNX model, or pass --random-weights to fill them at random (for benchmarks)");
+  if (options.randomSeed)
+    compiled->imported.weights = randomWeights(compiled->tasks, *options.randomSeed);
   ArtifactOptions artifact;
   artifact.eosTokens = options.eosTokens;
   artifact.targetArch = options.arch;

@@ -32,6 +32,7 @@
 
 #include "codegen/Megakernel.h"
 #include "compiler/driver/Pipeline.h"
+#include "compiler/driver/RandomWeights.h"
 #include "runtime/cpu/CpuExecutor.h"
 #include "runtime/format/ArtifactBuilder.h"
 #include "runtime/format/ControlBlock.h"
@@ -69,38 +70,6 @@ struct Model {
   Schedule schedule;
   WeightTable weights;
 };
-
-// Values for every weight the graph names: norms near 1, matrices and
-// biases scaled by 1/sqrt(K) so that activations stay near unit size.
-WeightTable randomWeights(const TaskGraph &graph) {
-  WeightTable table;
-  uint64_t state = 987654321;
-  auto uniform = [&state] {
-    state = state * 6364136223846793005ull + 1442695040888963407ull;
-    return static_cast<float>((state >> 40) * 0x1.0p-24) * 2.0f - 1.0f;
-  };
-  auto add = [&](const WeightRef &ref, float center, float spread) {
-    if (ref.name.empty() || table.find(ref.name))
-      return;
-    Weight weight{ref.name, {static_cast<int64_t>(ref.rows), static_cast<int64_t>(ref.cols)},
-                  StorageType::F32, std::vector<float>(ref.rows * ref.cols)};
-    if (ref.cols == 1)
-      weight.shape = {static_cast<int64_t>(ref.rows)};
-    for (float &value : weight.values)
-      value = center + spread * uniform();
-    table.add(std::move(weight));
-  };
-  for (const Operation &op : graph.operations) {
-    float spread = std::sqrt(3.0f / static_cast<float>(std::max<uint64_t>(op.inputLength, 1)));
-    for (const WeightRef &ref : op.weights)
-      add(ref, 0.0f, op.kind == OpKind::Embed ? 1.0f : spread);
-    for (const WeightRef &ref : op.biases)
-      add(ref, 0.0f, 0.1f);
-    for (const WeightRef *norm : {&op.norm, &op.qNorm, &op.kNorm})
-      add(*norm, 1.0f, 0.1f);
-  }
-  return table;
-}
 
 std::optional<Model> loadModel(const std::string &path, int64_t maxContext) {
   if (path == "--toy") {
