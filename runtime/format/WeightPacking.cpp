@@ -27,7 +27,12 @@ std::vector<const WeightRef *> referencedWeights(const TaskGraph &graph) {
 
 bool packWeights(const TaskGraph &graph, const WeightTable &table, PackedWeights &packed,
                  std::string &error) {
+  // First the index and the section's size, then one allocation filled in
+  // place: growing a multi-gigabyte vector value by value would copy it
+  // several times and hold two copies at once.
   std::set<std::string> seen;
+  std::vector<const Weight *> sources;
+  uint64_t size = 0;
   for (const WeightRef *ref : referencedWeights(graph)) {
     if (!seen.insert(ref->name).second)
       continue;
@@ -44,12 +49,16 @@ bool packWeights(const TaskGraph &graph, const WeightTable &table, PackedWeights
               std::to_string(ref->cols) + "]";
       return false;
     }
-    uint64_t offset =
-        (packed.data.size() + kWeightAlignment - 1) / kWeightAlignment * kWeightAlignment;
-    packed.data.resize(offset, 0);
+    uint64_t offset = (size + kWeightAlignment - 1) / kWeightAlignment * kWeightAlignment;
     packed.index.push_back({ref->name, ref->rows, ref->cols, offset});
-    for (float value : weight->values)
-      packed.data.push_back(toBf16(value));
+    sources.push_back(weight);
+    size = offset + weight->values.size();
+  }
+  packed.data.assign(size, 0);
+  for (size_t i = 0; i < sources.size(); ++i) {
+    uint16_t *out = packed.data.data() + packed.index[i].offset;
+    for (float value : sources[i]->values)
+      *out++ = toBf16(value);
   }
   return true;
 }
