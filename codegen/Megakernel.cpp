@@ -50,13 +50,23 @@ std::string supportedArchitectures() {
   return list;
 }
 
-llvm::Expected<std::string> megakernelSource(const TaskGraph &graph, const Schedule &schedule,
-                                             const std::string &arch,
-                                             const KernelOptions &options) {
+namespace {
+
+// The source for `arch`, within its shared memory per CTA.
+llvm::Expected<KernelSource> sourceFor(const TaskGraph &graph, const Schedule &schedule,
+                                       const std::string &arch, const KernelOptions &options) {
   auto target = findArchitecture(arch);
   if (!target)
     return target.takeError();
-  auto source = generateKernelSource(graph, schedule, target->sharedBytesPerCta, options);
+  return generateKernelSource(graph, schedule, target->sharedBytesPerCta, options);
+}
+
+} // namespace
+
+llvm::Expected<std::string> megakernelSource(const TaskGraph &graph, const Schedule &schedule,
+                                             const std::string &arch,
+                                             const KernelOptions &options) {
+  auto source = sourceFor(graph, schedule, arch, options);
   if (!source)
     return source.takeError();
   return std::move(source->text);
@@ -65,10 +75,7 @@ llvm::Expected<std::string> megakernelSource(const TaskGraph &graph, const Sched
 llvm::Expected<CompiledKernel> compileMegakernel(const TaskGraph &graph, const Schedule &schedule,
                                                  const std::string &arch,
                                                  const KernelOptions &options) {
-  auto target = findArchitecture(arch);
-  if (!target)
-    return target.takeError();
-  auto source = generateKernelSource(graph, schedule, target->sharedBytesPerCta, options);
+  auto source = sourceFor(graph, schedule, arch, options);
   if (!source)
     return source.takeError();
   auto nvrtc = Nvrtc::get();

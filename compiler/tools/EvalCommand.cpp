@@ -11,6 +11,7 @@
 #include "compiler/tools/Commands.h"
 #include "passes/Pipeline.h"
 #include "runtime/cpu/CpuExecutor.h"
+#include "runtime/format/TokenList.h"
 
 #include "mlir/IR/MLIRContext.h"
 #include "llvm/Support/raw_ostream.h"
@@ -26,23 +27,6 @@ namespace {
 int refuse(const llvm::Twine &message) {
   llvm::errs() << "mkc: error: " << message << "\n";
   return kRefused;
-}
-
-// Parses "5,17,42"; false on anything that is not a list of non-negative integers.
-bool parseTokens(const std::string &text, std::vector<int64_t> &tokens) {
-  size_t start = 0;
-  while (start <= text.size()) {
-    size_t end = text.find(',', start);
-    if (end == std::string::npos)
-      end = text.size();
-    std::string item = text.substr(start, end - start);
-    if (item.empty() || item.size() > 18 ||
-        item.find_first_not_of("0123456789") != std::string::npos)
-      return false;
-    tokens.push_back(std::stoll(item));
-    start = end + 1;
-  }
-  return !tokens.empty();
 }
 
 struct EvalArguments {
@@ -137,7 +121,7 @@ int evalCommand(int argc, char **argv) {
   if (args.executor != "threads" && args.executor != "single")
     return refuse("unknown executor '" + args.executor + "' (available: threads, single)");
   std::vector<int64_t> tokens;
-  if (!parseTokens(args.tokens, tokens))
+  if (!parseTokenList(args.tokens, tokens))
     return refuse("--tokens must be a comma-separated list of token ids, got '" + args.tokens +
                   "'");
   if (!maxContextGiven)

@@ -12,6 +12,7 @@
 // Exit codes: 0 success, 1 usage error, 2 the model or the input was refused
 // or the run failed, 3 the device is unavailable (no GPU, no driver, no kernel).
 #include "mkrt.h"
+#include "runtime/format/TokenList.h"
 #include "runtime/mkrun/NpyWriter.h"
 
 #include <algorithm>
@@ -48,28 +49,8 @@ int refuse(const std::string &message, int code = kRefused) {
 
 int exitCodeOf(mkrt_status status) { return status == MKRT_ERROR_NO_DEVICE ? kNoDevice : kRefused; }
 
-// A non-negative decimal integer, at most 18 digits.
-bool parseCount(const std::string &text, int64_t &value) {
-  if (text.empty() || text.size() > 18 || text.find_first_not_of("0123456789") != std::string::npos)
-    return false;
-  value = std::stoll(text);
-  return true;
-}
-
-bool parseTokens(const std::string &text, std::vector<int64_t> &tokens) {
-  size_t start = 0;
-  while (start <= text.size()) {
-    size_t end = text.find(',', start);
-    if (end == std::string::npos)
-      end = text.size();
-    int64_t token = 0;
-    if (!parseCount(text.substr(start, end - start), token))
-      return false;
-    tokens.push_back(token);
-    start = end + 1;
-  }
-  return !tokens.empty();
-}
+using mk::parseCount;
+using mk::parseTokenList;
 
 // 0 when `args` is complete, else the exit code to return.
 int parseArguments(int argc, char **argv, Arguments &args) {
@@ -150,7 +131,7 @@ std::string writeStepTimes(const std::string &path, const double *stepMs, size_t
 
 int generate(mkrt_session *session, const mkrt_info &info, const Arguments &args) {
   std::vector<int64_t> prompt;
-  if (!parseTokens(args.promptTokens, prompt))
+  if (!parseTokenList(args.promptTokens, prompt))
     return refuse("--prompt-tokens must be a comma-separated list of token ids, got '" +
                   args.promptTokens + "'");
   // Checked before anything is allocated for them.
@@ -186,7 +167,7 @@ int generate(mkrt_session *session, const mkrt_info &info, const Arguments &args
 
 int evaluate(mkrt_session *session, const mkrt_info &info, const Arguments &args) {
   std::vector<int64_t> tokens;
-  if (!parseTokens(args.tokens, tokens))
+  if (!parseTokenList(args.tokens, tokens))
     return refuse("--tokens must be a comma-separated list of token ids, got '" + args.tokens +
                   "'");
   if (tokens.size() > static_cast<size_t>(info.max_context))
