@@ -8,7 +8,7 @@
 #ifndef MKC_CODEGEN_KERNELSOURCE_H
 #define MKC_CODEGEN_KERNELSOURCE_H
 
-#include "compiler/taskgraph/TaskGraph.h"
+#include "core/taskgraph/TaskGraph.h"
 
 #include "llvm/Support/Error.h"
 

@@ -5,8 +5,7 @@
 #define MKC_CODEGEN_MEGAKERNEL_H
 
 #include "codegen/KernelSource.h"
-#include "compiler/driver/Pipeline.h"
-#include "compiler/taskgraph/TaskGraph.h"
+#include "core/taskgraph/TaskGraph.h"
 
 #include "llvm/Support/Error.h"
 
@@ -44,11 +43,6 @@ llvm::Expected<CompiledKernel> compileMegakernel(const TaskGraph &graph, const S
                                                  const std::string &arch = kDefaultArch,
                                                  const KernelOptions &options = {});
 
-inline llvm::Expected<CompiledKernel> compileMegakernel(const CompiledModel &model,
-                                                        const std::string &arch = kDefaultArch,
-                                                        const KernelOptions &options = {}) {
-  return compileMegakernel(model.tasks, model.schedule, arch, options);
-}
 
 } // namespace mk
 

@@ -1,4 +1,4 @@
-// The event protocol of compiler/taskgraph/TaskGraph.h on the GPU. Counters
+// The event protocol of core/taskgraph/TaskGraph.h on the GPU. Counters
 // only grow within a launch: a task of step t waiting on event e with step
 // offset o may start once counter[e] >= triggerCount[e] * (t + 1 + o).
 //

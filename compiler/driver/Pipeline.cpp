@@ -2,7 +2,7 @@
 
 #include "compiler/schedule/Scheduler.h"
 #include "compiler/taskgraph/LowerToTasks.h"
-#include "compiler/taskgraph/Validator.h"
+#include "core/validator/Validator.h"
 #include "compiler/dialect/MkDialect.h"
 #include "passes/Pipeline.h"
 

@@ -5,8 +5,8 @@
 #ifndef MKC_COMPILER_DRIVER_RANDOMWEIGHTS_H
 #define MKC_COMPILER_DRIVER_RANDOMWEIGHTS_H
 
-#include "compiler/taskgraph/TaskGraph.h"
-#include "compiler/weights/WeightTable.h"
+#include "core/taskgraph/TaskGraph.h"
+#include "core/weights/WeightTable.h"
 
 #include <cstdint>
 

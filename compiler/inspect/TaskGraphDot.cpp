@@ -1,7 +1,7 @@
 #include "compiler/inspect/TaskGraphDot.h"
 
 #include "compiler/inspect/TaskLabels.h"
-#include "compiler/taskgraph/TaskDescription.h"
+#include "core/taskgraph/TaskNames.h"
 #include "compiler/inspect/TaskGraphText.h"
 
 #include <set>

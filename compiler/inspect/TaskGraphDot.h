@@ -6,7 +6,7 @@
 #ifndef MKC_COMPILER_INSPECT_TASKGRAPHDOT_H
 #define MKC_COMPILER_INSPECT_TASKGRAPHDOT_H
 
-#include "compiler/taskgraph/TaskGraph.h"
+#include "core/taskgraph/TaskGraph.h"
 
 #include <cstdint>
 #include <optional>

@@ -1,7 +1,7 @@
 #include "compiler/inspect/TaskGraphJson.h"
 
 #include "compiler/inspect/TaskLabels.h"
-#include "compiler/taskgraph/TaskDescription.h"
+#include "core/taskgraph/TaskNames.h"
 
 #include <cmath>
 #include <cstdio>

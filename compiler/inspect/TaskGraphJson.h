@@ -4,7 +4,7 @@
 #ifndef MKC_COMPILER_INSPECT_TASKGRAPHJSON_H
 #define MKC_COMPILER_INSPECT_TASKGRAPHJSON_H
 
-#include "compiler/taskgraph/TaskGraph.h"
+#include "core/taskgraph/TaskGraph.h"
 
 #include <ostream>
 

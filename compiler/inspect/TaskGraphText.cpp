@@ -1,7 +1,7 @@
 #include "compiler/inspect/TaskGraphText.h"
 
 #include "compiler/inspect/TaskLabels.h"
-#include "compiler/taskgraph/TaskDescription.h"
+#include "core/taskgraph/TaskNames.h"
 #include "compiler/schedule/ScheduleBalance.h"
 #include "compiler/schedule/ScheduleSimulation.h"
 #include "compiler/taskgraph/TaskGraphAnalysis.h"

@@ -6,7 +6,7 @@
 
 #include "compiler/taskgraph/ChunkDependencies.h"
 #include "compiler/taskgraph/Target.h"
-#include "compiler/taskgraph/TaskGraph.h"
+#include "core/taskgraph/TaskGraph.h"
 
 #include <cstdint>
 #include <ostream>

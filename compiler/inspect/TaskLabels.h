@@ -2,7 +2,7 @@
 #ifndef MKC_COMPILER_INSPECT_TASKLABELS_H
 #define MKC_COMPILER_INSPECT_TASKLABELS_H
 
-#include "compiler/taskgraph/TaskGraph.h"
+#include "core/taskgraph/TaskGraph.h"
 
 #include <string>
 

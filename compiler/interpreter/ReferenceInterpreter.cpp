@@ -1,7 +1,7 @@
 #include "compiler/interpreter/ReferenceInterpreter.h"
 
 #include "compiler/dialect/MkDialect.h"
-#include "compiler/interpreter/Kernels.h"
+#include "core/kernels/Kernels.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Diagnostics.h"

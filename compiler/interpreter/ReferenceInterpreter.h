@@ -4,7 +4,7 @@
 #ifndef MKC_COMPILER_INTERPRETER_REFERENCEINTERPRETER_H
 #define MKC_COMPILER_INTERPRETER_REFERENCEINTERPRETER_H
 
-#include "compiler/weights/WeightTable.h"
+#include "core/weights/WeightTable.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/Support/Error.h"

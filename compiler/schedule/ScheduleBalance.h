@@ -4,7 +4,7 @@
 #ifndef MKC_COMPILER_SCHEDULE_SCHEDULEBALANCE_H
 #define MKC_COMPILER_SCHEDULE_SCHEDULEBALANCE_H
 
-#include "compiler/taskgraph/TaskGraph.h"
+#include "core/taskgraph/TaskGraph.h"
 
 #include <cstdint>
 #include <vector>

@@ -7,7 +7,7 @@
 #define MKC_COMPILER_SCHEDULE_SCHEDULESIMULATION_H
 
 #include "compiler/taskgraph/Target.h"
-#include "compiler/taskgraph/TaskGraph.h"
+#include "core/taskgraph/TaskGraph.h"
 
 #include <cstdint>
 #include <string>

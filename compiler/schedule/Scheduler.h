@@ -13,7 +13,7 @@
 #define MKC_COMPILER_SCHEDULE_SCHEDULER_H
 
 #include "compiler/taskgraph/Target.h"
-#include "compiler/taskgraph/TaskGraph.h"
+#include "core/taskgraph/TaskGraph.h"
 
 namespace mk {
 

@@ -4,7 +4,7 @@
 #define MKC_COMPILER_SCHEDULE_TASKCOST_H
 
 #include "compiler/taskgraph/Target.h"
-#include "compiler/taskgraph/TaskGraph.h"
+#include "core/taskgraph/TaskGraph.h"
 
 #include <cstdint>
 

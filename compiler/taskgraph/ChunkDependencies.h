@@ -15,7 +15,7 @@
 #ifndef MKC_COMPILER_TASKGRAPH_CHUNKDEPENDENCIES_H
 #define MKC_COMPILER_TASKGRAPH_CHUNKDEPENDENCIES_H
 
-#include "compiler/taskgraph/TaskGraph.h"
+#include "core/taskgraph/TaskGraph.h"
 #include "compiler/taskgraph/TaskGraphAnalysis.h"
 
 namespace mk {

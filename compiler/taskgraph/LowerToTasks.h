@@ -8,7 +8,7 @@
 #define MKC_COMPILER_TASKGRAPH_LOWERTOTASKS_H
 
 #include "compiler/taskgraph/Target.h"
-#include "compiler/taskgraph/TaskGraph.h"
+#include "core/taskgraph/TaskGraph.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/Support/Error.h"

@@ -5,7 +5,7 @@
 #define MKC_COMPILER_TASKGRAPH_TILEOPERATIONS_H
 
 #include "compiler/taskgraph/Target.h"
-#include "compiler/taskgraph/TaskGraph.h"
+#include "core/taskgraph/TaskGraph.h"
 
 #include <cstdint>
 

@@ -9,7 +9,7 @@
 //   cuda      the megakernel's CUDA C++ source (codegen/Megakernel.h)
 //   cubin     the megakernel compiled by NVRTC, to -o FILE; its registers,
 //             shared memory and spills on stderr
-//   mk        the .mk artifact (compiler/artifact/WriteArtifact.h), to -o FILE,
+//   mk        the .mk artifact (compiler/driver/WriteArtifact.h), to -o FILE,
 //             with the cubin level's kernel (none with --no-kernel, or where
 //             NVRTC is missing: such a file runs on the CPU only)
 //
@@ -19,7 +19,7 @@
 
 #include "codegen/Megakernel.h"
 #include "codegen/Nvrtc.h"
-#include "compiler/artifact/WriteArtifact.h"
+#include "compiler/driver/WriteArtifact.h"
 #include "compiler/driver/Pipeline.h"
 #include "compiler/driver/RandomWeights.h"
 #include "compiler/inspect/TaskGraphText.h"
@@ -209,7 +209,7 @@ int emitKernel(mlir::MLIRContext &context, const CompileArguments &options) {
       return refuse(llvm::toString(source.takeError()));
     text = std::move(*source);
   } else {
-    auto kernel = compileMegakernel(*compiled, options.arch, options.kernelOptions);
+    auto kernel = compileMegakernel(compiled->tasks, compiled->schedule, options.arch, options.kernelOptions);
     if (!kernel)
       return refuse(llvm::toString(kernel.takeError()));
     llvm::errs() << llvm::formatv(
@@ -250,7 +250,7 @@ int emitArtifact(mlir::MLIRContext &context, const CompileArguments &options) {
                    << "' has no kernel and runs on the CPU only: "
                    << llvm::toString(nvrtc.takeError()) << "\n";
     } else {
-      auto kernel = compileMegakernel(*compiled, options.arch, options.kernelOptions);
+      auto kernel = compileMegakernel(compiled->tasks, compiled->schedule, options.arch, options.kernelOptions);
       if (!kernel)
         return refuse(llvm::toString(kernel.takeError()));
       artifact.cubin = std::move(kernel->cubin);

@@ -7,11 +7,11 @@
 // Any difference between engines is a stage changing the meaning.
 #include "compiler/driver/Pipeline.h"
 #include "compiler/interpreter/ReferenceInterpreter.h"
-#include "compiler/support/Npy.h"
+#include "core/support/Npy.h"
 #include "compiler/tools/Commands.h"
 #include "passes/Pipeline.h"
 #include "runtime/cpu/CpuExecutor.h"
-#include "runtime/format/TokenList.h"
+#include "core/support/TokenList.h"
 
 #include "mlir/IR/MLIRContext.h"
 #include "llvm/Support/raw_ostream.h"
@@ -146,8 +146,9 @@ int evalCommand(int argc, char **argv) {
   for (const auto &row : *rows)
     flat.insert(flat.end(), row.begin(), row.end());
   int64_t vocab = rows->empty() ? 0 : static_cast<int64_t>(rows->front().size());
-  if (auto error = writeNpy(args.logits, flat, {static_cast<int64_t>(rows->size()), vocab}))
-    return refuse(llvm::toString(std::move(error)));
+  if (std::string error = writeNpy(args.logits, flat, {static_cast<int64_t>(rows->size()), vocab});
+      !error.empty())
+    return refuse(error);
   return 0;
 }
 

@@ -4,7 +4,7 @@
 #ifndef MKC_FRONTENDS_ONNX_DECODERIMPORTER_H
 #define MKC_FRONTENDS_ONNX_DECODERIMPORTER_H
 
-#include "compiler/weights/WeightTable.h"
+#include "core/weights/WeightTable.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/MLIRContext.h"

@@ -6,7 +6,7 @@
 #define MKC_FRONTENDS_ONNX_GRAPHIMPORTER_H
 
 #include "compiler/dialect/MkDialect.h"
-#include "compiler/weights/WeightTable.h"
+#include "core/weights/WeightTable.h"
 #include "frontends/onnx/OnnxLoader.h"
 #include "frontends/onnx/SymbolicValue.h"
 

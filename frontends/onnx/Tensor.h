@@ -5,7 +5,7 @@
 #ifndef MKC_FRONTENDS_ONNX_TENSOR_H
 #define MKC_FRONTENDS_ONNX_TENSOR_H
 
-#include "compiler/weights/WeightTable.h"
+#include "core/weights/WeightTable.h"
 
 #include <cstdint>
 #include <string>

@@ -1,7 +1,7 @@
 // Argmax: the next token, lowest index among the largest logits.
 #include "runtime/cpu/Tasks.h"
 
-#include "compiler/interpreter/Kernels.h"
+#include "core/kernels/Kernels.h"
 
 namespace mk::cpu {
 

@@ -6,7 +6,7 @@
 #include "runtime/cpu/AttentionLayout.h"
 #include "runtime/cpu/Tasks.h"
 
-#include "compiler/interpreter/Kernels.h"
+#include "core/kernels/Kernels.h"
 
 #include <algorithm>
 #include <cmath>

@@ -4,7 +4,7 @@
 #ifndef MKC_RUNTIME_CPU_ATTENTIONLAYOUT_H
 #define MKC_RUNTIME_CPU_ATTENTIONLAYOUT_H
 
-#include "compiler/taskgraph/TaskGraph.h"
+#include "core/taskgraph/TaskGraph.h"
 
 #include <cstdint>
 

@@ -5,7 +5,7 @@
 #include "runtime/cpu/AttentionLayout.h"
 #include "runtime/cpu/Tasks.h"
 
-#include "compiler/interpreter/Kernels.h"
+#include "core/kernels/Kernels.h"
 
 namespace mk::cpu {
 

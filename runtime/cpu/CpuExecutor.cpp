@@ -1,7 +1,7 @@
 #include "runtime/cpu/CpuExecutor.h"
 
-#include "compiler/taskgraph/TaskDescription.h"
-#include "compiler/taskgraph/Validator.h"
+#include "core/taskgraph/TaskNames.h"
+#include "core/validator/Validator.h"
 #include "runtime/cpu/ExecutorMemory.h"
 #include "runtime/cpu/Launch.h"
 #include "runtime/cpu/TaskContext.h"

@@ -7,14 +7,14 @@
 // is not ready instead of computing garbage.
 //
 // Nothing is trusted: the constructor validates the graph and schedule
-// (compiler/taskgraph/Validator.h) and binds every weight by name and shape.
+// (core/validator/Validator.h) and binds every weight by name and shape.
 // Errors are thrown as ExecutionError; after a failed step the executor
 // refuses further work, since its caches may be half written.
 #ifndef MKC_RUNTIME_CPU_CPUEXECUTOR_H
 #define MKC_RUNTIME_CPU_CPUEXECUTOR_H
 
-#include "compiler/taskgraph/TaskGraph.h"
-#include "compiler/weights/WeightTable.h"
+#include "core/taskgraph/TaskGraph.h"
+#include "core/weights/WeightTable.h"
 
 #include <cstdint>
 #include <memory>

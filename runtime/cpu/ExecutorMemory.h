@@ -5,7 +5,7 @@
 #ifndef MKC_RUNTIME_CPU_EXECUTORMEMORY_H
 #define MKC_RUNTIME_CPU_EXECUTORMEMORY_H
 
-#include "compiler/taskgraph/TaskGraph.h"
+#include "core/taskgraph/TaskGraph.h"
 
 #include <atomic>
 #include <cstdint>

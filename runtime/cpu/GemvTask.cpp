@@ -5,7 +5,7 @@
 // the bits the whole-op kernels::gemv gives for those rows.
 #include "runtime/cpu/Tasks.h"
 
-#include "compiler/interpreter/Kernels.h"
+#include "core/kernels/Kernels.h"
 
 #include <algorithm>
 

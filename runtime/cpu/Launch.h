@@ -6,7 +6,7 @@
 #ifndef MKC_RUNTIME_CPU_LAUNCH_H
 #define MKC_RUNTIME_CPU_LAUNCH_H
 
-#include "compiler/taskgraph/TaskGraph.h"
+#include "core/taskgraph/TaskGraph.h"
 #include "runtime/cpu/CpuExecutor.h"
 #include "runtime/cpu/ExecutorMemory.h"
 #include "runtime/cpu/TaskContext.h"

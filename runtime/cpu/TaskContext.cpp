@@ -1,6 +1,6 @@
 #include "runtime/cpu/TaskContext.h"
 
-#include "compiler/taskgraph/TaskDescription.h"
+#include "core/taskgraph/TaskNames.h"
 #include "runtime/cpu/CpuExecutor.h"
 
 #include <algorithm>

@@ -7,7 +7,7 @@
 #ifndef MKC_RUNTIME_CPU_TASKCONTEXT_H
 #define MKC_RUNTIME_CPU_TASKCONTEXT_H
 
-#include "compiler/taskgraph/TaskGraph.h"
+#include "core/taskgraph/TaskGraph.h"
 #include "runtime/cpu/ExecutorMemory.h"
 
 #include <optional>

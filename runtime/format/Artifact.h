@@ -3,7 +3,7 @@
 #ifndef MKC_RUNTIME_FORMAT_ARTIFACT_H
 #define MKC_RUNTIME_FORMAT_ARTIFACT_H
 
-#include "compiler/taskgraph/TaskGraph.h"
+#include "core/taskgraph/TaskGraph.h"
 
 #include <cstdint>
 #include <span>

@@ -1,13 +1,13 @@
 // Assembles the Artifact of a compiled model from plain data (task graph,
 // schedule, weight table, kernel): packs the weights, builds the schedule
 // blob, states the model's facts. The compiler's writer
-// (compiler/artifact/WriteArtifact.h) and tests that make artifacts of
+// (compiler/driver/WriteArtifact.h) and tests that make artifacts of
 // hand-built graphs both use it.
 #ifndef MKC_RUNTIME_FORMAT_ARTIFACTBUILDER_H
 #define MKC_RUNTIME_FORMAT_ARTIFACTBUILDER_H
 
-#include "compiler/taskgraph/TaskGraph.h"
-#include "compiler/weights/WeightTable.h"
+#include "core/taskgraph/TaskGraph.h"
+#include "core/weights/WeightTable.h"
 #include "runtime/format/Artifact.h"
 #include "runtime/format/WeightPacking.h"
 

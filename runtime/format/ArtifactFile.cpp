@@ -1,6 +1,6 @@
 #include "runtime/format/ArtifactFile.h"
 
-#include "compiler/taskgraph/Validator.h"
+#include "core/validator/Validator.h"
 #include "runtime/format/ArtifactBuilder.h"
 #include "runtime/format/Manifest.h"
 #include "runtime/format/ScheduleBlobBuilder.h"

@@ -36,7 +36,7 @@ typedef int64_t mk_i64;
 #define MK_BLOB_MAGIC 0x42534b4du /* "MKSB" */
 #define MK_BLOB_VERSION 1u
 
-/* TaskKind and OpKind and Epilogue values, as in compiler/taskgraph/TaskGraph.h. */
+/* TaskKind and OpKind and Epilogue values, as in core/taskgraph/TaskGraph.h. */
 enum MkBlobTaskKind {
   MK_TASK_EMBED = 0,
   MK_TASK_GEMV = 1,

@@ -17,7 +17,7 @@
 #ifndef MKC_RUNTIME_FORMAT_SCHEDULEBLOBBUILDER_H
 #define MKC_RUNTIME_FORMAT_SCHEDULEBLOBBUILDER_H
 
-#include "compiler/taskgraph/TaskGraph.h"
+#include "core/taskgraph/TaskGraph.h"
 #include "runtime/format/Artifact.h"
 #include "runtime/format/ScheduleBlob.h"
 

@@ -6,11 +6,11 @@
 // Decoding trusts nothing: every count is checked against the bytes left,
 // every enumerator against its range, and trailing bytes are refused. It
 // checks the encoding only; whether the graph makes sense is the validator's
-// job (compiler/taskgraph/Validator.h).
+// job (core/validator/Validator.h).
 #ifndef MKC_RUNTIME_FORMAT_TASKGRAPHCODEC_H
 #define MKC_RUNTIME_FORMAT_TASKGRAPHCODEC_H
 
-#include "compiler/taskgraph/TaskGraph.h"
+#include "core/taskgraph/TaskGraph.h"
 
 #include <cstdint>
 #include <span>

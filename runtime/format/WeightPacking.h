@@ -5,8 +5,8 @@
 #ifndef MKC_RUNTIME_FORMAT_WEIGHTPACKING_H
 #define MKC_RUNTIME_FORMAT_WEIGHTPACKING_H
 
-#include "compiler/taskgraph/TaskGraph.h"
-#include "compiler/weights/WeightTable.h"
+#include "core/taskgraph/TaskGraph.h"
+#include "core/weights/WeightTable.h"
 #include "runtime/format/Artifact.h"
 
 #include <cstdint>

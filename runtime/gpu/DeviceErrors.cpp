@@ -1,6 +1,6 @@
 #include "runtime/gpu/DeviceErrors.h"
 
-#include "compiler/taskgraph/TaskDescription.h"
+#include "core/taskgraph/TaskNames.h"
 
 namespace mk {
 

@@ -3,7 +3,7 @@
 #ifndef MKC_RUNTIME_GPU_DEVICEERRORS_H
 #define MKC_RUNTIME_GPU_DEVICEERRORS_H
 
-#include "compiler/taskgraph/TaskGraph.h"
+#include "core/taskgraph/TaskGraph.h"
 #include "runtime/format/ControlBlock.h"
 
 #include <string>

@@ -1,6 +1,6 @@
 #include "runtime/mkrt/ChromeTrace.h"
 
-#include "compiler/taskgraph/TaskDescription.h"
+#include "core/taskgraph/TaskNames.h"
 #include "runtime/format/ControlBlock.h"
 
 #include <algorithm>

@@ -1,13 +1,13 @@
 // A launch's per-task trace (Engine.h's LaunchTrace) as a Chrome trace-event
 // JSON file, for chrome://tracing or ui.perfetto.dev: one row (tid) per SM,
 // one "X" event per task run named as messages name the task
-// (compiler/taskgraph/TaskDescription.h), and one "wait" event before it
+// (core/taskgraph/TaskNames.h), and one "wait" event before it
 // when its SM waited on its events. Times are microseconds from the launch's
 // start; args carry the step, the context position and the task id.
 #ifndef MKC_RUNTIME_MKRT_CHROMETRACE_H
 #define MKC_RUNTIME_MKRT_CHROMETRACE_H
 
-#include "compiler/taskgraph/TaskGraph.h"
+#include "core/taskgraph/TaskGraph.h"
 #include "runtime/mkrt/Engine.h"
 
 #include <cstdint>

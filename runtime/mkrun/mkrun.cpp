@@ -12,8 +12,8 @@
 // Exit codes: 0 success, 1 usage error, 2 the model or the input was refused
 // or the run failed, 3 the device is unavailable (no GPU, no driver, no kernel).
 #include "mkrt.h"
-#include "runtime/format/TokenList.h"
-#include "runtime/mkrun/NpyWriter.h"
+#include "core/support/TokenList.h"
+#include "core/support/Npy.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -177,8 +177,8 @@ int evaluate(mkrt_session *session, const mkrt_info &info, const Arguments &args
   mkrt_status status = mkrt_eval_logits(session, tokens.data(), tokens.size(), logits.data());
   if (status != MKRT_OK)
     return refuse(mkrt_last_error(), exitCodeOf(status));
-  std::string error =
-      mk::writeNpyMatrix(args.logits, logits, static_cast<int64_t>(tokens.size()), info.vocab);
+  std::string error = mk::writeNpy(
+      args.logits, logits, {static_cast<int64_t>(tokens.size()), static_cast<int64_t>(info.vocab)});
   if (!error.empty())
     return refuse(error);
   std::printf("logits [%zu, %lld] -> %s on %s\n", tokens.size(), static_cast<long long>(info.vocab),

@@ -8,7 +8,7 @@
 #include "compiler/taskgraph/ChunkDependencies.h"
 #include "compiler/taskgraph/LowerToTasks.h"
 #include "compiler/taskgraph/TaskGraphAnalysis.h"
-#include "compiler/taskgraph/Validator.h"
+#include "core/validator/Validator.h"
 
 #include <gtest/gtest.h>
 

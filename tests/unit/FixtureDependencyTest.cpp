@@ -4,7 +4,7 @@
 // checked executor, run with adversarial SM orders, computes exactly the bits
 // of the intact schedule. A missing dependency can never pass silently.
 #include "compiler/driver/Pipeline.h"
-#include "compiler/taskgraph/Validator.h"
+#include "core/validator/Validator.h"
 #include "runtime/cpu/CpuExecutor.h"
 
 #include <gtest/gtest.h>

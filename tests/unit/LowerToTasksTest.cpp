@@ -7,9 +7,9 @@
 #include "compiler/schedule/Scheduler.h"
 #include "compiler/taskgraph/LowerToTasks.h"
 #include "compiler/taskgraph/RowTiling.h"
-#include "compiler/taskgraph/TaskFootprint.h"
+#include "core/validator/TaskFootprint.h"
 #include "compiler/taskgraph/TileOperations.h"
-#include "compiler/taskgraph/Validator.h"
+#include "core/validator/Validator.h"
 
 #include <gtest/gtest.h>
 

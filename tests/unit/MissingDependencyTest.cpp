@@ -7,7 +7,7 @@
 // per SM nothing covers it, so some run must expose every race.
 #include "ToyTaskGraph.h"
 
-#include "compiler/taskgraph/Validator.h"
+#include "core/validator/Validator.h"
 #include "runtime/cpu/CpuExecutor.h"
 
 #include <gtest/gtest.h>

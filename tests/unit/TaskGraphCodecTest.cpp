@@ -4,7 +4,7 @@
 // enumerators, trailing bytes — are refused or decoded without a crash.
 #include "ToyTaskGraph.h"
 
-#include "compiler/taskgraph/Validator.h"
+#include "core/validator/Validator.h"
 #include "runtime/format/TaskGraphCodec.h"
 
 #include <gtest/gtest.h>

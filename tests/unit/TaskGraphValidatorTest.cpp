@@ -3,8 +3,8 @@
 // corruption never crashes it.
 #include "ToyTaskGraph.h"
 
-#include "compiler/taskgraph/TaskDescription.h"
-#include "compiler/taskgraph/Validator.h"
+#include "core/taskgraph/TaskNames.h"
+#include "core/validator/Validator.h"
 #include "runtime/cpu/CpuExecutor.h"
 
 #include <gtest/gtest.h>

@@ -8,9 +8,9 @@
 #ifndef MKC_TESTS_UNIT_TOYTASKGRAPH_H
 #define MKC_TESTS_UNIT_TOYTASKGRAPH_H
 
-#include "compiler/interpreter/Kernels.h"
-#include "compiler/taskgraph/TaskGraph.h"
-#include "compiler/weights/WeightTable.h"
+#include "core/kernels/Kernels.h"
+#include "core/taskgraph/TaskGraph.h"
+#include "core/weights/WeightTable.h"
 
 #include <cstdint>
 #include <vector>

@@ -1,0 +1,171 @@
+// The task graph: one decode step of the fused mk IR cut into SM-sized tasks
+// joined by events. It is plain data (no MLIR), so the scheduler, the
+// validator, the CPU executor, `mkc inspect` and, later, the GPU loader all
+// read the same thing.
+//
+// The event protocol. An event is a counter with a trigger count. Every task
+// waits on a list of events, runs, then adds one to exactly one event.
+// Counters only grow: within a launch that runs steps 0, 1, 2, ..., a task of
+// step t waiting on event e (with step offset o, 0 or -1) may start once
+// counter[e] >= triggerCount[e] * (t + 1 + o). So nothing is reset between
+// tokens, and a wait with offset -1 orders a step after the previous one
+// (the embedding of token t+1 waits on the argmax of token t).
+#ifndef MKC_CORE_TASKGRAPH_TASKGRAPH_H
+#define MKC_CORE_TASKGRAPH_TASKGRAPH_H
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace mk {
+
+// ---------------------------------------------------------------------------
+// Buffers: where activations live between tasks. Element counts are f32
+// elements, except Token (one int64: the token of the current step).
+// ---------------------------------------------------------------------------
+
+enum class BufferKind : uint8_t {
+  Activation, // one value of the fused IR, written once per step
+  Scratch,    // task-to-task intermediates (attention partials, roped q)
+  KVCache,    // [maxContext][numKvHeads][headDim] keys or values of a layer
+  Token,      // the current token (read by Embed, written by Argmax)
+};
+
+struct Buffer {
+  std::string name;
+  BufferKind kind = BufferKind::Activation;
+  uint64_t elements = 0;
+};
+
+// Elements [begin, end) of a buffer. For a KVCache buffer, a range names
+// positions x heads as [pos * numKvHeads * headDim + ..., ...) with pos the
+// step's position: see Task::reads for how caches are described.
+struct BufferRange {
+  uint32_t buffer = 0;
+  uint64_t begin = 0, end = 0;
+};
+
+// ---------------------------------------------------------------------------
+// Operations: one per fused op; tasks are tiles of them.
+// ---------------------------------------------------------------------------
+
+enum class OpKind : uint8_t {
+  Embed,     // out = table[token]
+  Gemv,      // out = epilogue(concat_i(W_i * prologue(in) + b_i))
+  Attention, // q/k head norm, rotary, KV write, split-K attention, merge
+  Argmax,    // token = argmax(in), lowest index wins ties
+};
+
+enum class Epilogue : uint8_t {
+  None,     // out[j] = y[j]
+  SiluMul,  // out[j] = silu(y[j]) * y[N + j], two weights of N rows each
+  Residual, // out[j] = residual[j] + y[j]
+};
+
+// A weight of the weight table, by name, with its shape.
+struct WeightRef {
+  std::string name;
+  uint64_t rows = 0, cols = 0; // cols = 1 for vectors
+};
+
+struct Operation {
+  OpKind kind = OpKind::Gemv;
+  std::string name; // for reports, e.g. "layer3.qkv"
+  int32_t layer = -1; // -1 outside the layers (embedding, lm_head, argmax)
+
+  uint32_t input = 0;    // buffer read whole (Embed: the Token buffer)
+  uint32_t output = 0;   // buffer written
+  uint32_t residual = 0; // Gemv with Epilogue::Residual
+
+  // Embed: the table [vocab, hidden]. Gemv: weights stacked by rows, each
+  // [rows_i, K]; biases empty or one per weight.
+  std::vector<WeightRef> weights;
+  std::vector<WeightRef> biases;
+  WeightRef norm; // Gemv prologue RMSNorm of the input when !norm.name.empty()
+  float eps = 0.0f; // Gemv: of the prologue norm; Attention: of the q/k head norms
+  Epilogue epilogue = Epilogue::None;
+  uint64_t inputLength = 0;  // K
+  uint64_t outputLength = 0; // rows of the output buffer
+
+  // Attention. The input buffer holds q | k | v of this token.
+  int64_t numHeads = 0, numKvHeads = 0, headDim = 0;
+  float scale = 1.0f;
+  WeightRef qNorm, kNorm; // per-head RMSNorm of q and k when named
+  int64_t rotaryDim = 0;  // 0: no rotary
+  std::vector<float> invFreq;
+  bool interleaved = false;
+  uint32_t keyCache = 0, valueCache = 0; // KVCache buffers
+  uint32_t roped = 0;    // Scratch [numHeads * headDim]: normed, rotated q
+  uint32_t partials = 0; // Scratch [numHeads][numChunks][headDim + 2]: o, max, sum
+  int64_t chunkSize = 0; // positions per AttentionChunk task (attentionChunkSize)
+  int64_t numChunks = 0; // ceil(maxContext / chunkSize)
+};
+
+// ---------------------------------------------------------------------------
+// Tasks and events
+// ---------------------------------------------------------------------------
+
+enum class TaskKind : uint8_t {
+  Embed,            // rows [begin, end) of the embedding
+  Gemv,             // output rows [begin, end)
+  AttentionPrepare, // KV head `begin`: norm + rotary of its q heads and k; k, v into the caches
+  AttentionChunk,   // KV head `begin`, positions [end * chunkSize, (end+1) * chunkSize) ∩ [0, pos]
+  AttentionMerge,   // KV head `begin`: combine the chunks of its q heads, fixed order
+  Argmax,           // the whole input
+};
+
+struct Wait {
+  uint32_t event = 0;
+  int32_t stepOffset = 0; // 0: this step; -1: the previous step
+};
+
+struct Task {
+  uint32_t id = 0;
+  TaskKind kind = TaskKind::Gemv;
+  uint32_t op = 0; // index into TaskGraph::operations
+  // The tile: rows for Embed/Gemv; for attention tasks `begin` is the KV head
+  // and `end` the chunk index (AttentionChunk only).
+  uint64_t begin = 0, end = 0;
+
+  std::vector<Wait> waits;
+  uint32_t trigger = 0; // the one event this task adds to when done
+
+  // What the task touches in one step, for the validator and for reports.
+  // A KV cache entry written this step is the range of the cache's slot at
+  // the step's position, expressed relative to that slot: [head * headDim,
+  // (head + 1) * headDim). Reads of earlier positions are not listed: they
+  // were written by earlier steps.
+  std::vector<BufferRange> reads, writes;
+  // Bytes of weights streamed (bf16 on the GPU): every weight element the
+  // task reads, times TargetDescription::bytesPerWeight. A Gemv tile reads
+  // its rows of each stacked matrix and bias and the whole norm vector; an
+  // Embed tile its part of one table row; AttentionPrepare the q/k norm
+  // vectors.
+  uint64_t weightBytes = 0;
+};
+
+struct Event {
+  uint32_t id = 0;
+  std::string name;
+  uint32_t triggerCount = 0; // how many tasks trigger it per step
+};
+
+struct TaskGraph {
+  int64_t maxContext = 0;
+  std::vector<Buffer> buffers;
+  std::vector<Operation> operations;
+  std::vector<Task> tasks; // in a valid sequential order (a topological order)
+  std::vector<Event> events;
+  uint32_t tokenBuffer = 0;
+  uint32_t logitsBuffer = 0;
+};
+
+// The static schedule: the tasks each SM runs, in order, every step.
+struct Schedule {
+  uint32_t numSms = 0;
+  std::vector<std::vector<uint32_t>> queues; // task ids per SM
+};
+
+} // namespace mk
+
+#endif

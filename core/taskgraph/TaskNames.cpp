@@ -1,0 +1,133 @@
+#include "core/taskgraph/TaskNames.h"
+
+#include <sstream>
+
+namespace mk {
+
+const char *taskKindName(TaskKind kind) {
+  switch (kind) {
+  case TaskKind::Embed:
+    return "Embed";
+  case TaskKind::Gemv:
+    return "Gemv";
+  case TaskKind::AttentionPrepare:
+    return "AttentionPrepare";
+  case TaskKind::AttentionChunk:
+    return "AttentionChunk";
+  case TaskKind::AttentionMerge:
+    return "AttentionMerge";
+  case TaskKind::Argmax:
+    return "Argmax";
+  }
+  return "unknown task kind";
+}
+
+const char *opKindName(OpKind kind) {
+  switch (kind) {
+  case OpKind::Embed:
+    return "Embed";
+  case OpKind::Gemv:
+    return "Gemv";
+  case OpKind::Attention:
+    return "Attention";
+  case OpKind::Argmax:
+    return "Argmax";
+  }
+  return "unknown op kind";
+}
+
+const char *bufferKindName(BufferKind kind) {
+  switch (kind) {
+  case BufferKind::Activation:
+    return "Activation";
+  case BufferKind::Scratch:
+    return "Scratch";
+  case BufferKind::KVCache:
+    return "KVCache";
+  case BufferKind::Token:
+    return "Token";
+  }
+  return "unknown buffer kind";
+}
+
+const char *epilogueName(Epilogue epilogue) {
+  switch (epilogue) {
+  case Epilogue::None:
+    return "none";
+  case Epilogue::SiluMul:
+    return "silu_mul";
+  case Epilogue::Residual:
+    return "residual";
+  }
+  return "unknown epilogue";
+}
+
+std::string describeTask(const TaskGraph &graph, uint32_t index) {
+  std::ostringstream os;
+  os << "task " << index;
+  if (index >= graph.tasks.size()) {
+    os << " (out of range: " << graph.tasks.size() << " tasks)";
+    return os.str();
+  }
+  const Task &task = graph.tasks[index];
+  os << " (" << taskKindName(task.kind);
+  if (task.op < graph.operations.size())
+    os << " '" << graph.operations[task.op].name << "'";
+  else
+    os << " of operation " << task.op << " (out of range)";
+  switch (task.kind) {
+  case TaskKind::Embed:
+  case TaskKind::Gemv:
+    os << ", rows [" << task.begin << ", " << task.end << ")";
+    break;
+  case TaskKind::AttentionPrepare:
+  case TaskKind::AttentionMerge:
+    os << ", kv head " << task.begin;
+    break;
+  case TaskKind::AttentionChunk:
+    os << ", kv head " << task.begin << ", chunk " << task.end;
+    break;
+  case TaskKind::Argmax:
+    break;
+  }
+  os << ")";
+  return os.str();
+}
+
+std::string describeOperation(const TaskGraph &graph, uint32_t index) {
+  std::ostringstream os;
+  os << "operation " << index;
+  if (index >= graph.operations.size())
+    os << " (out of range: " << graph.operations.size() << " operations)";
+  else
+    os << " (" << opKindName(graph.operations[index].kind) << " '"
+       << graph.operations[index].name << "')";
+  return os.str();
+}
+
+std::string describeEvent(const TaskGraph &graph, uint32_t index) {
+  std::ostringstream os;
+  os << "event " << index;
+  if (index >= graph.events.size())
+    os << " (out of range: " << graph.events.size() << " events)";
+  else
+    os << " '" << graph.events[index].name << "'";
+  return os.str();
+}
+
+std::string describeRange(const TaskGraph &graph, const BufferRange &range) {
+  std::ostringstream os;
+  if (range.buffer >= graph.buffers.size()) {
+    os << "buffer " << range.buffer << " (out of range: " << graph.buffers.size() << " buffers)";
+  } else {
+    const Buffer &buffer = graph.buffers[range.buffer];
+    if (buffer.kind == BufferKind::KVCache)
+      os << "the current slot of KV cache '" << buffer.name << "'";
+    else
+      os << "buffer '" << buffer.name << "'";
+  }
+  os << " [" << range.begin << ", " << range.end << ")";
+  return os.str();
+}
+
+} // namespace mk

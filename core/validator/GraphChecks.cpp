@@ -1,0 +1,145 @@
+// The checks every later one relies on: indices in range, kinds known,
+// operations consistent, declared ranges in bounds, trigger counts exact.
+#include "core/taskgraph/TaskNames.h"
+#include "core/validator/ValidatorChecks.h"
+
+namespace mk::validation {
+
+namespace {
+
+bool knownKind(BufferKind kind) { return kind <= BufferKind::Token; }
+bool knownKind(TaskKind kind) { return kind <= TaskKind::Argmax; }
+
+OpKind opKindOf(TaskKind kind) {
+  switch (kind) {
+  case TaskKind::Embed:
+    return OpKind::Embed;
+  case TaskKind::Gemv:
+    return OpKind::Gemv;
+  case TaskKind::AttentionPrepare:
+  case TaskKind::AttentionChunk:
+  case TaskKind::AttentionMerge:
+    return OpKind::Attention;
+  case TaskKind::Argmax:
+    return OpKind::Argmax;
+  }
+  return OpKind::Argmax;
+}
+
+std::string checkBuffers(const TaskGraph &graph) {
+  if (graph.maxContext <= 0)
+    return cat("maxContext is ", graph.maxContext, ", expected a positive number of positions");
+  for (size_t index = 0; index < graph.buffers.size(); ++index) {
+    const Buffer &buffer = graph.buffers[index];
+    if (!knownKind(buffer.kind))
+      return cat("buffer ", index, " '", buffer.name, "' has an unknown kind (", int(buffer.kind), ")");
+    if (buffer.kind == BufferKind::KVCache &&
+        (buffer.elements == 0 || buffer.elements % graph.maxContext != 0))
+      return cat("KV cache '", buffer.name, "' has ", buffer.elements,
+                 " elements, not a positive multiple of maxContext ", graph.maxContext);
+    if (buffer.kind == BufferKind::Token && index != graph.tokenBuffer)
+      return cat("buffer ", index, " '", buffer.name, "' is a second Token buffer (the token buffer is ",
+                 graph.tokenBuffer, ")");
+  }
+  if (graph.tokenBuffer >= graph.buffers.size() ||
+      graph.buffers[graph.tokenBuffer].kind != BufferKind::Token ||
+      graph.buffers[graph.tokenBuffer].elements != 1)
+    return cat("the token buffer ", graph.tokenBuffer, " is not a Token buffer of one element");
+  if (graph.logitsBuffer >= graph.buffers.size() ||
+      graph.buffers[graph.logitsBuffer].kind != BufferKind::Activation ||
+      graph.buffers[graph.logitsBuffer].elements == 0)
+    return cat("the logits buffer ", graph.logitsBuffer, " is not a non-empty Activation buffer");
+  return "";
+}
+
+std::string checkRange(const TaskGraph &graph, const BufferRange &range) {
+  if (range.buffer >= graph.buffers.size())
+    return "is in no buffer";
+  const Buffer &buffer = graph.buffers[range.buffer];
+  uint64_t bound = buffer.kind == BufferKind::KVCache ? buffer.elements / graph.maxContext
+                                                      : buffer.elements;
+  if (range.begin > range.end || range.end > bound)
+    return cat("is not within the ", bound, " elements of ",
+               buffer.kind == BufferKind::KVCache ? "a slot of that cache" : "that buffer");
+  return "";
+}
+
+std::string checkTask(const TaskGraph &graph, uint32_t index) {
+  const Task &task = graph.tasks[index];
+  std::string name = describeTask(graph, index);
+  if (task.id != index)
+    return cat(name, " has id ", task.id, ", expected its index");
+  if (!knownKind(task.kind))
+    return cat(name, " has an unknown kind (", int(task.kind), ")");
+  if (task.op >= graph.operations.size())
+    return cat(name, " names an operation out of range");
+  if (graph.operations[task.op].kind != opKindOf(task.kind))
+    return cat(name, " is a ", taskKindName(task.kind), " task of a ",
+               opKindName(graph.operations[task.op].kind), " operation");
+  if (task.trigger >= graph.events.size())
+    return cat(name, " triggers ", describeEvent(graph, task.trigger));
+  for (const Wait &wait : task.waits) {
+    if (wait.event >= graph.events.size())
+      return cat(name, " waits on ", describeEvent(graph, wait.event));
+    if (wait.stepOffset != 0 && wait.stepOffset != -1)
+      return cat(name, " waits on ", describeEvent(graph, wait.event), " with step offset ",
+                 wait.stepOffset, ", expected 0 or -1");
+  }
+  for (const auto *ranges : {&task.reads, &task.writes})
+    for (const BufferRange &range : *ranges)
+      if (std::string problem = checkRange(graph, range); !problem.empty())
+        return cat(name, ": its declared ", ranges == &task.reads ? "read" : "write", " of ",
+                   describeRange(graph, range), " ", problem);
+  return checkTile(graph, index);
+}
+
+std::string checkTriggerCounts(const TaskGraph &graph) {
+  std::vector<uint64_t> triggers(graph.events.size());
+  for (const Task &task : graph.tasks)
+    ++triggers[task.trigger];
+  for (uint32_t event = 0; event < graph.events.size(); ++event)
+    if (graph.events[event].triggerCount != triggers[event])
+      return cat(describeEvent(graph, event), " has trigger count ",
+                 graph.events[event].triggerCount, " but ", triggers[event],
+                 " tasks trigger it");
+  return "";
+}
+
+std::string checkKindsPresent(const TaskGraph &graph) {
+  size_t embeds = 0, argmaxes = 0;
+  for (const Task &task : graph.tasks) {
+    embeds += task.kind == TaskKind::Embed;
+    argmaxes += task.kind == TaskKind::Argmax;
+  }
+  if (embeds == 0)
+    return "the graph has no Embed task";
+  if (argmaxes != 1)
+    return cat("the graph has ", argmaxes, " Argmax tasks, expected one: it ends the step");
+  return "";
+}
+
+} // namespace
+
+std::string checkGraph(const TaskGraph &graph) {
+  if (graph.tasks.empty())
+    return "the graph has no tasks";
+  if (graph.tasks.size() >= UINT32_MAX || graph.events.size() >= UINT32_MAX)
+    return "the graph has more tasks or events than 32-bit ids can name";
+  if (std::string problem = checkBuffers(graph); !problem.empty())
+    return problem;
+  for (uint32_t event = 0; event < graph.events.size(); ++event)
+    if (graph.events[event].id != event)
+      return cat(describeEvent(graph, event), " has id ", graph.events[event].id,
+                 ", expected its index");
+  for (uint32_t op = 0; op < graph.operations.size(); ++op)
+    if (std::string problem = checkOperation(graph, op); !problem.empty())
+      return problem;
+  for (uint32_t task = 0; task < graph.tasks.size(); ++task)
+    if (std::string problem = checkTask(graph, task); !problem.empty())
+      return problem;
+  if (std::string problem = checkTriggerCounts(graph); !problem.empty())
+    return problem;
+  return checkKindsPresent(graph);
+}
+
+} // namespace mk::validation

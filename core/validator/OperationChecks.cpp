@@ -1,0 +1,264 @@
+// An operation's fields are checked against each other, against the buffers
+// they name and against the shapes of their weights, so that the derived
+// accesses of every tile (TaskFootprint.cpp) stay inside their buffers and
+// the executors can index weights without checking again.
+#include "core/taskgraph/TaskNames.h"
+#include "core/validator/ValidatorChecks.h"
+
+#include <algorithm>
+#include <cmath>
+#include <initializer_list>
+
+namespace mk::validation {
+
+namespace {
+
+enum class Size { AtLeast, Exactly };
+
+class OperationCheck {
+public:
+  OperationCheck(const TaskGraph &graph, uint32_t index)
+      : graph(graph), op(graph.operations[index]) {}
+
+  std::string run();
+
+private:
+  std::string embed();
+  std::string gemv();
+  std::string gemvWeights();
+  std::string attention();
+  std::string attentionBuffers();
+  std::string argmax();
+
+  std::string buffer(uint32_t index, const char *role, std::initializer_list<BufferKind> kinds,
+                     uint64_t elements, Size size);
+  std::string matrix(const WeightRef &weight, const char *role, uint64_t rows, uint64_t cols);
+  std::string vector(const WeightRef &weight, const char *role, uint64_t elements);
+  std::string epsilon();
+
+  const TaskGraph &graph;
+  const Operation &op;
+};
+
+constexpr std::initializer_list<BufferKind> values = {BufferKind::Activation, BufferKind::Scratch};
+
+std::string OperationCheck::run() {
+  switch (op.kind) {
+  case OpKind::Embed:
+    return embed();
+  case OpKind::Gemv:
+    return gemv();
+  case OpKind::Attention:
+    return attention();
+  case OpKind::Argmax:
+    return argmax();
+  }
+  return cat("has an unknown kind (", int(op.kind), ")");
+}
+
+std::string OperationCheck::buffer(uint32_t index, const char *role,
+                                   std::initializer_list<BufferKind> kinds, uint64_t elements,
+                                   Size size) {
+  if (index >= graph.buffers.size())
+    return cat("its ", role, " buffer ", index, " is out of range (", graph.buffers.size(),
+               " buffers)");
+  const Buffer &named = graph.buffers[index];
+  if (std::find(kinds.begin(), kinds.end(), named.kind) == kinds.end()) {
+    std::string expected;
+    for (BufferKind kind : kinds)
+      expected += (expected.empty() ? "" : " or ") + std::string(bufferKindName(kind));
+    return cat("its ", role, " buffer '", named.name, "' is ", bufferKindName(named.kind),
+               ", expected ", expected);
+  }
+  bool fits = size == Size::Exactly ? named.elements == elements : named.elements >= elements;
+  if (!fits)
+    return cat("its ", role, " buffer '", named.name, "' has ", named.elements, " elements, expected ",
+               size == Size::Exactly ? "exactly " : "at least ", elements);
+  return "";
+}
+
+std::string OperationCheck::matrix(const WeightRef &weight, const char *role, uint64_t rows,
+                                   uint64_t cols) {
+  if (weight.name.empty())
+    return cat("its ", role, " weight has no name");
+  if (weight.rows != rows || weight.cols != cols)
+    return cat("its ", role, " weight '", weight.name, "' is [", weight.rows, ", ", weight.cols,
+               "], expected [", rows, ", ", cols, "]");
+  return "";
+}
+
+std::string OperationCheck::vector(const WeightRef &weight, const char *role, uint64_t elements) {
+  return matrix(weight, role, elements, 1);
+}
+
+std::string OperationCheck::epsilon() {
+  if (!std::isfinite(op.eps) || op.eps < 0)
+    return cat("its eps ", op.eps, " is not a finite non-negative number");
+  return "";
+}
+
+std::string OperationCheck::embed() {
+  if (op.weights.size() != 1)
+    return cat("has ", op.weights.size(), " weights, expected the table alone");
+  const WeightRef &table = op.weights[0];
+  if (table.name.empty() || table.rows == 0 || table.cols == 0)
+    return cat("its table '", table.name, "' is [", table.rows, ", ", table.cols,
+               "], expected a named non-empty [vocab, hidden]");
+  if (op.outputLength != table.cols)
+    return cat("has outputLength ", op.outputLength, " but its table has ", table.cols, " columns");
+  if (op.input != graph.tokenBuffer)
+    return cat("reads buffer ", op.input, ", not the token buffer ", graph.tokenBuffer);
+  return buffer(op.output, "output", values, op.outputLength, Size::AtLeast);
+}
+
+std::string OperationCheck::gemvWeights() {
+  if (op.weights.empty())
+    return "has no weights";
+  if (!op.biases.empty() && op.biases.size() != op.weights.size())
+    return cat("has ", op.biases.size(), " biases for ", op.weights.size(), " weights");
+  uint64_t stackedRows = 0;
+  for (size_t i = 0; i < op.weights.size(); ++i) {
+    const WeightRef &weight = op.weights[i];
+    if (weight.rows == 0)
+      return cat("its weight '", weight.name, "' has no rows");
+    if (std::string problem = matrix(weight, "stacked", weight.rows, op.inputLength); !problem.empty())
+      return problem;
+    if (!op.biases.empty())
+      if (std::string problem = vector(op.biases[i], "bias", weight.rows); !problem.empty())
+        return problem;
+    if (!add(stackedRows, weight.rows, stackedRows))
+      return "its weights stack more than 2^64 rows";
+  }
+  uint64_t expected = 0;
+  uint64_t factor = op.epilogue == Epilogue::SiluMul ? 2 : 1;
+  if (!multiply(op.outputLength, factor, expected) || stackedRows != expected)
+    return cat("its weights stack ", stackedRows, " rows, expected ", factor, " x outputLength ",
+               op.outputLength, " for epilogue ", epilogueName(op.epilogue));
+  return "";
+}
+
+std::string OperationCheck::gemv() {
+  if (op.epilogue != Epilogue::None && op.epilogue != Epilogue::SiluMul &&
+      op.epilogue != Epilogue::Residual)
+    return cat("has an unknown epilogue (", int(op.epilogue), ")");
+  if (op.inputLength == 0 || op.outputLength == 0)
+    return cat("has inputLength ", op.inputLength, " and outputLength ", op.outputLength,
+               ", both must be positive");
+  if (std::string problem = gemvWeights(); !problem.empty())
+    return problem;
+  if (!op.norm.name.empty()) {
+    if (std::string problem = vector(op.norm, "norm", op.inputLength); !problem.empty())
+      return problem;
+    if (std::string problem = epsilon(); !problem.empty())
+      return problem;
+  }
+  // The input is read whole: the norm prologue needs all of it.
+  if (std::string problem = buffer(op.input, "input", values, op.inputLength, Size::Exactly);
+      !problem.empty())
+    return problem;
+  if (op.epilogue == Epilogue::Residual)
+    if (std::string problem = buffer(op.residual, "residual", values, op.outputLength, Size::AtLeast);
+        !problem.empty())
+      return problem;
+  return buffer(op.output, "output", values, op.outputLength, Size::AtLeast);
+}
+
+std::string OperationCheck::attention() {
+  if (op.numHeads <= 0 || op.numKvHeads <= 0 || op.headDim <= 0)
+    return cat("has numHeads ", op.numHeads, ", numKvHeads ", op.numKvHeads, ", headDim ",
+               op.headDim, "; all must be positive");
+  if (op.numHeads % op.numKvHeads != 0)
+    return cat("has ", op.numHeads, " heads, not a multiple of its ", op.numKvHeads, " KV heads");
+  if (op.rotaryDim < 0 || op.rotaryDim % 2 != 0 || op.rotaryDim > op.headDim)
+    return cat("has rotaryDim ", op.rotaryDim, ", expected an even number in [0, headDim ",
+               op.headDim, "]");
+  if (op.invFreq.size() != static_cast<uint64_t>(op.rotaryDim / 2))
+    return cat("has ", op.invFreq.size(), " rotary frequencies, expected rotaryDim / 2 = ",
+               op.rotaryDim / 2);
+  if (!std::isfinite(op.scale))
+    return cat("has scale ", op.scale, ", not finite");
+  if (op.chunkSize <= 0)
+    return cat("has chunkSize ", op.chunkSize, ", expected a positive number");
+  int64_t chunks = graph.maxContext / op.chunkSize + (graph.maxContext % op.chunkSize != 0);
+  if (op.numChunks != chunks)
+    return cat("has numChunks ", op.numChunks, ", expected ceil(maxContext ", graph.maxContext,
+               " / chunkSize ", op.chunkSize, ") = ", chunks);
+  for (auto [norm, role] : {std::pair{&op.qNorm, "q norm"}, {&op.kNorm, "k norm"}}) {
+    if (norm->name.empty())
+      continue;
+    if (std::string problem = vector(*norm, role, op.headDim); !problem.empty())
+      return problem;
+    if (std::string problem = epsilon(); !problem.empty())
+      return problem;
+  }
+  return attentionBuffers();
+}
+
+std::string OperationCheck::attentionBuffers() {
+  uint64_t queries = 0, keys = 0, qkv = 0, slots = 0, cache = 0, partials = 0;
+  bool fits = multiply(op.numHeads, op.headDim, queries) &&
+              multiply(op.numKvHeads, op.headDim, keys) && multiply(keys, 2, qkv) &&
+              add(qkv, queries, qkv) && multiply(keys, graph.maxContext, cache) &&
+              multiply(op.numHeads, op.numChunks, slots) &&
+              multiply(slots, uint64_t(op.headDim) + 2, partials);
+  if (!fits)
+    return "has head counts and sizes whose buffers would exceed 2^64 elements";
+  if (std::string problem = buffer(op.input, "q|k|v input", values, qkv, Size::Exactly);
+      !problem.empty())
+    return problem;
+  if (std::string problem = buffer(op.output, "output", values, queries, Size::AtLeast);
+      !problem.empty())
+    return problem;
+  for (auto [index, role] : {std::pair{op.keyCache, "key cache"}, {op.valueCache, "value cache"}})
+    if (std::string problem = buffer(index, role, {BufferKind::KVCache}, cache, Size::Exactly);
+        !problem.empty())
+      return problem;
+  if (op.keyCache == op.valueCache)
+    return "uses one buffer as both its key and its value cache";
+  if (std::string problem = buffer(op.roped, "roped q", {BufferKind::Scratch}, queries, Size::AtLeast);
+      !problem.empty())
+    return problem;
+  return buffer(op.partials, "partials", {BufferKind::Scratch}, partials, Size::AtLeast);
+}
+
+std::string OperationCheck::argmax() {
+  if (op.output != graph.tokenBuffer)
+    return cat("writes buffer ", op.output, ", not the token buffer ", graph.tokenBuffer);
+  return buffer(op.input, "input", values, 1, Size::AtLeast);
+}
+
+} // namespace
+
+std::string checkOperation(const TaskGraph &graph, uint32_t index) {
+  std::string problem = OperationCheck(graph, index).run();
+  return problem.empty() ? "" : describeOperation(graph, index) + ": " + problem;
+}
+
+std::string checkTile(const TaskGraph &graph, uint32_t index) {
+  const Task &task = graph.tasks[index];
+  const Operation &op = graph.operations[task.op];
+  std::string problem;
+  switch (task.kind) {
+  case TaskKind::Embed:
+  case TaskKind::Gemv:
+    if (task.begin >= task.end || task.end > op.outputLength)
+      problem = cat("its rows are not a non-empty part of the operation's ", op.outputLength, " rows");
+    break;
+  case TaskKind::AttentionPrepare:
+  case TaskKind::AttentionMerge:
+    if (task.begin >= static_cast<uint64_t>(op.numKvHeads))
+      problem = cat("names a KV head outside the operation's ", op.numKvHeads);
+    break;
+  case TaskKind::AttentionChunk:
+    if (task.begin >= static_cast<uint64_t>(op.numKvHeads) ||
+        task.end >= static_cast<uint64_t>(op.numChunks))
+      problem = cat("names a KV head or chunk outside the operation's ", op.numKvHeads,
+                    " KV heads and ", op.numChunks, " chunks");
+    break;
+  case TaskKind::Argmax:
+    break;
+  }
+  return problem.empty() ? "" : describeTask(graph, index) + ": " + problem;
+}
+
+} // namespace mk::validation

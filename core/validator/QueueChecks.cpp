@@ -1,0 +1,133 @@
+// The schedule: every task in exactly one queue, and queues that finish.
+//
+// With counters that only grow and waits that only ask for a counter to
+// reach a threshold, running a task never disables another one. So if one
+// in-order execution of the queues runs every task, every execution does,
+// and one simulation decides deadlock freedom for all timings. Two steps are
+// run so that waits with step offset -1 ask for something.
+#include "core/taskgraph/TaskNames.h"
+#include "core/validator/ValidatorChecks.h"
+
+#include <deque>
+#include <optional>
+
+namespace mk::validation {
+
+std::string checkQueues(const TaskGraph &graph, const Schedule &schedule) {
+  if (schedule.numSms == 0)
+    return "the schedule has no SMs";
+  if (schedule.queues.size() != schedule.numSms)
+    return cat("the schedule has ", schedule.queues.size(), " queues for ", schedule.numSms, " SMs");
+  constexpr uint32_t nowhere = UINT32_MAX;
+  std::vector<uint32_t> smOf(graph.tasks.size(), nowhere);
+  for (uint32_t sm = 0; sm < schedule.numSms; ++sm) {
+    const std::vector<uint32_t> &queue = schedule.queues[sm];
+    for (size_t position = 0; position < queue.size(); ++position) {
+      uint32_t task = queue[position];
+      if (task >= graph.tasks.size())
+        return cat("entry ", position, " of SM ", sm, "'s queue is ", describeTask(graph, task));
+      if (smOf[task] != nowhere)
+        return cat(describeTask(graph, task), " is queued twice: on SM ", smOf[task], " and on SM ",
+                   sm);
+      smOf[task] = sm;
+    }
+  }
+  for (uint32_t task = 0; task < graph.tasks.size(); ++task)
+    if (smOf[task] == nowhere)
+      return cat(describeTask(graph, task), " is in no SM's queue");
+  return "";
+}
+
+namespace {
+
+class QueueSimulation {
+public:
+  QueueSimulation(const TaskGraph &graph, const Schedule &schedule, uint64_t steps)
+      : graph(graph), schedule(schedule), steps(steps), next(schedule.numSms),
+        counters(graph.events.size()), waiting(graph.events.size()) {}
+
+  std::string run();
+
+private:
+  bool finished(uint32_t sm) const { return next[sm] == steps * schedule.queues[sm].size(); }
+  uint64_t stepOf(uint32_t sm) const { return next[sm] / schedule.queues[sm].size(); }
+  const Task &headOf(uint32_t sm) const {
+    const auto &queue = schedule.queues[sm];
+    return graph.tasks[queue[next[sm] % queue.size()]];
+  }
+  uint64_t threshold(const Wait &wait, uint64_t step) const {
+    // A wait with offset -1 in step 0 asks for nothing.
+    return graph.events[wait.event].triggerCount * (step + 1 + wait.stepOffset);
+  }
+  // Runs the SM's queue until it ends or waits; returns the event it waits on.
+  std::optional<uint32_t> advance(uint32_t sm);
+  std::string deadlockReport() const;
+
+  const TaskGraph &graph;
+  const Schedule &schedule;
+  uint64_t steps;
+  std::vector<uint64_t> next; // per SM: steps done x queue length + position
+  std::vector<uint64_t> counters;
+  std::vector<std::vector<uint32_t>> waiting; // per event: SMs stopped on it
+  std::deque<uint32_t> ready;
+};
+
+std::optional<uint32_t> QueueSimulation::advance(uint32_t sm) {
+  while (!finished(sm)) {
+    const Task &task = headOf(sm);
+    uint64_t step = stepOf(sm);
+    for (const Wait &wait : task.waits)
+      if (counters[wait.event] < threshold(wait, step))
+        return wait.event;
+    ++counters[task.trigger];
+    for (uint32_t waiter : waiting[task.trigger])
+      ready.push_back(waiter);
+    waiting[task.trigger].clear();
+    ++next[sm];
+  }
+  return std::nullopt;
+}
+
+std::string QueueSimulation::run() {
+  for (uint32_t sm = 0; sm < schedule.numSms; ++sm)
+    if (!schedule.queues[sm].empty())
+      ready.push_back(sm);
+  while (!ready.empty()) {
+    uint32_t sm = ready.front();
+    ready.pop_front();
+    if (std::optional<uint32_t> event = advance(sm))
+      waiting[*event].push_back(sm);
+  }
+  for (uint32_t sm = 0; sm < schedule.numSms; ++sm)
+    if (!schedule.queues[sm].empty() && !finished(sm))
+      return deadlockReport();
+  return "";
+}
+
+std::string QueueSimulation::deadlockReport() const {
+  std::string report = "the schedule deadlocks under in-order execution per SM:";
+  int shown = 0;
+  for (uint32_t sm = 0; sm < schedule.numSms && shown < 4; ++sm) {
+    if (schedule.queues[sm].empty() || finished(sm))
+      continue;
+    const Task &task = headOf(sm);
+    uint64_t step = stepOf(sm);
+    for (const Wait &wait : task.waits) {
+      if (counters[wait.event] >= threshold(wait, step))
+        continue;
+      report += cat(shown++ ? ";" : "", " SM ", sm, " is stuck at ", describeTask(graph, task.id),
+                    " of step ", step, ", which waits for ", describeEvent(graph, wait.event),
+                    " to reach ", threshold(wait, step), " (it is at ", counters[wait.event], ")");
+      break;
+    }
+  }
+  return report;
+}
+
+} // namespace
+
+std::string checkDeadlockFree(const TaskGraph &graph, const Schedule &schedule) {
+  return QueueSimulation(graph, schedule, 2).run();
+}
+
+} // namespace mk::validation

@@ -1,0 +1,31 @@
+// What a task reads and writes in one step, derived from its kind, its
+// operation and its tile: the accesses the executors make, whatever the task
+// declares. Ranges of a KV cache are relative to the step's slot, as in
+// Task::reads; reads of earlier positions are left out.
+#ifndef MKC_CORE_VALIDATOR_TASKFOOTPRINT_H
+#define MKC_CORE_VALIDATOR_TASKFOOTPRINT_H
+
+#include "core/taskgraph/TaskGraph.h"
+
+#include <vector>
+
+namespace mk {
+
+struct TaskFootprint {
+  std::vector<BufferRange> reads, writes;
+};
+
+// Assumes the task's operation and tile are valid (validateStructure).
+TaskFootprint deriveFootprint(const TaskGraph &graph, const Task &task);
+
+// Sorted by buffer then begin, empty ranges dropped, overlapping or
+// touching ranges of a buffer merged: two lists of ranges cover the same
+// elements exactly when their normal forms are equal.
+std::vector<BufferRange> normalizeRanges(std::vector<BufferRange> ranges);
+
+// Whether every element of `range` is in `normalized` (a normal form).
+bool rangesCover(const std::vector<BufferRange> &normalized, const BufferRange &range);
+
+} // namespace mk
+
+#endif

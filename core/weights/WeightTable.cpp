@@ -1,0 +1,38 @@
+#include "core/weights/WeightTable.h"
+
+namespace mk {
+
+const char *storageTypeName(StorageType type) {
+  switch (type) {
+  case StorageType::F32:
+    return "f32";
+  case StorageType::F16:
+    return "f16";
+  case StorageType::BF16:
+    return "bf16";
+  }
+  return "?";
+}
+
+int64_t Weight::numElements() const {
+  int64_t n = 1;
+  for (int64_t d : shape)
+    n *= d;
+  return n;
+}
+
+std::string WeightTable::add(Weight weight) {
+  std::string name = weight.name;
+  for (int suffix = 1; weights.count(name); ++suffix)
+    name = weight.name + "." + std::to_string(suffix);
+  weight.name = name;
+  weights.emplace(name, std::move(weight));
+  return name;
+}
+
+const Weight *WeightTable::find(const std::string &name) const {
+  auto it = weights.find(name);
+  return it == weights.end() ? nullptr : &it->second;
+}
+
+} // namespace mk
