@@ -24,13 +24,9 @@
 
 #include "codegen/device/AttentionLayout.cuh"
 #include "codegen/device/Common.cuh"
+#include "core/protocol/SharedMemory.h"
 
 namespace mk::gpu {
-
-// Floats of shared memory the task needs.
-__host__ __device__ constexpr int attentionChunkShared(int headDim, int group, int chunk) {
-  return group * headDim + group * chunk + 2 * group;
-}
 
 __host__ __device__ constexpr int ceilPowerOfTwo(int value) {
   int power = 1;
@@ -52,7 +48,8 @@ __device__ __forceinline__ float sumOverStride(float value) {
 template <int kHeadDim, int kGroup, int kChunk, int kThreads>
 __device__ void attentionChunkTask(const TaskContext &context, const MkTaskRecord &task,
                                    const MkOperationRecord &op) {
-  using Layout = AttentionLayout<kHeadDim, kGroup>;
+  using Layout = AttentionShape<kHeadDim, kGroup>;
+  const AttentionLayout layout = Layout::of(op);
   constexpr int kWarps = kThreads / kWarpSize;
   // Scores: kKeyLanes lanes per key, kKeysPerPass keys per round of loads.
   constexpr int kKeyLanes = 8;
@@ -78,6 +75,9 @@ __device__ void attentionChunkTask(const TaskContext &context, const MkTaskRecor
   float *scores = queries + Layout::kGroupLength;   // [kGroup][kChunk]
   float *maxima = scores + kGroup * kChunk;         // [kGroup]
   float *sums = maxima + kGroup;                    // [kGroup]
+  static_assert(Layout::kGroupLength + kGroup * kChunk + 2 * kGroup ==
+                    attentionChunkSharedFloats(kHeadDim, kGroup, kChunk),
+                "the carving above is what core/protocol/SharedMemory.h reserves");
   const float *keys = context.kv + op.keyCache;
   const float *values = context.kv + op.valueCache;
   float *partials = context.activations + op.partials;
@@ -89,7 +89,7 @@ __device__ void attentionChunkTask(const TaskContext &context, const MkTaskRecor
   if (count == 0) {
     for (int i = threadIdx.x; i < kGroup * Layout::kPartialLength; i += kThreads) {
       int head = i / Layout::kPartialLength, j = i % Layout::kPartialLength;
-      partials[Layout::partial(op, group * kGroup + head, chunk) + j] =
+      partials[layout.partial(group * kGroup + head, chunk) + j] =
           j == Layout::kMax ? negativeInfinity() : 0.0f;
     }
     return;
@@ -100,7 +100,7 @@ __device__ void attentionChunkTask(const TaskContext &context, const MkTaskRecor
   auto valuePosition = [&](int k) { return valueSlice + k * kValueSlices; };
   auto loadKey = [&](int pass, float (&slice)[kKeySlices]) {
     int t = keyPosition(pass);
-    const float *key = keys + Layout::slot(op, first + t, group);
+    const float *key = keys + layout.cacheEntry(first + t, group);
 #pragma unroll
     for (int s = 0; s < kKeySlices; ++s) {
       int d = keyLane + s * kKeyLanes;
@@ -112,7 +112,7 @@ __device__ void attentionChunkTask(const TaskContext &context, const MkTaskRecor
     for (int k = 0; k < kValueBatch; ++k) {
       int t = valuePosition(batch * kValueBatch + k);
       value[k] = t < count && valueDim < kHeadDim
-                     ? values[Layout::slot(op, first + t, group) + valueDim]
+                     ? values[layout.cacheEntry(first + t, group) + valueDim]
                      : 0.0f;
     }
   };
@@ -122,7 +122,7 @@ __device__ void attentionChunkTask(const TaskContext &context, const MkTaskRecor
   loadKey(0, key);
   loadValues(0, value);
   for (int i = threadIdx.x; i < Layout::kGroupLength; i += kThreads)
-    queries[i] = context.activations[op.roped + Layout::query(group) + i];
+    queries[i] = context.activations[op.roped + layout.query(group) + i];
   __syncthreads();
 
   // Compute: scores. A warp's keys are consecutive, so it stops as a whole.
@@ -195,11 +195,11 @@ __device__ void attentionChunkTask(const TaskContext &context, const MkTaskRecor
     for (int head = 0; head < kGroup; ++head) {
       float total = sumOverStride<kValueLanes>(weighted[head]);
       if (valueSlice == 0 && valueDim < kHeadDim)
-        partials[Layout::partial(op, group * kGroup + head, chunk) + valueDim] = total;
+        partials[layout.partial(group * kGroup + head, chunk) + valueDim] = total;
     }
   }
   for (int head = threadIdx.x; head < kGroup; head += kThreads) {
-    float *partial = partials + Layout::partial(op, group * kGroup + head, chunk);
+    float *partial = partials + layout.partial(group * kGroup + head, chunk);
     partial[Layout::kMax] = maxima[head];
     partial[Layout::kSum] = sums[head];
   }

@@ -1,40 +1,26 @@
-// Where the attention tasks of one operation find their data
-// (runtime/cpu/AttentionLayout.h): the q heads of KV head g are heads
-// [g * kGroup, (g + 1) * kGroup) of q | k | v; the caches are
-// [maxContext][numKvHeads][kHeadDim]; a chunk's partial for a q head is
-// [o (kHeadDim), max, sum] at ((head * numChunks) + chunk) * (kHeadDim + 2).
+// The attention layout of core/protocol/AttentionLayout.h, the one every
+// engine reads, with a kernel variant's head size and group as compile-time
+// constants: the sizes a task's loops need as constants, and the layout of
+// an operation record for its offsets.
 #ifndef MKC_CODEGEN_DEVICE_ATTENTIONLAYOUT_CUH
 #define MKC_CODEGEN_DEVICE_ATTENTIONLAYOUT_CUH
 
 #include "codegen/device/Common.cuh"
+#include "core/protocol/AttentionLayout.h"
 
 namespace mk::gpu {
 
 template <int kHeadDim, int kGroup>
-struct AttentionLayout {
-  static constexpr int kPartialLength = kHeadDim + 2;
-  static constexpr int kMax = kHeadDim, kSum = kHeadDim + 1;
-  static constexpr int kGroupLength = kGroup * kHeadDim;
+struct AttentionShape {
+  static constexpr AttentionLayout kSizes{0, 0, kHeadDim, kGroup, 0};
+  static constexpr int kGroupLength = static_cast<int>(kSizes.groupLength());
+  static constexpr int kPartialLength = static_cast<int>(kSizes.partialLength());
+  static constexpr int kMax = static_cast<int>(kSizes.partialMax());
+  static constexpr int kSum = static_cast<int>(kSizes.partialSum());
 
-  __device__ static unsigned long long query(unsigned long long group) {
-    return group * kGroupLength;
-  }
-  __device__ static unsigned long long key(const MkOperationRecord &op, unsigned long long group) {
-    return (op.numHeads + group) * kHeadDim;
-  }
-  __device__ static unsigned long long value(const MkOperationRecord &op,
-                                             unsigned long long group) {
-    return (op.numHeads + op.numKvHeads + group) * kHeadDim;
-  }
-  // Of the KV cache entry of `group` at `position`, from a cache's start.
-  __device__ static unsigned long long slot(const MkOperationRecord &op, long long position,
-                                            unsigned long long group) {
-    return (position * op.numKvHeads + group) * kHeadDim;
-  }
-  __device__ static unsigned long long partial(const MkOperationRecord &op,
-                                               unsigned long long head,
-                                               unsigned long long chunk) {
-    return (head * op.numChunks + chunk) * kPartialLength;
+  __device__ static AttentionLayout of(const MkOperationRecord &op) {
+    return {static_cast<mk_u64>(op.numHeads), static_cast<mk_u64>(op.numKvHeads), kHeadDim,
+            kGroup, static_cast<mk_u64>(op.numChunks)};
   }
 };
 

@@ -20,17 +20,18 @@ namespace mk::gpu {
 template <int kHeadDim, int kGroup, int kThreads>
 __device__ void attentionMergeTask(const TaskContext &context, const MkTaskRecord &task,
                                    const MkOperationRecord &op) {
-  using Layout = AttentionLayout<kHeadDim, kGroup>;
+  using Layout = AttentionShape<kHeadDim, kGroup>;
+  const AttentionLayout layout = Layout::of(op);
   constexpr int kBatch = 16;
   unsigned long long group = task.begin;
   long long chunks = min(static_cast<long long>(op.numChunks),
                         context.position / static_cast<long long>(op.chunkSize) + 1);
   const float *partials = context.activations + op.partials;
-  float *out = context.activations + op.output + Layout::query(group);
+  float *out = context.activations + op.output + layout.query(group);
 
   for (int i = threadIdx.x; i < Layout::kGroupLength; i += kThreads) {
     int head = i / kHeadDim, d = i % kHeadDim;
-    const float *headChunks = partials + Layout::partial(op, group * kGroup + head, 0);
+    const float *headChunks = partials + layout.partial(group * kGroup + head, 0);
     // Chunk c's entry j, or `otherwise` past the last chunk read.
     auto entry = [&](long long c, int j, float otherwise) {
       return c < chunks ? headChunks[c * Layout::kPartialLength + j] : otherwise;

@@ -11,6 +11,7 @@
 
 #include "codegen/device/AttentionLayout.cuh"
 #include "codegen/device/Common.cuh"
+#include "core/protocol/SharedMemory.h"
 
 namespace mk::gpu {
 
@@ -40,21 +41,24 @@ __device__ void headRmsNorm(const TaskContext &context, float *x, int firstHead,
 template <int kHeadDim, int kGroup, int kRotaryDim, int kThreads>
 __device__ void attentionPrepareTask(const TaskContext &context, const MkTaskRecord &task,
                                      const MkOperationRecord &op) {
-  using Layout = AttentionLayout<kHeadDim, kGroup>;
+  using Layout = AttentionShape<kHeadDim, kGroup>;
+  const AttentionLayout layout = Layout::of(op);
   constexpr int kHeads = kGroup + 1; // the group's q heads, then k
   unsigned long long group = task.begin;
   long long position = context.position;
   const float *qkv = context.activations + op.input;
-  float *x = context.shared;
-  float *keySlot = context.kv + op.keyCache + Layout::slot(op, position, group);
-  float *valueSlot = context.kv + op.valueCache + Layout::slot(op, position, group);
+  float *x = context.shared; // [kHeads][kHeadDim]
+  static_assert(kHeads * kHeadDim == attentionPrepareSharedFloats(kHeadDim, kGroup, kRotaryDim),
+                "x is what core/protocol/SharedMemory.h reserves");
+  float *keySlot = context.kv + op.keyCache + layout.cacheEntry(position, group);
+  float *valueSlot = context.kv + op.valueCache + layout.cacheEntry(position, group);
 
   // Load.
   for (int i = threadIdx.x; i < kHeads * kHeadDim; i += kThreads)
-    x[i] = i < Layout::kGroupLength ? qkv[Layout::query(group) + i]
-                                    : qkv[Layout::key(op, group) + (i - Layout::kGroupLength)];
+    x[i] = i < Layout::kGroupLength ? qkv[layout.query(group) + i]
+                                    : qkv[layout.key(group) + (i - Layout::kGroupLength)];
   for (int d = threadIdx.x; d < kHeadDim; d += kThreads)
-    valueSlot[d] = qkv[Layout::value(op, group) + d];
+    valueSlot[d] = qkv[layout.value(group) + d];
   __syncthreads();
 
   // Compute: the head norms.
@@ -64,7 +68,7 @@ __device__ void attentionPrepareTask(const TaskContext &context, const MkTaskRec
 
   // Compute and store: rotary, pair by pair, into roped q or the key slot.
   auto destination = [&](int head) {
-    return head < kGroup ? context.activations + op.roped + Layout::query(group) + head * kHeadDim
+    return head < kGroup ? context.activations + op.roped + layout.query(group) + head * kHeadDim
                          : keySlot;
   };
   constexpr int kHalf = kRotaryDim / 2;

@@ -10,6 +10,7 @@
 #define MKC_CODEGEN_DEVICE_EVENTS_CUH
 
 #include "codegen/device/Common.cuh"
+#include "core/protocol/EventProtocol.h"
 
 namespace mk::gpu {
 
@@ -60,10 +61,11 @@ __device__ inline bool waitForCount(const TaskContext &context, unsigned event,
 __device__ inline bool waitForTask(const TaskContext &context, const MkTaskRecord &task) {
   for (unsigned i = 0; i < task.numWaits; ++i) {
     MkWaitRecord wait = context.waits[task.firstWait + i];
-    long long round = context.step + 1 + wait.stepOffset;
-    if (round <= 0)
+    // The validator keeps every threshold of a launch within 32 bits.
+    unsigned target = static_cast<unsigned>(
+        mk_event_threshold(context.events[wait.event].triggerCount, context.step, wait.stepOffset));
+    if (target == 0)
       continue; // the previous step of step 0: nothing to wait for
-    unsigned target = context.events[wait.event].triggerCount * static_cast<unsigned>(round);
     if (!waitForCount(context, wait.event, target))
       return false;
   }

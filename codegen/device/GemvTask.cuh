@@ -16,6 +16,7 @@
 #define MKC_CODEGEN_DEVICE_GEMVTASK_CUH
 
 #include "codegen/device/Common.cuh"
+#include "core/protocol/SharedMemory.h"
 
 namespace mk::gpu {
 
@@ -161,7 +162,9 @@ template <int kInput, int kEpilogue, bool kNorm, bool kBias, int kThreads, int k
 __device__ void gemvTask(const TaskContext &context, const MkTaskRecord &task,
                          const MkOperationRecord &op) {
   static_assert(kThreads % kWarpSize == 0, "whole warps");
-  float *x = context.shared;
+  static_assert(kInput == gemvSharedFloats(kInput, kEpilogue, kNorm, kBias),
+                "x is what core/protocol/SharedMemory.h reserves");
+  float *x = context.shared; // [kInput]
   loadGemvInput<kInput, kNorm, kThreads>(context, op, x);
 
   constexpr int kLanes = gemvLanesPerRow(kInput / 8);

@@ -1,22 +1,26 @@
 // The persistent kernel's main loop: one CTA per SM, each interpreting its
-// SM's queue of the schedule blob, every step of the launch.
+// SM's queue of the schedule blob, every step of the launch. Its threads
+// play named roles, each written in one place below:
+//
+//   controller  thread 0. Before a task: waits on its events (Events.cuh)
+//               and marks the trace. After it: triggers the task's event,
+//               a release that publishes every consumer's stores (the
+//               storer's part). At a step's end: waits for the argmax and
+//               decides whether the launch goes on.
+//   loader      warp 1: copies the task's records into shared memory while
+//               the controller waits.
+//   prefetcher  lane 0 of warp 2: asks L2 for the first bytes of the next
+//               task's weights while the controller waits (Prefetch.cuh).
+//   consumers   every thread: the task's device function (Tasks::run, the
+//               generated dispatcher over the kernel variants).
 //
 //   for each step:
 //     for each task of this CTA's queue:
-//       one thread waits on the task's events while a warp copies its
-//       records into shared memory and one thread of a third warp asks for
-//       the next task's weights to be prefetched into L2; barrier
-//       every thread runs the task's device function (Tasks::run); barrier
-//       one thread: fence, release add on the task's trigger
-//     one thread waits for this step's argmax, then reads the stop flag and
-//     the error word; barrier; every CTA leaves at the same step
-//
-// When the host asks for a trace (ControlBlock.h), the waiting thread marks
-// when each task's wait began and ended and when the task's barrier passed.
-//
-// Tasks::run is the generated dispatcher (codegen/KernelSource.cpp): the
-// task kind and the operation's shape pick one instantiation of the task
-// templates, whose sizes are compile-time constants.
+//       controller waits | loader copies records | prefetcher prefetches; barrier
+//       consumers run the task; barrier
+//       controller triggers the task's event
+//     controller waits for this step's argmax, reads stop and error; barrier
+//     every CTA leaves at the same step
 #ifndef MKC_CODEGEN_DEVICE_INTERPRETER_CUH
 #define MKC_CODEGEN_DEVICE_INTERPRETER_CUH
 
@@ -25,6 +29,37 @@
 #include "codegen/device/Prefetch.cuh"
 
 namespace mk::gpu {
+
+// Which threads play which role, and what the roles need of a CTA.
+template <int kThreads>
+struct Roles {
+  static constexpr int kLoaderWarp = 1, kPrefetcherWarp = 2, kRoleWarps = 3;
+  static_assert(kThreads % kWarpSize == 0 && kThreads <= 1024, "whole warps, one CTA");
+  static_assert(kThreads / kWarpSize >= kRoleWarps,
+                "the controller, the loader and the prefetcher each need a warp of their own");
+  // __launch_bounds__(kThreads, 1): one CTA per SM shares its 64K registers.
+  static_assert(65536 / kThreads >= 64, "at least 64 registers per thread for the task bodies");
+
+  __device__ static bool controller() { return threadIdx.x == 0; }
+  __device__ static bool loader() { return threadIdx.x / kWarpSize == kLoaderWarp; }
+  __device__ static bool prefetcher() { return threadIdx.x == kPrefetcherWarp * kWarpSize; }
+};
+
+// What the roles share in static shared memory.
+struct InterpreterState {
+  MkTaskRecord task; // the loader's copies of the current task's records
+  MkOperationRecord operation;
+  unsigned argmaxTask;
+  int launchRefused, taskAbandoned;
+  // By step parity: a CTA with an empty queue passes from one step's end to
+  // the next with no barrier between, and must not overwrite the flag while
+  // its threads still read it.
+  int stepEnded[2];
+  // The controller's trace: the host's buffer and where the current task's
+  // times go (both nullptr without a trace). Here rather than in registers,
+  // so that tracing costs the task bodies no register.
+  unsigned long long *trace, *times;
+};
 
 __device__ inline TaskContext makeContext(const MkKernelArgs &args, float *shared) {
   const unsigned char *blob = reinterpret_cast<const unsigned char *>(args.blob);
@@ -78,18 +113,8 @@ __device__ inline unsigned launchMismatch(const TaskContext &context, unsigned a
   return 0;
 }
 
-// Copies a record into shared memory with the threads of one warp.
-template <class Record>
-__device__ __forceinline__ void copyRecord(Record &into, const Record &from, int lane) {
-  static_assert(sizeof(Record) % 4 == 0, "records are whole words");
-  constexpr int kWords = sizeof(Record) / 4;
-  for (int i = lane; i < kWords; i += kWarpSize)
-    reinterpret_cast<unsigned *>(&into)[i] = reinterpret_cast<const unsigned *>(&from)[i];
-}
-
-// Where the times of this step's run of `task` go in the trace, or nullptr
-// when the host asked for none: every mark is then one uniform branch of one
-// thread, not taken.
+// Where this step's run of `task` goes in the trace, or nullptr when the
+// host asked for none: every mark is then one untaken branch.
 __device__ __forceinline__ unsigned long long *
 traceTimes(unsigned long long *trace, const TaskContext &context, unsigned task) {
   if (!trace)
@@ -104,55 +129,106 @@ __device__ __forceinline__ void markTime(unsigned long long *times, int which) {
     times[which] = globalTimer();
 }
 
+// ---------------------------------------------------------------------------
+// The roles' work, one function each.
+// ---------------------------------------------------------------------------
+
+// Controller, before a task: its waits, marked in the trace.
+__device__ __forceinline__ void controllerWait(InterpreterState &state, const TaskContext &context,
+                                               unsigned id, const MkTaskRecord &record) {
+  state.times = traceTimes(state.trace, context, id);
+  markTime(state.times, MK_TRACE_WAIT);
+  state.taskAbandoned = !waitForTask(context, record);
+  markTime(state.times, MK_TRACE_START);
+}
+
+// Controller, after every consumer passed the task's closing barrier. The
+// release is cumulative: the consumers' stores, ordered before it by the
+// barrier, are visible to whoever acquires the count, so no separate fence
+// is needed (a full fence here would sit on the critical path).
+__device__ __forceinline__ void controllerRelease(InterpreterState &state,
+                                                  const TaskContext &context, unsigned event) {
+  markTime(state.times, MK_TRACE_END);
+  trigger(context, event);
+}
+
+// Controller, at a step's end: whether the launch stops after this step
+// (an EOS, an error, or a wait that timed out).
+__device__ __forceinline__ bool controllerStepEnds(const TaskContext &context,
+                                                   unsigned argmaxEvent, unsigned argmaxTriggers,
+                                                   long long step) {
+  unsigned target = static_cast<unsigned>(mk_event_threshold(argmaxTriggers, step, 0));
+  bool argmaxDone = waitForCount(context, argmaxEvent, target);
+  return !argmaxDone || loadRelaxed(&context.control->stop) != 0 ||
+         loadRelaxed(&context.control->error) != MK_ERROR_NONE;
+}
+
+// Loader: a record into shared memory, with the threads of one warp.
+template <class Record>
+__device__ __forceinline__ void copyRecord(Record &into, const Record &from, int lane) {
+  static_assert(sizeof(Record) % 4 == 0, "records are whole words");
+  constexpr int kWords = sizeof(Record) / 4;
+  for (int i = lane; i < kWords; i += kWarpSize)
+    reinterpret_cast<unsigned *>(&into)[i] = reinterpret_cast<const unsigned *>(&from)[i];
+}
+
+__device__ __forceinline__ void loaderCopy(InterpreterState &state, const TaskContext &context,
+                                           const MkTaskRecord &record) {
+  int lane = threadIdx.x % kWarpSize;
+  copyRecord(state.task, record, lane);
+  copyRecord(state.operation, context.operations[record.op], lane);
+}
+
+// Prefetcher: the weights of the task after the k-th of the queue (the last
+// task's next is the first of the next step).
+template <class Tasks>
+__device__ __forceinline__ void prefetchNext(const TaskContext &context, const MkQueue &queue,
+                                             unsigned k) {
+  unsigned next = context.taskOrder[queue.first + (k + 1 < queue.count ? k + 1 : 0)];
+  prefetchTaskWeights(context, context.tasks[next], Tasks::kPrefetchBytes);
+}
+
+// ---------------------------------------------------------------------------
+// The loop.
+// ---------------------------------------------------------------------------
+
 template <class Tasks, int kThreads>
 __device__ void runMegakernel(const MkKernelArgs &args) {
-  static_assert(kThreads % kWarpSize == 0 && kThreads >= 3 * kWarpSize,
-                "whole warps: a second one copies records and a third prefetches while the "
-                "first waits");
+  using Role = Roles<kThreads>;
+  static_assert(sizeof(InterpreterState) + kThreads / kWarpSize * 16 <= Tasks::kStaticSharedReserve,
+                "the interpreter's state and the reductions' scratch fit the reserve");
   extern __shared__ float4 dynamicShared[];
-  __shared__ MkTaskRecord task;
-  __shared__ MkOperationRecord operation;
-  __shared__ unsigned argmaxTask;
-  __shared__ int launchRefused, taskAbandoned;
-  // By step parity: a CTA with an empty queue passes from one step's end
-  // to the next with no barrier between, and must not overwrite the flag
-  // while its threads still read it.
-  __shared__ int stepEnded[2];
-  // The waiting thread's trace: the host's buffer and where the current
-  // task's times go (both nullptr without a trace). Kept in shared memory,
-  // not registers, so that tracing costs the task bodies no register.
-  __shared__ unsigned long long *trace, *times;
+  __shared__ InterpreterState state;
 
   TaskContext context = makeContext(args, reinterpret_cast<float *>(dynamicShared));
   MkControlBlock *control = context.control;
 
-  if (threadIdx.x == 0)
-    argmaxTask = 0xffffffffu;
+  if (Role::controller())
+    state.argmaxTask = 0xffffffffu;
   __syncthreads();
   for (unsigned id = threadIdx.x; id < context.header->numTasks; id += kThreads)
     if (context.tasks[id].kind == MK_TASK_ARGMAX)
-      argmaxTask = id;
+      state.argmaxTask = id;
   __syncthreads();
-  if (threadIdx.x == 0) {
-    unsigned mismatch = launchMismatch<kThreads>(context, argmaxTask);
+  if (Role::controller()) {
+    unsigned mismatch = launchMismatch<kThreads>(context, state.argmaxTask);
     if (mismatch != 0)
       raiseError(context, MK_ERROR_LAUNCH_MISMATCH, mismatch);
-    launchRefused = mismatch != 0;
+    state.launchRefused = mismatch != 0;
   }
   __syncthreads();
-  if (launchRefused)
+  if (state.launchRefused)
     return;
-  if (threadIdx.x == 0) {
+  if (Role::controller()) {
     if (blockIdx.x == 0)
       control->startNs = globalTimer();
-    trace = reinterpret_cast<unsigned long long *>(control->trace);
+    state.trace = reinterpret_cast<unsigned long long *>(control->trace);
   }
 
   const MkQueue queue = context.queues[blockIdx.x];
-  const unsigned argmaxEvent = context.tasks[argmaxTask].trigger;
+  const unsigned argmaxEvent = context.tasks[state.argmaxTask].trigger;
   const unsigned argmaxTriggers = context.events[argmaxEvent].triggerCount;
-  int warp = threadIdx.x / kWarpSize, lane = threadIdx.x % kWarpSize;
-  const bool prefetching = Tasks::kPrefetchBytes > 0 && warp == 2 && lane == 0;
+  const bool prefetching = Tasks::kPrefetchBytes > 0 && Role::prefetcher();
   if (prefetching && queue.count > 0)
     prefetchTaskWeights(context, context.tasks[context.taskOrder[queue.first]],
                         Tasks::kPrefetchBytes);
@@ -163,43 +239,49 @@ __device__ void runMegakernel(const MkKernelArgs &args) {
     for (unsigned k = 0; k < queue.count; ++k) {
       unsigned id = context.taskOrder[queue.first + k];
       const MkTaskRecord &record = context.tasks[id];
-      if (threadIdx.x == 0) {
-        times = traceTimes(trace, context, id);
-        markTime(times, MK_TRACE_WAIT);
-        taskAbandoned = !waitForTask(context, record);
-        markTime(times, MK_TRACE_START);
-      } else if (warp == 1) {
-        copyRecord(task, record, lane);
-        copyRecord(operation, context.operations[record.op], lane);
-      } else if (prefetching && queue.count > 1) {
-        // One task ahead; the last task's next is the first of the next step.
-        unsigned next = context.taskOrder[queue.first + (k + 1 < queue.count ? k + 1 : 0)];
-        prefetchTaskWeights(context, context.tasks[next], Tasks::kPrefetchBytes);
-      }
+      if (Role::controller())
+        controllerWait(state, context, id, record);
+      else if (Role::loader())
+        loaderCopy(state, context, record);
+      else if (prefetching && queue.count > 1)
+        prefetchNext<Tasks>(context, queue, k);
       __syncthreads();
-      if (taskAbandoned)
+      if (state.taskAbandoned)
         return;
-      const unsigned triggerEvent = task.trigger;
+      const unsigned triggerEvent = state.task.trigger;
       context.taskId = id;
-      Tasks::run(context, task, operation);
+      Tasks::run(context, state.task, state.operation); // the consumers
       __syncthreads();
-      if (threadIdx.x == 0) {
-        markTime(times, MK_TRACE_END);
-        trigger(context, triggerEvent);
-      }
+      if (Role::controller())
+        controllerRelease(state, context, triggerEvent);
     }
 
     context.taskId = 0xffffffffu; // a timeout here is no task's
-    if (threadIdx.x == 0) {
-      bool argmaxDone =
-          waitForCount(context, argmaxEvent, argmaxTriggers * static_cast<unsigned>(step + 1));
-      stepEnded[step & 1] = !argmaxDone || loadRelaxed(&control->stop) != 0 ||
-                            loadRelaxed(&control->error) != MK_ERROR_NONE;
-    }
+    if (Role::controller())
+      state.stepEnded[step & 1] = controllerStepEnds(context, argmaxEvent, argmaxTriggers, step);
     __syncthreads();
-    if (stepEnded[step & 1])
+    if (state.stepEnded[step & 1])
       return;
   }
+}
+
+// One task alone, on one CTA, for step 0 at `position`: no waits and no
+// trigger. The loader copies the records and the consumers run the task, as
+// in the loop; the host has filled the memory the task reads.
+template <class Tasks, int kThreads>
+__device__ void runOneTask(const MkKernelArgs &args, unsigned id, long long position) {
+  using Role = Roles<kThreads>;
+  extern __shared__ float4 dynamicShared[];
+  __shared__ InterpreterState state;
+  TaskContext context = makeContext(args, reinterpret_cast<float *>(dynamicShared));
+  if (id >= context.header->numTasks)
+    return;
+  context.position = position;
+  context.taskId = id;
+  if (Role::loader())
+    loaderCopy(state, context, context.tasks[id]);
+  __syncthreads();
+  Tasks::run(context, state.task, state.operation);
 }
 
 } // namespace mk::gpu

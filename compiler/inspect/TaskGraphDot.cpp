@@ -1,8 +1,9 @@
 #include "compiler/inspect/TaskGraphDot.h"
 
-#include "compiler/inspect/TaskLabels.h"
-#include "core/taskgraph/TaskNames.h"
 #include "compiler/inspect/TaskGraphText.h"
+#include "compiler/inspect/TaskLabels.h"
+#include "core/taskgraph/TaskKind.h"
+#include "core/taskgraph/TaskNames.h"
 
 #include <set>
 #include <string>
@@ -25,22 +26,10 @@ std::string escaped(const std::string &text) {
 
 std::string quoted(const std::string &text) { return "\"" + escaped(text) + "\""; }
 
+// The kind and the tile: the operation is the node's cluster.
 std::string tileLabel(const Task &task) {
-  auto number = [](uint64_t value) { return std::to_string(value); };
-  switch (task.kind) {
-  case TaskKind::Embed:
-  case TaskKind::Gemv:
-    return "rows [" + number(task.begin) + ", " + number(task.end) + ")";
-  case TaskKind::AttentionPrepare:
-    return "prepare kv " + number(task.begin);
-  case TaskKind::AttentionChunk:
-    return "chunk kv " + number(task.begin) + " #" + number(task.end);
-  case TaskKind::AttentionMerge:
-    return "merge kv " + number(task.begin);
-  case TaskKind::Argmax:
-    return "argmax";
-  }
-  return "";
+  std::string tile = describeKind(task.kind).describeTile(task);
+  return std::string(describeKind(task.kind).name) + (tile.empty() ? "" : " " + tile);
 }
 
 } // namespace

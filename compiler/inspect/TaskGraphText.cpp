@@ -229,7 +229,7 @@ void printQueues(std::ostream &os, const TaskGraph &graph, const Schedule &sched
     os << "SM " << sm << ": " << queue.size() << " tasks, " << formatBytes(bytes) << "\n";
     for (uint32_t id : queue) {
       const Task &task = graph.tasks[id];
-      os << "  " << id << " " << taskLabel(graph, task) << ": ";
+      os << "  " << id << " " << taskKindName(task.kind) << " " << taskLabel(graph, task) << ": ";
       printWaits(os, task);
       os << "; triggers " << task.trigger << "\n";
     }

@@ -1,6 +1,7 @@
 #include "compiler/schedule/ScheduleSimulation.h"
 
 #include "compiler/schedule/TaskCost.h"
+#include "core/protocol/EventProtocol.h"
 
 #include <algorithm>
 #include <limits>
@@ -67,12 +68,10 @@ SimulationResult simulateSchedule(const TaskGraph &graph, const Schedule &schedu
   // The first wait of the SM's head task that is not yet satisfied, if any.
   auto blockingWait = [&](size_t sm) -> const Wait * {
     int64_t step = stepOf(sm);
-    for (const Wait &wait : head(sm).waits) {
-      int64_t triggers = graph.events[wait.event].triggerCount;
-      int64_t threshold = triggers * (step + 1 + wait.stepOffset);
-      if (static_cast<int64_t>(counter[wait.event]) < threshold)
+    for (const Wait &wait : head(sm).waits)
+      if (counter[wait.event] <
+          mk_event_threshold(graph.events[wait.event].triggerCount, step, wait.stepOffset))
         return &wait;
-    }
     return nullptr;
   };
 

@@ -1,5 +1,7 @@
 #include "compiler/schedule/TaskCost.h"
 
+#include "core/taskgraph/TaskKind.h"
+
 namespace mk {
 
 namespace {
@@ -16,10 +18,8 @@ uint64_t taskStreamedBytes(const TaskGraph &graph, const Task &task) {
   for (const BufferRange &read : task.reads)
     if (graph.buffers[read.buffer].kind != BufferKind::KVCache)
       bytes += (read.end - read.begin) * kActivationBytes;
-  if (task.kind == TaskKind::AttentionChunk) {
-    const Operation &op = graph.operations[task.op];
-    bytes += 2 * op.chunkSize * op.headDim * kActivationBytes;
-  }
+  bytes += describeKind(task.kind).cacheElements(graph.operations[task.op], task) *
+           kActivationBytes;
   return bytes;
 }
 

@@ -1,5 +1,7 @@
 #include "compiler/taskgraph/ChunkDependencies.h"
 
+#include "core/taskgraph/TaskKind.h"
+
 #include <algorithm>
 #include <map>
 #include <tuple>
@@ -57,16 +59,11 @@ private:
 
 using Consumer = std::pair<uint32_t, int32_t>; // task, step offset of its wait
 
+// The name of the event the task's kind triggers (TaskKind.h).
 std::string phaseName(const TaskGraph &graph, const Task &task) {
   const std::string &op = graph.operations[task.op].name;
-  switch (task.kind) {
-  case TaskKind::AttentionPrepare:
-    return op + ".prepare";
-  case TaskKind::AttentionChunk:
-    return op + ".chunk";
-  default:
-    return op;
-  }
+  const char *phase = describeKind(task.kind).phaseEvent;
+  return phase ? op + "." + phase : op;
 }
 
 bool better(const DependencyStats &a, const DependencyStats &b) {

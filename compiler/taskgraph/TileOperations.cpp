@@ -1,6 +1,7 @@
 #include "compiler/taskgraph/TileOperations.h"
 
 #include "compiler/taskgraph/RowTiling.h"
+#include "core/taskgraph/TaskKind.h"
 
 #include <algorithm>
 #include <bit>
@@ -21,6 +22,11 @@ constexpr uint64_t kMostChunks = 64;
 
 uint64_t ceilDiv(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
 
+// A task's tile: [begin, end) as its kind's description reads them.
+struct Tile {
+  uint64_t begin, end;
+};
+
 class Emitter {
 public:
   Emitter(TaskGraph &graph, const TargetDescription &target) : graph(graph), target(target) {}
@@ -29,22 +35,8 @@ public:
     outputEvent.assign(graph.operations.size(), 0);
     for (uint32_t op = 0; op < graph.operations.size(); ++op)
       outputEvent[op] = addEvent(graph.operations[op].name);
-    for (uint32_t op = 0; op < graph.operations.size(); ++op) {
-      switch (graph.operations[op].kind) {
-      case OpKind::Embed:
-        emitEmbed(op);
-        break;
-      case OpKind::Gemv:
-        emitGemv(op);
-        break;
-      case OpKind::Attention:
-        emitAttention(op);
-        break;
-      case OpKind::Argmax:
-        emitArgmax(op);
-        break;
-      }
-    }
+    for (uint32_t op = 0; op < graph.operations.size(); ++op)
+      emitOperation(op);
   }
 
 private:
@@ -54,24 +46,87 @@ private:
     return id;
   }
 
-  Task &addTask(TaskKind kind, uint32_t op, uint64_t begin, uint64_t end, uint32_t trigger,
-                std::vector<Wait> waits) {
-    Task task;
-    task.id = graph.tasks.size();
-    task.kind = kind;
-    task.op = op;
-    task.begin = begin;
-    task.end = end;
-    task.trigger = trigger;
-    task.waits = std::move(waits);
-    ++graph.events[trigger].triggerCount;
-    graph.tasks.push_back(std::move(task));
-    return graph.tasks.back();
+  // The task kinds of an operation, as its phases (TaskKind.h: Events):
+  // phase 0 waits on the producers of the operation's inputs, each later
+  // phase on the one before; a phase with a phaseEvent triggers it, the last
+  // one the operation's output event.
+  void emitOperation(uint32_t opIndex) {
+    const Operation &op = graph.operations[opIndex];
+    std::vector<Wait> waits = inputWaits(opIndex);
+    for (size_t kind = 0; kind < kNumTaskKinds; ++kind) {
+      const TaskKindDescription &description = describeKind(static_cast<TaskKind>(kind));
+      if (description.operation != op.kind)
+        continue;
+      uint32_t trigger = description.phaseEvent
+                             ? addEvent(op.name + "." + description.phaseEvent)
+                             : outputEvent[opIndex];
+      for (Tile tile : tilesOf(description.kind, opIndex))
+        addTask(description, opIndex, tile, trigger, waits);
+      waits = {{trigger, 0}};
+    }
   }
 
-  // The op writing `buffer`; an op at or after `consumer` wrote it in the
-  // previous step (the token, written by the argmax).
-  std::vector<Wait> waitsForBuffers(uint32_t consumer, std::initializer_list<uint32_t> buffers) {
+  // Reads, writes and weight bytes come from the kind's description, the
+  // same that the validator checks and the executors run.
+  void addTask(const TaskKindDescription &description, uint32_t opIndex, Tile tile,
+               uint32_t trigger, std::vector<Wait> waits) {
+    Task task;
+    task.id = graph.tasks.size();
+    task.kind = description.kind;
+    task.op = opIndex;
+    task.begin = tile.begin;
+    task.end = tile.end;
+    task.trigger = trigger;
+    task.waits = std::move(waits);
+    const Operation &op = graph.operations[opIndex];
+    TaskFootprint footprint = description.footprint(graph, op, task);
+    task.reads = std::move(footprint.reads);
+    task.writes = std::move(footprint.writes);
+    task.weightBytes = description.weightElements(op, task) * target.bytesPerWeight;
+    ++graph.events[trigger].triggerCount;
+    graph.tasks.push_back(std::move(task));
+  }
+
+  // How an operation is cut into tiles of one of its kinds.
+  std::vector<Tile> tilesOf(TaskKind kind, uint32_t opIndex) const {
+    const Operation &op = graph.operations[opIndex];
+    std::vector<Tile> tiles;
+    auto rows = [&](const std::vector<RowTile> &rowTiles) {
+      for (const RowTile &tile : rowTiles)
+        tiles.push_back({tile.first, tile.second});
+    };
+    uint64_t kvHeads = op.numKvHeads;
+    switch (kind) {
+    case TaskKind::Embed:
+      rows(tileRows(op.outputLength, {}, ceilDiv(op.outputLength, kEmbedRowsPerTile)));
+      break;
+    case TaskKind::Gemv:
+      rows(tileRows(op.outputLength, gemvCuts(opIndex), target.numSms));
+      break;
+    case TaskKind::AttentionPrepare:
+    case TaskKind::AttentionMerge:
+      for (uint64_t g = 0; g < kvHeads; ++g)
+        tiles.push_back({g, g + 1});
+      break;
+    case TaskKind::AttentionChunk:
+      for (uint64_t g = 0; g < kvHeads; ++g)
+        for (uint64_t c = 0; c < static_cast<uint64_t>(op.numChunks); ++c)
+          tiles.push_back({g, c});
+      break;
+    case TaskKind::Argmax:
+      tiles.push_back({0, op.inputLength});
+      break;
+    }
+    return tiles;
+  }
+
+  // The op writing each buffer the operation reads; an op at or after it
+  // wrote it in the previous step (the token, written by the argmax).
+  std::vector<Wait> inputWaits(uint32_t consumer) const {
+    const Operation &reader = graph.operations[consumer];
+    std::vector<uint32_t> buffers = {reader.input};
+    if (reader.kind == OpKind::Gemv && reader.epilogue == Epilogue::Residual)
+      buffers.push_back(reader.residual);
     std::vector<Wait> waits;
     for (uint32_t buffer : buffers)
       for (uint32_t op = 0; op < graph.operations.size(); ++op) {
@@ -85,19 +140,6 @@ private:
           waits.push_back(wait);
       }
     return waits;
-  }
-
-  void emitEmbed(uint32_t opIndex) {
-    const Operation &op = graph.operations[opIndex];
-    auto waits = waitsForBuffers(opIndex, {op.input});
-    uint64_t tiles = ceilDiv(op.outputLength, kEmbedRowsPerTile);
-    for (const RowTile &tile : tileRows(op.outputLength, {}, tiles)) {
-      Task &task = addTask(TaskKind::Embed, opIndex, tile.first, tile.second,
-                           outputEvent[opIndex], waits);
-      task.reads = {{op.input, 0, 1}};
-      task.writes = {{op.output, tile.first, tile.second}};
-      task.weightBytes = (tile.second - tile.first) * target.bytesPerWeight;
-    }
   }
 
   // Where a tile may not cross: between two stacked weights, and, when the
@@ -122,80 +164,6 @@ private:
       }
     }
     return cuts;
-  }
-
-  uint64_t gemvWeightElements(const Operation &op, uint64_t rows) const {
-    uint64_t perRow = op.inputLength + (op.biases.empty() ? 0 : 1);
-    uint64_t stacked = op.epilogue == Epilogue::SiluMul ? 2 : 1;
-    return stacked * rows * perRow + (op.norm.name.empty() ? 0 : op.inputLength);
-  }
-
-  void emitGemv(uint32_t opIndex) {
-    const Operation &op = graph.operations[opIndex];
-    bool residual = op.epilogue == Epilogue::Residual;
-    auto waits = residual ? waitsForBuffers(opIndex, {op.input, op.residual})
-                          : waitsForBuffers(opIndex, {op.input});
-    for (const RowTile &tile : tileRows(op.outputLength, gemvCuts(opIndex), target.numSms)) {
-      Task &task =
-          addTask(TaskKind::Gemv, opIndex, tile.first, tile.second, outputEvent[opIndex], waits);
-      task.reads = {{op.input, 0, op.inputLength}};
-      if (residual)
-        task.reads.push_back({op.residual, tile.first, tile.second});
-      task.writes = {{op.output, tile.first, tile.second}};
-      task.weightBytes =
-          gemvWeightElements(op, tile.second - tile.first) * target.bytesPerWeight;
-    }
-  }
-
-  void emitAttention(uint32_t opIndex) {
-    const Operation &op = graph.operations[opIndex];
-    uint64_t heads = op.numHeads, kvHeads = op.numKvHeads, headDim = op.headDim;
-    uint64_t group = heads / kvHeads, chunks = op.numChunks, partial = headDim + 2;
-    uint32_t prepared = addEvent(op.name + ".prepare");
-    uint32_t chunked = addEvent(op.name + ".chunk");
-    uint64_t normElements = (op.qNorm.name.empty() ? 0 : headDim) +
-                            (op.kNorm.name.empty() ? 0 : headDim);
-
-    auto inputWaits = waitsForBuffers(opIndex, {op.input});
-    for (uint64_t g = 0; g < kvHeads; ++g) {
-      Task &task = addTask(TaskKind::AttentionPrepare, opIndex, g, g + 1, prepared, inputWaits);
-      uint64_t kOffset = heads * headDim, vOffset = (heads + kvHeads) * headDim;
-      task.reads = {{op.input, g * group * headDim, (g + 1) * group * headDim},
-                    {op.input, kOffset + g * headDim, kOffset + (g + 1) * headDim},
-                    {op.input, vOffset + g * headDim, vOffset + (g + 1) * headDim}};
-      task.writes = {{op.roped, g * group * headDim, (g + 1) * group * headDim},
-                     {op.keyCache, g * headDim, (g + 1) * headDim},
-                     {op.valueCache, g * headDim, (g + 1) * headDim}};
-      task.weightBytes = normElements * target.bytesPerWeight;
-    }
-    // Any chunk may hold this step's position, so every chunk lists the slot
-    // Prepare writes.
-    for (uint64_t g = 0; g < kvHeads; ++g)
-      for (uint64_t c = 0; c < chunks; ++c) {
-        Task &task =
-            addTask(TaskKind::AttentionChunk, opIndex, g, c, chunked, {{prepared, 0}});
-        task.reads = {{op.roped, g * group * headDim, (g + 1) * group * headDim},
-                      {op.keyCache, g * headDim, (g + 1) * headDim},
-                      {op.valueCache, g * headDim, (g + 1) * headDim}};
-        for (uint64_t h = g * group; h < (g + 1) * group; ++h)
-          task.writes.push_back(
-              {op.partials, (h * chunks + c) * partial, (h * chunks + c + 1) * partial});
-      }
-    for (uint64_t g = 0; g < kvHeads; ++g) {
-      Task &task = addTask(TaskKind::AttentionMerge, opIndex, g, g + 1, outputEvent[opIndex],
-                           {{chunked, 0}});
-      uint64_t groupPartials = group * chunks * partial;
-      task.reads = {{op.partials, g * groupPartials, (g + 1) * groupPartials}};
-      task.writes = {{op.output, g * group * headDim, (g + 1) * group * headDim}};
-    }
-  }
-
-  void emitArgmax(uint32_t opIndex) {
-    const Operation &op = graph.operations[opIndex];
-    Task &task = addTask(TaskKind::Argmax, opIndex, 0, op.inputLength, outputEvent[opIndex],
-                         waitsForBuffers(opIndex, {op.input}));
-    task.reads = {{op.input, 0, op.inputLength}};
-    task.writes = {{op.output, 0, 1}};
   }
 
   TaskGraph &graph;

@@ -1,18 +1,15 @@
 // The task graph: one decode step of the fused mk IR cut into SM-sized tasks
 // joined by events. It is plain data (no MLIR), so the scheduler, the
-// validator, the CPU executor, `mkc inspect` and, later, the GPU loader all
-// read the same thing.
-//
-// The event protocol. An event is a counter with a trigger count. Every task
-// waits on a list of events, runs, then adds one to exactly one event.
-// Counters only grow: within a launch that runs steps 0, 1, 2, ..., a task of
-// step t waiting on event e (with step offset o, 0 or -1) may start once
-// counter[e] >= triggerCount[e] * (t + 1 + o). So nothing is reset between
-// tokens, and a wait with offset -1 orders a step after the previous one
-// (the embedding of token t+1 waits on the argmax of token t).
+// validator, both executors, the code generator and `mkc inspect` all read
+// the same thing. The event protocol is core/protocol/EventProtocol.h; what
+// each task kind reads, writes and needs is its description
+// (core/taskgraph/TaskKind.h).
 #ifndef MKC_CORE_TASKGRAPH_TASKGRAPH_H
 #define MKC_CORE_TASKGRAPH_TASKGRAPH_H
 
+#include "core/protocol/TaskKindList.h"
+
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -105,14 +102,17 @@ struct Operation {
 // Tasks and events
 // ---------------------------------------------------------------------------
 
+// Each kind's tile, what it reads and writes and what it needs: its
+// description (core/taskgraph/kinds/). Opcodes: core/protocol/TaskKindList.h.
 enum class TaskKind : uint8_t {
-  Embed,            // rows [begin, end) of the embedding
-  Gemv,             // output rows [begin, end)
-  AttentionPrepare, // KV head `begin`: norm + rotary of its q heads and k; k, v into the caches
-  AttentionChunk,   // KV head `begin`, positions [end * chunkSize, (end+1) * chunkSize) ∩ [0, pos]
-  AttentionMerge,   // KV head `begin`: combine the chunks of its q heads, fixed order
-  Argmax,           // the whole input
+#define MK_TASK_KIND_ENUMERATOR(Name, NAME, opcode) Name = opcode,
+  MK_TASK_KINDS(MK_TASK_KIND_ENUMERATOR)
+#undef MK_TASK_KIND_ENUMERATOR
 };
+
+#define MK_TASK_KIND_COUNT(Name, NAME, opcode) +1
+constexpr size_t kNumTaskKinds = 0 MK_TASK_KINDS(MK_TASK_KIND_COUNT);
+#undef MK_TASK_KIND_COUNT
 
 struct Wait {
   uint32_t event = 0;

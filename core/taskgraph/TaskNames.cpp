@@ -1,25 +1,13 @@
 #include "core/taskgraph/TaskNames.h"
 
+#include "core/taskgraph/TaskKind.h"
+
 #include <sstream>
 
 namespace mk {
 
 const char *taskKindName(TaskKind kind) {
-  switch (kind) {
-  case TaskKind::Embed:
-    return "Embed";
-  case TaskKind::Gemv:
-    return "Gemv";
-  case TaskKind::AttentionPrepare:
-    return "AttentionPrepare";
-  case TaskKind::AttentionChunk:
-    return "AttentionChunk";
-  case TaskKind::AttentionMerge:
-    return "AttentionMerge";
-  case TaskKind::Argmax:
-    return "Argmax";
-  }
-  return "unknown task kind";
+  return isTaskKind(kind) ? describeKind(kind).name : "unknown task kind";
 }
 
 const char *opKindName(OpKind kind) {
@@ -75,20 +63,10 @@ std::string describeTask(const TaskGraph &graph, uint32_t index) {
     os << " '" << graph.operations[task.op].name << "'";
   else
     os << " of operation " << task.op << " (out of range)";
-  switch (task.kind) {
-  case TaskKind::Embed:
-  case TaskKind::Gemv:
-    os << ", rows [" << task.begin << ", " << task.end << ")";
-    break;
-  case TaskKind::AttentionPrepare:
-  case TaskKind::AttentionMerge:
-    os << ", kv head " << task.begin;
-    break;
-  case TaskKind::AttentionChunk:
-    os << ", kv head " << task.begin << ", chunk " << task.end;
-    break;
-  case TaskKind::Argmax:
-    break;
+  if (isTaskKind(task.kind) && task.op < graph.operations.size()) {
+    std::string tile = describeKind(task.kind).describeTile(task);
+    if (!tile.empty())
+      os << ", " << tile;
   }
   os << ")";
   return os.str();

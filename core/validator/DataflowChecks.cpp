@@ -5,7 +5,7 @@
 // search plus one happens-before test per writer it overlaps.
 #include "core/validator/Ancestry.h"
 #include "core/taskgraph/TaskNames.h"
-#include "core/validator/TaskFootprint.h"
+#include "core/taskgraph/TaskFootprint.h"
 #include "core/validator/ValidatorChecks.h"
 
 #include <algorithm>

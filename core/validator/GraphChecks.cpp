@@ -1,5 +1,6 @@
 // The checks every later one relies on: indices in range, kinds known,
 // operations consistent, declared ranges in bounds, trigger counts exact.
+#include "core/taskgraph/TaskKind.h"
 #include "core/taskgraph/TaskNames.h"
 #include "core/validator/ValidatorChecks.h"
 
@@ -8,24 +9,6 @@ namespace mk::validation {
 namespace {
 
 bool knownKind(BufferKind kind) { return kind <= BufferKind::Token; }
-bool knownKind(TaskKind kind) { return kind <= TaskKind::Argmax; }
-
-OpKind opKindOf(TaskKind kind) {
-  switch (kind) {
-  case TaskKind::Embed:
-    return OpKind::Embed;
-  case TaskKind::Gemv:
-    return OpKind::Gemv;
-  case TaskKind::AttentionPrepare:
-  case TaskKind::AttentionChunk:
-  case TaskKind::AttentionMerge:
-    return OpKind::Attention;
-  case TaskKind::Argmax:
-    return OpKind::Argmax;
-  }
-  return OpKind::Argmax;
-}
-
 std::string checkBuffers(const TaskGraph &graph) {
   if (graph.maxContext <= 0)
     return cat("maxContext is ", graph.maxContext, ", expected a positive number of positions");
@@ -69,11 +52,11 @@ std::string checkTask(const TaskGraph &graph, uint32_t index) {
   std::string name = describeTask(graph, index);
   if (task.id != index)
     return cat(name, " has id ", task.id, ", expected its index");
-  if (!knownKind(task.kind))
+  if (!isTaskKind(task.kind))
     return cat(name, " has an unknown kind (", int(task.kind), ")");
   if (task.op >= graph.operations.size())
     return cat(name, " names an operation out of range");
-  if (graph.operations[task.op].kind != opKindOf(task.kind))
+  if (graph.operations[task.op].kind != describeKind(task.kind).operation)
     return cat(name, " is a ", taskKindName(task.kind), " task of a ",
                opKindName(graph.operations[task.op].kind), " operation");
   if (task.trigger >= graph.events.size())
@@ -97,11 +80,20 @@ std::string checkTriggerCounts(const TaskGraph &graph) {
   std::vector<uint64_t> triggers(graph.events.size());
   for (const Task &task : graph.tasks)
     ++triggers[task.trigger];
-  for (uint32_t event = 0; event < graph.events.size(); ++event)
+  for (uint32_t event = 0; event < graph.events.size(); ++event) {
     if (graph.events[event].triggerCount != triggers[event])
       return cat(describeEvent(graph, event), " has trigger count ",
                  graph.events[event].triggerCount, " but ", triggers[event],
                  " tasks trigger it");
+    // The GPU's counters are 32 bits and never reset within a launch, which
+    // runs at most maxContext steps (core/protocol/EventProtocol.h).
+    uint64_t most = 0;
+    if (!multiply(triggers[event], static_cast<uint64_t>(graph.maxContext), most) ||
+        most > UINT32_MAX)
+      return cat(describeEvent(graph, event), " is triggered ", triggers[event],
+                 " times a step: over ", graph.maxContext,
+                 " steps its counter would pass the GPU's 32 bits");
+  }
   return "";
 }
 

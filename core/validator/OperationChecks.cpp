@@ -2,6 +2,7 @@
 // they name and against the shapes of their weights, so that the derived
 // accesses of every tile (TaskFootprint.cpp) stay inside their buffers and
 // the executors can index weights without checking again.
+#include "core/taskgraph/TaskKind.h"
 #include "core/taskgraph/TaskNames.h"
 #include "core/validator/ValidatorChecks.h"
 
@@ -236,28 +237,7 @@ std::string checkOperation(const TaskGraph &graph, uint32_t index) {
 
 std::string checkTile(const TaskGraph &graph, uint32_t index) {
   const Task &task = graph.tasks[index];
-  const Operation &op = graph.operations[task.op];
-  std::string problem;
-  switch (task.kind) {
-  case TaskKind::Embed:
-  case TaskKind::Gemv:
-    if (task.begin >= task.end || task.end > op.outputLength)
-      problem = cat("its rows are not a non-empty part of the operation's ", op.outputLength, " rows");
-    break;
-  case TaskKind::AttentionPrepare:
-  case TaskKind::AttentionMerge:
-    if (task.begin >= static_cast<uint64_t>(op.numKvHeads))
-      problem = cat("names a KV head outside the operation's ", op.numKvHeads);
-    break;
-  case TaskKind::AttentionChunk:
-    if (task.begin >= static_cast<uint64_t>(op.numKvHeads) ||
-        task.end >= static_cast<uint64_t>(op.numChunks))
-      problem = cat("names a KV head or chunk outside the operation's ", op.numKvHeads,
-                    " KV heads and ", op.numChunks, " chunks");
-    break;
-  case TaskKind::Argmax:
-    break;
-  }
+  std::string problem = describeKind(task.kind).checkTile(graph.operations[task.op], task);
   return problem.empty() ? "" : describeTask(graph, index) + ": " + problem;
 }
 

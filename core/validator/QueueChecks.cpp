@@ -5,6 +5,7 @@
 // in-order execution of the queues runs every task, every execution does,
 // and one simulation decides deadlock freedom for all timings. Two steps are
 // run so that waits with step offset -1 ask for something.
+#include "core/protocol/EventProtocol.h"
 #include "core/taskgraph/TaskNames.h"
 #include "core/validator/ValidatorChecks.h"
 
@@ -56,8 +57,8 @@ private:
     return graph.tasks[queue[next[sm] % queue.size()]];
   }
   uint64_t threshold(const Wait &wait, uint64_t step) const {
-    // A wait with offset -1 in step 0 asks for nothing.
-    return graph.events[wait.event].triggerCount * (step + 1 + wait.stepOffset);
+    return mk_event_threshold(graph.events[wait.event].triggerCount, static_cast<int64_t>(step),
+                              wait.stepOffset);
   }
   // Runs the SM's queue until it ends or waits; returns the event it waits on.
   std::optional<uint32_t> advance(uint32_t sm);

@@ -3,7 +3,7 @@
 // s = (q . k) * scale, l = sum exp(s - m) and o = sum exp(s - m) v. A chunk
 // past the position is empty: m = -inf, l = 0, o = 0. Scores and exp are
 // f32 and sums f64, as in kernels::attention.
-#include "runtime/cpu/AttentionLayout.h"
+#include "core/taskgraph/OperationLayouts.h"
 #include "runtime/cpu/Tasks.h"
 
 #include "core/kernels/Kernels.h"
@@ -17,8 +17,9 @@ namespace mk::cpu {
 namespace {
 
 void attendChunk(std::span<const float> query, std::span<const float> keys,
-                 std::span<const float> values, uint64_t headDim, float scale,
+                 std::span<const float> values, const AttentionLayout &layout, float scale,
                  std::span<float> partial) {
+  uint64_t headDim = layout.headDim;
   uint64_t count = keys.size() / headDim;
   std::vector<float> scores(count);
   float max = -std::numeric_limits<float>::infinity();
@@ -36,38 +37,38 @@ void attendChunk(std::span<const float> query, std::span<const float> keys,
   }
   for (uint64_t d = 0; d < headDim; ++d)
     partial[d] = static_cast<float>(weighted[d]);
-  partial[headDim + AttentionLayout::kMax] = max;
-  partial[headDim + AttentionLayout::kSum] = static_cast<float>(sum);
+  partial[layout.partialMax()] = max;
+  partial[layout.partialSum()] = static_cast<float>(sum);
 }
 
 } // namespace
 
 void runAttentionChunkTask(TaskContext &context) {
   const Operation &op = context.op;
-  AttentionLayout layout(op);
+  const AttentionLayout layout = attentionLayout(op);
   uint64_t group = context.task.begin, chunk = context.task.end;
-  int64_t first = chunk * layout.chunkSize;
-  int64_t last = std::min<int64_t>(first + layout.chunkSize, context.position + 1);
+  int64_t first = chunk * op.chunkSize;
+  int64_t last = std::min<int64_t>(first + op.chunkSize, context.position + 1);
 
   std::vector<float> queries =
-      context.load(op.roped, layout.groupQueryOffset(group), layout.groupQueryLength());
+      context.load(op.roped, layout.query(group), layout.groupLength());
   std::vector<float> keys, values;
   for (int64_t t = first; t < last; ++t) {
-    std::vector<float> key = context.loadSlot(op.keyCache, t, group * layout.headDim, layout.headDim);
+    std::vector<float> key = context.loadSlot(op.keyCache, t, layout.slot(group), layout.headDim);
     std::vector<float> value =
-        context.loadSlot(op.valueCache, t, group * layout.headDim, layout.headDim);
+        context.loadSlot(op.valueCache, t, layout.slot(group), layout.headDim);
     keys.insert(keys.end(), key.begin(), key.end());
     values.insert(values.end(), value.begin(), value.end());
   }
 
-  std::vector<float> partials(layout.headsPerGroup * layout.partialLength());
-  for (uint64_t h = 0; h < layout.headsPerGroup; ++h)
+  std::vector<float> partials(layout.group * layout.partialLength());
+  for (uint64_t h = 0; h < layout.group; ++h)
     attendChunk(std::span<const float>(queries).subspan(h * layout.headDim, layout.headDim), keys,
-                values, layout.headDim, op.scale,
+                values, layout, op.scale,
                 std::span<float>(partials).subspan(h * layout.partialLength(), layout.partialLength()));
 
-  for (uint64_t h = 0; h < layout.headsPerGroup; ++h)
-    context.store(op.partials, layout.partialOffset(group * layout.headsPerGroup + h, chunk),
+  for (uint64_t h = 0; h < layout.group; ++h)
+    context.store(op.partials, layout.partial(group * layout.group + h, chunk),
                   std::span<const float>(partials).subspan(h * layout.partialLength(),
                                                            layout.partialLength()));
 }

@@ -2,7 +2,7 @@
 // (o, m, l) in chunk order 0, 1, ..., rescaled to the largest m:
 // out = sum_c o_c exp(m_c - M) / sum_c l_c exp(m_c - M). Empty chunks add
 // nothing and are skipped, so that -inf never meets -inf.
-#include "runtime/cpu/AttentionLayout.h"
+#include "core/taskgraph/OperationLayouts.h"
 #include "runtime/cpu/Tasks.h"
 
 #include <algorithm>
@@ -18,20 +18,20 @@ bool mergeChunks(std::span<const float> partials, const AttentionLayout &layout,
                  std::span<float> out) {
   uint64_t length = layout.partialLength(), headDim = layout.headDim;
   auto isEmpty = [&](uint64_t chunk) {
-    return partials[chunk * length + headDim + AttentionLayout::kSum] == 0.0f;
+    return partials[chunk * length + layout.partialSum()] == 0.0f;
   };
   float max = -std::numeric_limits<float>::infinity();
   for (uint64_t c = 0; c < layout.numChunks; ++c)
     if (!isEmpty(c))
-      max = std::max(max, partials[c * length + headDim + AttentionLayout::kMax]);
+      max = std::max(max, partials[c * length + layout.partialMax()]);
   double sum = 0;
   std::vector<double> weighted(headDim, 0.0);
   for (uint64_t c = 0; c < layout.numChunks; ++c) {
     if (isEmpty(c))
       continue;
     std::span<const float> partial = partials.subspan(c * length, length);
-    double scale = std::exp(double(partial[headDim + AttentionLayout::kMax]) - double(max));
-    sum += double(partial[headDim + AttentionLayout::kSum]) * scale;
+    double scale = std::exp(double(partial[layout.partialMax()]) - double(max));
+    sum += double(partial[layout.partialSum()]) * scale;
     for (uint64_t d = 0; d < headDim; ++d)
       weighted[d] += double(partial[d]) * scale;
   }
@@ -46,22 +46,22 @@ bool mergeChunks(std::span<const float> partials, const AttentionLayout &layout,
 
 void runAttentionMergeTask(TaskContext &context) {
   const Operation &op = context.op;
-  AttentionLayout layout(op);
+  const AttentionLayout layout = attentionLayout(op);
   uint64_t group = context.task.begin;
   uint64_t headPartials = layout.numChunks * layout.partialLength();
 
   std::vector<float> partials =
-      context.load(op.partials, layout.partialOffset(group * layout.headsPerGroup, 0),
-                   layout.headsPerGroup * headPartials);
+      context.load(op.partials, layout.partial(group * layout.group, 0),
+                   layout.group * headPartials);
 
-  std::vector<float> out(layout.groupQueryLength());
-  for (uint64_t h = 0; h < layout.headsPerGroup; ++h)
+  std::vector<float> out(layout.groupLength());
+  for (uint64_t h = 0; h < layout.group; ++h)
     if (!mergeChunks(std::span<const float>(partials).subspan(h * headPartials, headPartials),
                      layout, std::span<float>(out).subspan(h * layout.headDim, layout.headDim)))
       context.fail("no attention chunk of q head " +
-                   std::to_string(group * layout.headsPerGroup + h) + " holds a position");
+                   std::to_string(group * layout.group + h) + " holds a position");
 
-  context.store(op.output, layout.groupQueryOffset(group), out);
+  context.store(op.output, layout.query(group), out);
 }
 
 } // namespace mk::cpu

@@ -2,7 +2,7 @@
 // head-normalized and rotated (kernels::fusedAttention's order: norm, then
 // rotary); roped q goes to scratch, k_g and v_g to the caches at the step's
 // position.
-#include "runtime/cpu/AttentionLayout.h"
+#include "core/taskgraph/OperationLayouts.h"
 #include "runtime/cpu/Tasks.h"
 
 #include "core/kernels/Kernels.h"
@@ -33,22 +33,22 @@ std::vector<float> rotated(std::vector<float> x, const Operation &op, int64_t po
 
 void runAttentionPrepareTask(TaskContext &context) {
   const Operation &op = context.op;
-  AttentionLayout layout(op);
+  const AttentionLayout layout = attentionLayout(op);
   uint64_t group = context.task.begin;
 
   std::vector<float> q =
-      context.load(op.input, layout.groupQueryOffset(group), layout.groupQueryLength());
-  std::vector<float> k = context.load(op.input, layout.keyOffset(group), layout.headDim);
-  std::vector<float> v = context.load(op.input, layout.valueOffset(group), layout.headDim);
+      context.load(op.input, layout.query(group), layout.groupLength());
+  std::vector<float> k = context.load(op.input, layout.key(group), layout.headDim);
+  std::vector<float> v = context.load(op.input, layout.value(group), layout.headDim);
 
   q = rotated(normalized(std::move(q), context.weights.qNorm, op.eps, op.headDim), op,
               context.position);
   k = rotated(normalized(std::move(k), context.weights.kNorm, op.eps, op.headDim), op,
               context.position);
 
-  context.store(op.roped, layout.groupQueryOffset(group), q);
-  context.storeSlot(op.keyCache, context.position, group * layout.headDim, k);
-  context.storeSlot(op.valueCache, context.position, group * layout.headDim, v);
+  context.store(op.roped, layout.query(group), q);
+  context.storeSlot(op.keyCache, context.position, layout.slot(group), k);
+  context.storeSlot(op.valueCache, context.position, layout.slot(group), v);
 }
 
 } // namespace mk::cpu

@@ -1,5 +1,6 @@
 #include "runtime/cpu/Launch.h"
 
+#include "core/protocol/EventProtocol.h"
 #include "runtime/cpu/Tasks.h"
 #include "runtime/format/ControlBlock.h"
 
@@ -71,7 +72,8 @@ public:
 private:
   bool ready(const Task &task, int64_t step) const {
     for (const Wait &wait : task.waits) {
-      uint64_t needed = graph.events[wait.event].triggerCount * uint64_t(step + 1 + wait.stepOffset);
+      uint64_t needed =
+          mk_event_threshold(graph.events[wait.event].triggerCount, step, wait.stepOffset);
       if (counters[wait.event].load(std::memory_order_acquire) < needed)
         return false;
     }

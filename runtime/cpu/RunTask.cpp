@@ -2,27 +2,18 @@
 
 namespace mk::cpu {
 
+namespace {
+
+// Each kind's CPU reference, by opcode (core/protocol/TaskKindList.h).
+#define MK_CPU_TASK(Name, NAME, opcode) run##Name##Task,
+void (*const kTaskFunctions[])(TaskContext &) = {MK_TASK_KINDS(MK_CPU_TASK)};
+#undef MK_CPU_TASK
+static_assert(std::size(kTaskFunctions) == kNumTaskKinds, "a CPU reference per task kind");
+
+} // namespace
+
 void runTask(TaskContext &context) {
-  switch (context.task.kind) {
-  case TaskKind::Embed:
-    runEmbedTask(context);
-    break;
-  case TaskKind::Gemv:
-    runGemvTask(context);
-    break;
-  case TaskKind::AttentionPrepare:
-    runAttentionPrepareTask(context);
-    break;
-  case TaskKind::AttentionChunk:
-    runAttentionChunkTask(context);
-    break;
-  case TaskKind::AttentionMerge:
-    runAttentionMergeTask(context);
-    break;
-  case TaskKind::Argmax:
-    runArgmaxTask(context);
-    break;
-  }
+  kTaskFunctions[static_cast<size_t>(context.task.kind)](context);
   context.recheckReads();
 }
 

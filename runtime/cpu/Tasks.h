@@ -1,4 +1,5 @@
-// One function per task kind, each the CPU reference of that kind: load what
+// One function per task kind (core/protocol/TaskKindList.h, named
+// run<Kind>Task), each the CPU reference of that kind: load what
 // the task reads, compute with the reference interpreter's kernels, store
 // what it writes. The arithmetic of a task never depends on which SM runs it
 // or when, so every run of a graph gives the same bits.

@@ -10,9 +10,10 @@
 
 #include "runtime/format/ScheduleBlob.h"
 
-#define MK_KERNEL_ABI_VERSION 2u
+#define MK_KERNEL_ABI_VERSION 3u /* 3: the kernel publishes its variants */
 #define MK_KERNEL_NAME "mk_megakernel"
 #define MK_KERNEL_INFO_NAME "mk_kernel_info"
+#define MK_KERNEL_VARIANTS_NAME "mk_kernel_variants"
 
 /* The kernel's only parameter, passed by value. */
 typedef struct MkKernelArgs {
@@ -89,10 +90,21 @@ typedef struct MkKernelInfo {
   mk_u32 threads;     /* per CTA */
   mk_u32 sharedBytes; /* dynamic shared memory per CTA */
   mk_u32 numSms;      /* CTAs: one per queue of the schedule */
-  mk_u32 numTasks, numEvents, numOperations, reserved;
+  mk_u32 numTasks, numEvents, numOperations;
+  mk_u32 numVariants; /* entries of MK_KERNEL_VARIANTS_NAME */
   mk_i64 maxContext;
   mk_u64 vocab;
 } MkKernelInfo;
+
+/* One instantiation of a task kind's device function the kernel holds, by
+ * its number (MkTaskRecord.variant), published as a __constant__ array named
+ * MK_KERNEL_VARIANTS_NAME: the loader refuses a graph that needs another. */
+#define MK_MAX_VARIANT_ARGUMENTS 6
+typedef struct MkKernelVariant {
+  mk_u32 kind; /* MkBlobTaskKind */
+  mk_u32 numArguments;
+  mk_i64 arguments[MK_MAX_VARIANT_ARGUMENTS]; /* the kind's variant parameters, in order */
+} MkKernelVariant;
 
 #ifdef __cplusplus
 /* Both compilers must agree on these; a field added without its padding
@@ -100,6 +112,7 @@ typedef struct MkKernelInfo {
 static_assert(sizeof(MkKernelArgs) == 48, "MkKernelArgs is 6 addresses");
 static_assert(sizeof(MkControlBlock) == 152, "MkControlBlock has no hidden padding");
 static_assert(sizeof(MkKernelInfo) == 48, "MkKernelInfo has no hidden padding");
+static_assert(sizeof(MkKernelVariant) == 56, "MkKernelVariant has no hidden padding");
 #endif
 
 #endif

@@ -18,33 +18,17 @@
 #ifndef MKC_RUNTIME_FORMAT_SCHEDULEBLOB_H
 #define MKC_RUNTIME_FORMAT_SCHEDULEBLOB_H
 
-#ifdef __CUDACC_RTC__
-typedef unsigned char mk_u8;
-typedef unsigned int mk_u32;
-typedef int mk_i32;
-typedef unsigned long long mk_u64;
-typedef long long mk_i64;
-#else
-#include <stdint.h>
-typedef uint8_t mk_u8;
-typedef uint32_t mk_u32;
-typedef int32_t mk_i32;
-typedef uint64_t mk_u64;
-typedef int64_t mk_i64;
-#endif
+#include "core/protocol/Portable.h"
+#include "core/protocol/TaskKindList.h"
 
 #define MK_BLOB_MAGIC 0x42534b4du /* "MKSB" */
-#define MK_BLOB_VERSION 1u
+#define MK_BLOB_VERSION 2u /* 2: task records carry their kernel variant */
 
-/* TaskKind and OpKind and Epilogue values, as in core/taskgraph/TaskGraph.h. */
-enum MkBlobTaskKind {
-  MK_TASK_EMBED = 0,
-  MK_TASK_GEMV = 1,
-  MK_TASK_ATTENTION_PREPARE = 2,
-  MK_TASK_ATTENTION_CHUNK = 3,
-  MK_TASK_ATTENTION_MERGE = 4,
-  MK_TASK_ARGMAX = 5,
-};
+/* TaskKind values (core/protocol/TaskKindList.h) and Epilogue values, as in
+ * core/taskgraph/TaskGraph.h. */
+#define MK_BLOB_TASK_KIND(Name, NAME, opcode) MK_TASK_##NAME = opcode,
+enum MkBlobTaskKind { MK_TASK_KINDS(MK_BLOB_TASK_KIND) };
+#undef MK_BLOB_TASK_KIND
 enum MkBlobEpilogue { MK_EPILOGUE_NONE = 0, MK_EPILOGUE_SILU_MUL = 1, MK_EPILOGUE_RESIDUAL = 2 };
 
 #define MK_NO_OFFSET 0xffffffffffffffffull
@@ -74,7 +58,7 @@ typedef struct MkTaskRecord {
   mk_u32 begin, end; /* the tile, as in TaskGraph.h */
   mk_u32 firstWait, numWaits;
   mk_u32 trigger;
-  mk_u32 reserved2;
+  mk_u32 variant; /* its kernel variant: the dispatch case that runs it (core/taskgraph/KernelVariants.h) */
 } MkTaskRecord;
 
 typedef struct MkWaitRecord {

@@ -1,5 +1,7 @@
 #include "runtime/format/ScheduleBlobBuilder.h"
 
+#include "core/taskgraph/KernelVariants.h"
+
 #include <algorithm>
 #include <cstring>
 #include <map>
@@ -200,6 +202,7 @@ std::vector<uint8_t> buildScheduleBlob(
         {narrow(taskOrder.size(), "a queue's start"), narrow(queue.size(), "a queue's length")});
     taskOrder.insert(taskOrder.end(), queue.begin(), queue.end());
   }
+  KernelVariants variants = listKernelVariants(graph);
   std::vector<MkTaskRecord> tasks;
   std::vector<MkWaitRecord> waits;
   for (const Task &task : graph.tasks) {
@@ -212,6 +215,7 @@ std::vector<uint8_t> buildScheduleBlob(
     record.firstWait = narrow(waits.size(), name + "'s first wait");
     record.numWaits = narrow(task.waits.size(), name + "'s waits");
     record.trigger = task.trigger;
+    record.variant = variants.ofTask[task.id];
     tasks.push_back(record);
     for (const Wait &wait : task.waits)
       waits.push_back({wait.event, wait.stepOffset});

@@ -171,7 +171,7 @@ template <class Codec, class T> void codeTask(Codec &c, T &task) {
     c.u64(r.end);
   };
   c.u32(task.id);
-  c.enumeration(task.kind, TaskKind::Argmax);
+  c.enumeration(task.kind, static_cast<TaskKind>(kNumTaskKinds - 1));
   c.u32(task.op);
   c.u64(task.begin);
   c.u64(task.end);

@@ -40,7 +40,9 @@ TEST(CodegenTest, SourceInstantiatesEveryShapeOfTheGraph) {
        ++it)
     rotary.insert((*it)[1]);
   EXPECT_EQ(rotary.size(), 2u);
-  EXPECT_NE(text.find("argmaxTask<kVocab, kThreads>"), std::string::npos);
+  EXPECT_NE(text.find("argmaxTask<" + std::to_string(toy::kVocab) + ", kThreads>"), std::string::npos);
+  // Every task is dispatched by the number of its variant.
+  EXPECT_NE(text.find("switch (task.variant)"), std::string::npos);
   EXPECT_EQ(source->threads, kMegakernelThreads);
   EXPECT_GT(source->sharedBytes, 0u);
   EXPECT_EQ(source->sharedBytes % 16, 0u);

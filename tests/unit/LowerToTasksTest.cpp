@@ -7,7 +7,7 @@
 #include "compiler/schedule/Scheduler.h"
 #include "compiler/taskgraph/LowerToTasks.h"
 #include "compiler/taskgraph/RowTiling.h"
-#include "core/validator/TaskFootprint.h"
+#include "core/taskgraph/TaskFootprint.h"
 #include "compiler/taskgraph/TileOperations.h"
 #include "core/validator/Validator.h"
 

@@ -1,9 +1,9 @@
-// What a task reads and writes in one step, derived from its kind, its
-// operation and its tile: the accesses the executors make, whatever the task
-// declares. Ranges of a KV cache are relative to the step's slot, as in
+// What a task reads and writes in one step, derived from its kind's
+// description (TaskKind.h), its operation and its tile: the accesses the
+// executors make, whatever the task declares. Ranges of a KV cache are relative to the step's slot, as in
 // Task::reads; reads of earlier positions are left out.
-#ifndef MKC_CORE_VALIDATOR_TASKFOOTPRINT_H
-#define MKC_CORE_VALIDATOR_TASKFOOTPRINT_H
+#ifndef MKC_CORE_TASKGRAPH_TASKFOOTPRINT_H
+#define MKC_CORE_TASKGRAPH_TASKFOOTPRINT_H
 
 #include "core/taskgraph/TaskGraph.h"
 
@@ -15,7 +15,7 @@ struct TaskFootprint {
   std::vector<BufferRange> reads, writes;
 };
 
-// Assumes the task's operation and tile are valid (validateStructure).
+// Assumes the task's kind, operation and tile are valid (validateStructure).
 TaskFootprint deriveFootprint(const TaskGraph &graph, const Task &task);
 
 // Sorted by buffer then begin, empty ranges dropped, overlapping or

@@ -1,0 +1,55 @@
+// Where the tasks of one attention operation find their data, for every
+// engine: the task kinds' footprints (core/taskgraph/kinds/), the CPU
+// executor (runtime/cpu/) and the megakernel (codegen/device/).
+//
+//   q | k | v input   [numHeads | numKvHeads | numKvHeads] x headDim; the q
+//                     heads of KV head g are [g * group, (g + 1) * group)
+//   KV caches         [maxContext][numKvHeads][headDim], one slot a position
+//   partials          [numHeads][numChunks][headDim + 2]: one chunk's o
+//                     (headDim), then its max score and its sum of exponentials
+//
+// All offsets count elements from the start of their buffer. The device
+// builds the layout with headDim and group as compile-time constants, so
+// every offset folds to the same arithmetic it would write by hand.
+#ifndef MKC_CORE_PROTOCOL_ATTENTIONLAYOUT_H
+#define MKC_CORE_PROTOCOL_ATTENTIONLAYOUT_H
+
+#include "core/protocol/Portable.h"
+
+namespace mk {
+
+struct AttentionLayout {
+  mk_u64 numHeads, numKvHeads, headDim, group, numChunks; // group: q heads per KV head
+
+  // The q heads of KV head `kvHead` in a q-sized buffer (q, roped q, output).
+  MK_HOST_DEVICE constexpr mk_u64 groupLength() const { return group * headDim; }
+  MK_HOST_DEVICE constexpr mk_u64 query(mk_u64 kvHead) const { return kvHead * groupLength(); }
+  // Head `kvHead` of the k and of the v section of q | k | v.
+  MK_HOST_DEVICE constexpr mk_u64 key(mk_u64 kvHead) const { return (numHeads + kvHead) * headDim; }
+  MK_HOST_DEVICE constexpr mk_u64 value(mk_u64 kvHead) const {
+    return (numHeads + numKvHeads + kvHead) * headDim;
+  }
+  // Head `kvHead` within one position's slot of a cache, and from the cache's start.
+  MK_HOST_DEVICE constexpr mk_u64 slot(mk_u64 kvHead) const { return kvHead * headDim; }
+  MK_HOST_DEVICE constexpr mk_u64 cacheEntry(mk_i64 position, mk_u64 kvHead) const {
+    return static_cast<mk_u64>(position) * numKvHeads * headDim + slot(kvHead);
+  }
+  // One chunk's partial result for q head `head`: o, then max, then sum.
+  MK_HOST_DEVICE constexpr mk_u64 partialLength() const { return headDim + 2; }
+  MK_HOST_DEVICE constexpr mk_u64 partialMax() const { return headDim; }
+  MK_HOST_DEVICE constexpr mk_u64 partialSum() const { return headDim + 1; }
+  MK_HOST_DEVICE constexpr mk_u64 partial(mk_u64 head, mk_u64 chunk) const {
+    return (head * numChunks + chunk) * partialLength();
+  }
+  // Every chunk's partials of the q heads of KV head `kvHead`, contiguous.
+  MK_HOST_DEVICE constexpr mk_u64 groupPartialsLength() const {
+    return group * numChunks * partialLength();
+  }
+  MK_HOST_DEVICE constexpr mk_u64 groupPartials(mk_u64 kvHead) const {
+    return kvHead * groupPartialsLength();
+  }
+};
+
+} // namespace mk
+
+#endif

@@ -1,0 +1,41 @@
+// The dynamic shared memory each task kind's device function needs, in
+// floats, as a function of its kernel variant's arguments (the template
+// arguments of its instantiation, in order: core/taskgraph/TaskKind.h). The
+// device functions carve their shared memory with these, the code generator
+// sizes the kernel's dynamic shared memory with the largest, and the
+// generated dispatcher static_asserts each instantiation against it.
+#ifndef MKC_CORE_PROTOCOL_SHAREDMEMORY_H
+#define MKC_CORE_PROTOCOL_SHAREDMEMORY_H
+
+#include "core/protocol/Portable.h"
+
+namespace mk {
+
+// Embed and Argmax stage nothing in dynamic shared memory.
+MK_HOST_DEVICE constexpr mk_u64 noSharedFloats(mk_i64, mk_i64 = 0) { return 0; }
+
+// The whole input, normalized there when the gemv has a prologue norm.
+MK_HOST_DEVICE constexpr mk_u64 gemvSharedFloats(mk_i64 input, mk_i64 /*epilogue*/,
+                                                 mk_i64 /*norm*/, mk_i64 /*bias*/) {
+  return static_cast<mk_u64>(input);
+}
+
+// The group's q heads and its k head, normed and rotated in place.
+MK_HOST_DEVICE constexpr mk_u64 attentionPrepareSharedFloats(mk_i64 headDim, mk_i64 group,
+                                                             mk_i64 /*rotaryDim*/) {
+  return static_cast<mk_u64>((group + 1) * headDim);
+}
+
+// The group's roped q heads, their scores over the chunk, and per head the
+// max score and the sum of exponentials, in that order.
+MK_HOST_DEVICE constexpr mk_u64 attentionChunkSharedFloats(mk_i64 headDim, mk_i64 group,
+                                                           mk_i64 chunk) {
+  return static_cast<mk_u64>(group * headDim + group * chunk + 2 * group);
+}
+
+// The merge reads the partials straight from global memory.
+MK_HOST_DEVICE constexpr mk_u64 attentionMergeSharedFloats(mk_i64, mk_i64) { return 0; }
+
+} // namespace mk
+
+#endif

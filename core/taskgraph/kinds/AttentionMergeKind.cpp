@@ -1,0 +1,44 @@
+// AttentionMerge: KV head `begin`. Combines the chunks' partials of each of
+// its q heads, in chunk order, into the attention's output.
+#include "core/protocol/SharedMemory.h"
+#include "core/taskgraph/kinds/KindHelpers.h"
+
+namespace mk::kinds {
+
+namespace {
+
+TaskFootprint footprint(const TaskGraph &, const Operation &op, const Task &task) {
+  AttentionLayout layout = attentionLayout(op);
+  return {{rangeOf(op.partials, layout.groupPartials(task.begin), layout.groupPartialsLength())},
+          {rangeOf(op.output, layout.query(task.begin), layout.groupLength())}};
+}
+
+std::vector<int64_t> variant(const Operation &op) {
+  return {op.headDim, op.numHeads / op.numKvHeads};
+}
+
+uint64_t sharedFloats(const std::vector<int64_t> &v) {
+  return attentionMergeSharedFloats(v[0], v[1]);
+}
+
+} // namespace
+
+extern const TaskKindDescription kAttentionMergeKind = {
+    .kind = TaskKind::AttentionMerge,
+    .name = "AttentionMerge",
+    .operation = OpKind::Attention,
+    .phaseEvent = nullptr,
+    .describeTile = describeKvHead,
+    .checkTile = checkKvHead,
+    .footprint = footprint,
+    .weightElements = noElements,
+    .cacheElements = noElements,
+    .deviceFunction = "attentionMergeTask",
+    .variantParameters = {{"headDim"}, {"group"}},
+    .variantArguments = variant,
+    .kernelArguments = "kThreads",
+    .sharedFloatsFunction = "mk::attentionMergeSharedFloats",
+    .sharedFloats = sharedFloats,
+};
+
+} // namespace mk::kinds

@@ -1,0 +1,59 @@
+// Gemv: output rows [begin, end) of epilogue(W * prologue(in) + b), W the
+// operation's weights stacked by rows. It reads its whole input (the
+// prologue norm needs all of it) and, with a residual epilogue, its rows of
+// the residual.
+#include "core/protocol/SharedMemory.h"
+#include "core/taskgraph/kinds/KindHelpers.h"
+
+namespace mk::kinds {
+
+namespace {
+
+TaskFootprint footprint(const TaskGraph &, const Operation &op, const Task &task) {
+  TaskFootprint footprint;
+  footprint.reads.push_back({op.input, 0, op.inputLength});
+  if (op.epilogue == Epilogue::Residual)
+    footprint.reads.push_back({op.residual, task.begin, task.end});
+  footprint.writes.push_back({op.output, task.begin, task.end});
+  return footprint;
+}
+
+// Its rows of each stacked matrix (both halves of a SiLU-gated pair) and of
+// the biases, and the whole norm vector.
+uint64_t weightElements(const Operation &op, const Task &task) {
+  uint64_t perRow = op.inputLength + (op.biases.empty() ? 0 : 1);
+  uint64_t stacked = op.epilogue == Epilogue::SiluMul ? 2 : 1;
+  return stacked * (task.end - task.begin) * perRow + (op.norm.name.empty() ? 0 : op.inputLength);
+}
+
+std::vector<int64_t> variant(const Operation &op) {
+  return {static_cast<int64_t>(op.inputLength), static_cast<int64_t>(op.epilogue),
+          !op.norm.name.empty(), !op.biases.empty()};
+}
+
+uint64_t sharedFloats(const std::vector<int64_t> &v) {
+  return gemvSharedFloats(v[0], v[1], v[2], v[3]);
+}
+
+} // namespace
+
+extern const TaskKindDescription kGemvKind = {
+    .kind = TaskKind::Gemv,
+    .name = "Gemv",
+    .operation = OpKind::Gemv,
+    .phaseEvent = nullptr,
+    .describeTile = describeRows,
+    .checkTile = checkRows,
+    .footprint = footprint,
+    .weightElements = weightElements,
+    .cacheElements = noElements,
+    .deviceFunction = "gemvTask",
+    .variantParameters = {{"input"}, {"epilogue", spellEpilogue}, {"norm", spellBoolean},
+                          {"bias", spellBoolean}},
+    .variantArguments = variant,
+    .kernelArguments = "kThreads, kGemvLoadsInFlight",
+    .sharedFloatsFunction = "mk::gemvSharedFloats",
+    .sharedFloats = sharedFloats,
+};
+
+} // namespace mk::kinds
