@@ -1,7 +1,9 @@
 // mk-concat-projections: the projections that read the same vector and feed
 // the same consumer become one gemv, so the vector is loaded (and later
-// normalized) once: q, k, v of an mk.attention (possibly through
-// mk.head_rms_norm and mk.rotary), and gate, up of an mk.silu_mul. The
+// normalized) once: q, k, v of an mk.attention (possibly through a per-head
+// norm and mk.rotary), and gate, up of an mk.silu_mul. A per-head norm is
+// what mk-fuse-attention-input folds: an mk.head_rms_norm of the attention's
+// head_dim, or an mk.rms_norm of one head (PassDetail.h, HeadNorm). The
 // stacked gemv's weights and biases are the parts' in that order, and each
 // part's result is an mk.slice of it. Only plain gemvs (no norm, residual or
 // epilogue) in one block are stacked, and biases only when every part has
@@ -13,16 +15,17 @@ using namespace mlir;
 namespace mk {
 namespace {
 
-// The gemv a consumer's operand comes from, looking through the per-head ops
-// that sit between a projection and the attention.
-GemvOp projectionOf(Value operand) {
+// The gemv an attention operand comes from, looking through the per-head
+// ops that sit between a projection and the attention: rotary, and norms of
+// heads of `headDim` entries.
+GemvOp projectionOf(Value operand, int64_t headDim) {
   while (Operation *op = operand.getDefiningOp()) {
     if (auto gemv = dyn_cast<GemvOp>(op))
       return gemv;
     if (auto rotary = dyn_cast<RotaryOp>(op))
       operand = rotary.getInput();
-    else if (auto norm = dyn_cast<HeadRMSNormOp>(op))
-      operand = norm.getInput();
+    else if (HeadNorm norm = headNormOf(operand); norm && norm.headDim == headDim)
+      operand = norm.input;
     else
       return nullptr;
   }
@@ -83,8 +86,10 @@ struct AttentionPattern : OpRewritePattern<AttentionOp> {
   using OpRewritePattern::OpRewritePattern;
 
   LogicalResult matchAndRewrite(AttentionOp attention, PatternRewriter &rewriter) const override {
-    GemvOp parts[] = {projectionOf(attention.getQ()), projectionOf(attention.getK()),
-                      projectionOf(attention.getV())};
+    int64_t headDim = attention.getHeadDim();
+    GemvOp parts[] = {projectionOf(attention.getQ(), headDim),
+                      projectionOf(attention.getK(), headDim),
+                      projectionOf(attention.getV(), headDim)};
     return stack(parts, rewriter);
   }
 };

@@ -3,8 +3,11 @@
 // weight as `norm`, its eps) and erased; each gemv then normalizes the raw
 // input itself, which a megakernel tile can do on the vector it loads anyway.
 // A norm with any other user (or read as a residual) stays, since computing
-// it once is then needed regardless. Assumes the projections are gemvs
-// (mk-linear-to-gemv), stacked first (mk-concat-projections wants no norm).
+// it once is then needed regardless. An mk.head_rms_norm whose head_dim is
+// its whole length is the same norm (one head), so it is folded alike; one
+// of several heads is not a gemv's norm and stays. Assumes the projections
+// are gemvs (mk-linear-to-gemv), stacked first (mk-concat-projections wants
+// no norm), and the q/k norms already in mk.fused_attention.
 #include "passes/PassDetail.h"
 
 using namespace mlir;
@@ -17,28 +20,46 @@ bool readsAsPlainInput(OpOperand &use) {
   return gemv && use.getOperandNumber() == 0 && !gemv.getNormAttr();
 }
 
+// Folds the whole-vector norm `norm` (an mk.rms_norm, or an mk.head_rms_norm
+// of one head) into the gemvs that read it, if they are all it has.
+LogicalResult fold(HeadNorm norm, PatternRewriter &rewriter) {
+  Operation *op = norm.op;
+  if (op->use_empty() || !llvm::all_of(op->getUses(), readsAsPlainInput))
+    return rewriter.notifyMatchFailure(op, "a user is not a gemv reading it as input");
+  for (Operation *user : llvm::make_early_inc_range(op->getUsers())) {
+    auto gemv = cast<GemvOp>(user);
+    rewriter.updateRootInPlace(gemv, [&] {
+      gemv.getInputMutable().assign(norm.input);
+      gemv.setNormAttr(norm.weight);
+      gemv.setEpsAttr(norm.eps);
+    });
+  }
+  rewriter.eraseOp(op);
+  return success();
+}
+
 struct FoldPattern : OpRewritePattern<RMSNormOp> {
   using OpRewritePattern::OpRewritePattern;
 
   LogicalResult matchAndRewrite(RMSNormOp norm, PatternRewriter &rewriter) const override {
-    if (norm->use_empty() || !llvm::all_of(norm->getUses(), readsAsPlainInput))
-      return rewriter.notifyMatchFailure(norm, "a user is not a gemv reading it as input");
-    for (Operation *user : llvm::make_early_inc_range(norm->getUsers())) {
-      auto gemv = cast<GemvOp>(user);
-      rewriter.updateRootInPlace(gemv, [&] {
-        gemv.getInputMutable().assign(norm.getInput());
-        gemv.setNormAttr(norm.getWeightAttr());
-        gemv.setEpsAttr(norm.getEpsAttr());
-      });
-    }
-    rewriter.eraseOp(norm);
-    return success();
+    return fold(headNormOf(norm.getResult()), rewriter);
+  }
+};
+
+struct FoldOneHeadPattern : OpRewritePattern<HeadRMSNormOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(HeadRMSNormOp norm, PatternRewriter &rewriter) const override {
+    HeadNorm view = headNormOf(norm.getResult());
+    if (view.headDim != norm.getType().cast<RankedTensorType>().getDimSize(0))
+      return rewriter.notifyMatchFailure(norm, "normalizes more than one head");
+    return fold(view, rewriter);
   }
 };
 
 struct FoldRMSNormPass : FoldRMSNormBase<FoldRMSNormPass> {
   void runOnOperation() override {
-    if (failed(applyPatterns<FoldPattern>(getOperation())))
+    if (failed(applyPatterns<FoldPattern, FoldOneHeadPattern>(getOperation())))
       signalPassFailure();
   }
 };

@@ -1,5 +1,5 @@
 // mk-fuse-attention-input: an mk.attention whose q and k are
-// (mk.head_rms_norm ->) mk.rotary of slices of one gemv result, and whose v
+// (per-head norm ->) mk.rotary of slices of one gemv result, and whose v
 // is a plain slice of it, becomes mk.fused_attention on that result: the
 // attention task normalizes, rotates and writes k, v into the cache itself,
 // and q, k, v never exist as separate vectors. The slices must be q | k | v
@@ -7,6 +7,19 @@
 // alike at the attention's position (or neither rotated), and normalized
 // with the same eps when both are. Assumes mk-concat-projections has stacked
 // q, k and v.
+//
+// A per-head norm is an mk.head_rms_norm of the attention's head_dim, or an
+// mk.rms_norm whose length is head_dim: the norm of a vector of one head,
+// which is how the importer writes the k norm of a model with one KV head
+// (and both norms with one query head). The two describe the same
+// arithmetic, so the pass takes either where one head is normalized rather
+// than canonicalizing one into the other first: turning every head-long
+// mk.rms_norm into mk.head_rms_norm would also rewrite norms that
+// mk-fold-rms-norm must see as plain, and the reverse still leaves the
+// one-head norm as an mk.rms_norm here. What decides is the length of the
+// normalized segment, never which op spells it; a norm over several heads
+// at once (an mk.rms_norm longer than head_dim) is not a per-head norm and
+// keeps the attention unfused.
 #include "passes/PassDetail.h"
 
 using namespace mlir;
@@ -14,10 +27,10 @@ using namespace mlir;
 namespace mk {
 namespace {
 
-// The per-head chain slice -> (head_rms_norm ->) (rotary ->) attention.
+// The per-head chain slice -> (per-head norm ->) (rotary ->) attention.
 struct HeadInput {
   SliceOp slice;
-  HeadRMSNormOp norm;
+  HeadNorm norm;
   RotaryOp rotary;
 };
 
@@ -30,10 +43,10 @@ FailureOr<HeadInput> headInputOf(Value operand, AttentionOp attention) {
       return failure();
     operand = input.rotary.getInput();
   }
-  if ((input.norm = operand.getDefiningOp<HeadRMSNormOp>())) {
-    if (static_cast<int64_t>(input.norm.getHeadDim()) != headDim)
+  if ((input.norm = headNormOf(operand))) {
+    if (input.norm.headDim != headDim)
       return failure();
-    operand = input.norm.getInput();
+    operand = input.norm.input;
   }
   if (!(input.slice = operand.getDefiningOp<SliceOp>()))
     return failure();
@@ -67,12 +80,12 @@ struct FusePattern : OpRewritePattern<AttentionOp> {
       return rewriter.notifyMatchFailure(attention, "q, k, v are not q | k | v of one gemv");
     if (!rotatedAlike(q->rotary, k->rotary))
       return rewriter.notifyMatchFailure(attention, "q and k are rotated differently");
-    if (q->norm && k->norm && q->norm.getEpsAttr() != k->norm.getEpsAttr())
+    if (q->norm && k->norm && q->norm.eps != k->norm.eps)
       return rewriter.notifyMatchFailure(attention, "q and k norms have different eps");
 
-    FlatSymbolRefAttr qNorm = q->norm ? q->norm.getWeightAttr() : nullptr;
-    FlatSymbolRefAttr kNorm = k->norm ? k->norm.getWeightAttr() : nullptr;
-    FloatAttr normEps = q->norm ? q->norm.getEpsAttr() : k->norm ? k->norm.getEpsAttr() : nullptr;
+    FlatSymbolRefAttr qNorm = q->norm ? q->norm.weight : nullptr;
+    FlatSymbolRefAttr kNorm = k->norm ? k->norm.weight : nullptr;
+    FloatAttr normEps = q->norm ? q->norm.eps : k->norm ? k->norm.eps : nullptr;
     RotaryOp rotary = q->rotary;
     rewriter.replaceOpWithNewOp<FusedAttentionOp>(
         attention, attention.getType(), qkv, attention.getCache(), attention.getPos(),

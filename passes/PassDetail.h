@@ -36,6 +36,33 @@ inline bool isPlainGemv(GemvOp gemv) {
   return !gemv.getNormAttr() && !gemv.getResidual() && gemv.getEpilogue() == "none";
 }
 
+// An RMS norm as the attention passes read it: normalized in segments of
+// `headDim` entries, each times `weight` ([headDim]). mk.head_rms_norm is
+// one; so is an mk.rms_norm, which is that norm with one segment: the
+// importer writes the norm of a single head (Qwen3's k norm with one KV
+// head, both norms with one query head) as the plain norm. A pass that wants
+// a norm of heads of dimension d asks for one with headDim == d, and so
+// accepts either description.
+struct HeadNorm {
+  mlir::Operation *op = nullptr;
+  mlir::Value input;
+  mlir::FlatSymbolRefAttr weight;
+  mlir::FloatAttr eps;
+  int64_t headDim = 0;
+
+  explicit operator bool() const { return op != nullptr; }
+};
+
+inline HeadNorm headNormOf(mlir::Value value) {
+  if (auto norm = value.getDefiningOp<HeadRMSNormOp>())
+    return {norm, norm.getInput(), norm.getWeightAttr(), norm.getEpsAttr(),
+            static_cast<int64_t>(norm.getHeadDim())};
+  if (auto norm = value.getDefiningOp<RMSNormOp>())
+    return {norm, norm.getInput(), norm.getWeightAttr(), norm.getEpsAttr(),
+            norm.getType().cast<mlir::RankedTensorType>().getDimSize(0)};
+  return {};
+}
+
 } // namespace mk
 
 #endif

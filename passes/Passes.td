@@ -36,11 +36,13 @@ def ConcatProjections : Mk_FunctionPass<"mk-concat-projections"> {
   let summary = "Stacks the q/k/v and the gate/up gemvs of one input into one gemv";
   let description = [{
     Plain gemvs (no norm, no epilogue) of the same input whose results are
-    the q, k and v of one mk.attention (directly or through mk.head_rms_norm
+    the q, k and v of one mk.attention (directly or through a per-head norm
     and mk.rotary), or the gate and up of one mk.silu_mul, become one gemv
     whose weights (and biases) are theirs in that order; each former result
     is an mk.slice of it. Biases are stacked only when every part has one;
-    otherwise the gemvs are left alone.
+    otherwise the gemvs are left alone. A per-head norm is one that
+    mk-fuse-attention-input folds: mk.head_rms_norm of the attention's
+    head_dim, or mk.rms_norm of exactly head_dim entries (one head).
 
     ```mlir
     %g = mk.gemv %x weights [@wg] : tensor<64xf32> -> tensor<160xf32>
@@ -64,6 +66,24 @@ def FuseAttentionInput : Mk_FunctionPass<"mk-fuse-attention-input"> {
     order and covering it exactly, becomes mk.fused_attention on that result.
     q and k must be rotated alike (or both not at all) at the attention's
     position; when both are normalized, with the same eps.
+
+    The per-head norm may be written either way the dialect allows:
+    mk.head_rms_norm with the attention's head_dim, or, for a vector of one
+    head, mk.rms_norm of head_dim entries. The importer writes the latter
+    for Qwen3's k norm with a single KV head (and both norms with a single
+    query head); the arithmetic is the same, so both fuse. The pass accepts
+    both rather than canonicalizing first, because a head-long mk.rms_norm
+    turned into mk.head_rms_norm everywhere would hide plain norms from
+    mk-fold-rms-norm, and one turned the other way would still need this
+    match. An mk.rms_norm over several heads at once is a different norm and
+    leaves the attention alone.
+
+    ```mlir
+    %kn = mk.rms_norm %k weight @kn {eps = 1.0e-06 : f32} : tensor<16xf32>
+    %kr = mk.rotary %kn at %pos {head_dim = 16 : i64, ...} : tensor<16xf32>
+    %o = mk.attention %qr, %kr, %v cache %c at %pos {num_kv_heads = 1 : i64, head_dim = 16 : i64, ...}
+    // k_norm @kn, as if %kn were mk.head_rms_norm {head_dim = 16}
+    ```
 
     ```mlir
     %q = mk.slice %qkv {offset = 0 : i64} : tensor<128xf32> -> tensor<64xf32>
@@ -99,7 +119,8 @@ def FoldRMSNorm : Mk_FunctionPass<"mk-fold-rms-norm"> {
     An mk.rms_norm all of whose users are gemvs without a norm, reading it as
     their input, disappears: each gemv reads the norm's input and carries the
     norm's weight and eps, recomputing the norm itself. A norm with any other
-    user stays as it is.
+    user stays as it is. An mk.head_rms_norm whose head_dim is its input's
+    whole length is this same norm of one head and is folded alike.
 
     ```mlir
     %qkv = mk.gemv %x weights [@wq, @wk, @wv] norm @ln {eps = 1.0e-05 : f32}

@@ -13,7 +13,9 @@ qkv gemv (input norm, biases for qwen2), mk.fused_attention (q/k norm for
 qwen3), the o_proj gemv with the residual, gate_up (post-attention norm,
 silu_mul) and down with the residual; then the lm_head with the final norm
 (the embedding table when tied) and the argmax. Rotary frequencies are the
-plain theta ones: scaling changes values, not shapes.
+plain theta ones: scaling changes values, not shapes. head_dim is the
+config's when it has one (it need not be hidden / heads), and
+partial_rotary_factor rotates only that share of each head.
 """
 import argparse
 import json
@@ -45,7 +47,9 @@ def fused_module(config, dtype="bf16"):
 
     q_rows, kv_rows = heads * head_dim, kv_heads * head_dim
     qkv_rows = q_rows + 2 * kv_rows
-    inv_freq = ", ".join(f"{theta ** (-2.0 * i / head_dim):.6e}" for i in range(head_dim // 2))
+    # As transformers computes it: the rotated share of each head, even.
+    rotary_dim = int(head_dim * config.get("partial_rotary_factor", 1.0)) // 2 * 2
+    inv_freq = ", ".join(f"{theta ** (-2.0 * i / rotary_dim):.6e}" for i in range(rotary_dim // 2))
     scale = head_dim ** -0.5
 
     table = weight("embed", vocab, hidden)
@@ -69,8 +73,8 @@ def fused_module(config, dtype="bf16"):
         body.append(
             f"    %{p}_attn = mk.fused_attention %{p}_qkv cache %cache{layer} at %pos{qk_norm} "
             f"{{{norm_eps}head_dim = {head_dim} : i64, inv_freq = dense<[{inv_freq}]> : "
-            f"tensor<{head_dim // 2}xf32>, num_heads = {heads} : i64, num_kv_heads = {kv_heads} : i64, "
-            f"rotary_dim = {head_dim} : i64, scale = {scale:e} : f32}} : {vec(qkv_rows)}, "
+            f"tensor<{rotary_dim // 2}xf32>, num_heads = {heads} : i64, num_kv_heads = {kv_heads} : i64, "
+            f"rotary_dim = {rotary_dim} : i64, scale = {scale:e} : f32}} : {vec(qkv_rows)}, "
             f"!mk.kv_cache<{kv_heads}, {head_dim}> -> {vec(q_rows)}")
         wo = weight(f"{p}.wo", hidden, q_rows)
         body.append(f"    %{p}_h = mk.gemv %{p}_attn residual {x} weights [{wo}] "

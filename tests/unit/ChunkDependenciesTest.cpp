@@ -12,6 +12,7 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
 #include <set>
 
 namespace {
@@ -65,8 +66,10 @@ TEST_F(ChunkDependenciesTest, EveryConsumerWaitsOnEveryProducerOfItsReads) {
     TaskGraph graph = lower(gqaShape(), sms);
     chunkDependencies(graph);
     auto producers = producersOfReads(graph);
+    size_t checked = 0;
     for (const Task &task : graph.tasks)
       for (const Producer &producer : producers[task.id]) {
+        ++checked;
         uint32_t event = graph.tasks[producer.task].trigger;
         bool waited = std::any_of(task.waits.begin(), task.waits.end(), [&](const Wait &wait) {
           return wait.event == event && wait.stepOffset == producer.stepOffset;
@@ -74,6 +77,7 @@ TEST_F(ChunkDependenciesTest, EveryConsumerWaitsOnEveryProducerOfItsReads) {
         EXPECT_TRUE(waited) << "task " << task.id << " does not wait on producer "
                             << producer.task << " on " << sms << " SMs";
       }
+    EXPECT_GT(checked, 0u) << "no task reads anything on " << sms << " SMs";
   }
 }
 
@@ -83,9 +87,13 @@ TEST_F(ChunkDependenciesTest, AttentionWaitsOnlyOnItsOwnKvGroup) {
   chunkDependencies(graph);
   uint64_t d = shape.headDim, groupRows = d * shape.heads / shape.kvHeads;
   uint64_t kStart = shape.heads * d, vStart = kStart + shape.kvHeads * d;
+  // Every phase must be found, and each task's producers with it: a renamed
+  // operation or kind must fail here, not check nothing.
+  std::map<TaskKind, size_t> attentionTasks;
   for (const Task &task : graph.tasks) {
     if (graph.operations[task.op].name != "layer0.attention")
       continue;
+    ++attentionTasks[task.kind];
     uint64_t g = task.begin;
     std::set<uint32_t> expected;
     for (const Task &other : graph.tasks) {
@@ -116,25 +124,40 @@ TEST_F(ChunkDependenciesTest, AttentionWaitsOnlyOnItsOwnKvGroup) {
         break;
       }
     }
+    EXPECT_FALSE(expected.empty()) << "no producer found for attention task " << task.id;
     EXPECT_EQ(waitedTasks(graph, task), expected) << "task " << task.id;
   }
+  for (TaskKind kind : {TaskKind::AttentionPrepare, TaskKind::AttentionChunk,
+                        TaskKind::AttentionMerge})
+    EXPECT_GT(attentionTasks[kind], 0u)
+        << "no layer0.attention task of kind " << static_cast<int>(kind);
 }
 
 TEST_F(ChunkDependenciesTest, AResidualTileWaitsOnItsResidualRowsAndTheWholeInput) {
   TaskGraph graph = lower(gqaShape(), 8);
   chunkDependencies(graph);
+  size_t downTiles = 0;
   for (const Task &task : graph.tasks) {
     if (graph.operations[task.op].name != "layer0.down")
       continue;
-    std::set<uint32_t> waited = waitedTasks(graph, task), residual;
+    ++downTiles;
+    std::set<uint32_t> waited = waitedTasks(graph, task);
+    size_t inputTiles = 0, residualTiles = 0;
     for (const Task &other : graph.tasks) {
       const std::string &op = graph.operations[other.op].name;
-      if (op == "layer0.gate_up")
+      if (op == "layer0.gate_up") {
+        ++inputTiles;
         EXPECT_TRUE(waited.count(other.id)) << "input tile " << other.id;
-      if (op == "layer0.o_proj" && other.begin < task.end && task.begin < other.end)
+      }
+      if (op == "layer0.o_proj" && other.begin < task.end && task.begin < other.end) {
+        ++residualTiles;
         EXPECT_TRUE(waited.count(other.id)) << "residual tile " << other.id;
+      }
     }
+    EXPECT_GT(inputTiles, 0u) << "no layer0.gate_up tile for down tile " << task.id;
+    EXPECT_GT(residualTiles, 0u) << "no layer0.o_proj tile under down tile " << task.id;
   }
+  EXPECT_GT(downTiles, 0u) << "no layer0.down tile";
 }
 
 TEST_F(ChunkDependenciesTest, TheFinerGraphPassesTheValidator) {

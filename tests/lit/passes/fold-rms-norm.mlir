@@ -6,6 +6,8 @@ mk.weight @ln : tensor<64xf32>
 mk.weight @ln2 : tensor<64xf32>
 mk.weight @wqkv : tensor<128x64xf32>
 mk.weight @wo : tensor<64x64xf32>
+mk.weight @hn : tensor<16xf32>
+mk.weight @w16 : tensor<8x16xf32>
 
 // CHECK-LABEL: func.func @folded
 // CHECK-SAME: (%[[X:[^:]*]]: tensor<64xf32>)
@@ -33,4 +35,26 @@ func.func @not_folded(%x: tensor<64xf32>, %y: tensor<64xf32>) -> (tensor<64xf32>
   %n3 = mk.rms_norm %x weight @ln {eps = 1.0e-05 : f32} : tensor<64xf32>
   %d = mk.gemv %n3 weights [@wo] norm @ln2 {eps = 1.0e-05 : f32} : tensor<64xf32> -> tensor<64xf32>
   return %a, %s, %r, %d : tensor<64xf32>, tensor<64xf32>, tensor<64xf32>, tensor<64xf32>
+}
+
+// An mk.head_rms_norm of one head (head_dim is its whole length) is the
+// plain norm and folds alike.
+// CHECK-LABEL: func.func @one_head
+// CHECK-SAME: (%[[X:[^:]*]]: tensor<16xf32>)
+func.func @one_head(%x: tensor<16xf32>) -> tensor<8xf32> {
+  // CHECK-NEXT: %[[A:.*]] = mk.gemv %[[X]] weights [@w16] norm @hn {eps = 9.99999974E-6 : f32} : tensor<16xf32> -> tensor<8xf32>
+  // CHECK-NEXT: return %[[A]]
+  %n = mk.head_rms_norm %x weight @hn {eps = 1.0e-05 : f32, head_dim = 16 : i64} : tensor<16xf32>
+  %a = mk.gemv %n weights [@w16] : tensor<16xf32> -> tensor<8xf32>
+  return %a : tensor<8xf32>
+}
+
+// Left alone: a head norm of several heads is not a gemv's norm.
+// CHECK-LABEL: func.func @several_heads
+func.func @several_heads(%x: tensor<64xf32>) -> tensor<64xf32> {
+  // CHECK-NEXT: %[[N:.*]] = mk.head_rms_norm
+  // CHECK-NEXT: mk.gemv %[[N]] weights [@wo] :
+  %n = mk.head_rms_norm %x weight @hn {eps = 1.0e-05 : f32, head_dim = 16 : i64} : tensor<64xf32>
+  %a = mk.gemv %n weights [@wo] : tensor<64xf32> -> tensor<64xf32>
+  return %a : tensor<64xf32>
 }
