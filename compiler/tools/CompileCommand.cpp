@@ -16,6 +16,7 @@
 // Each level is the one before it plus one stage, so adding a stage is one
 // enumerator and one `if` in compile().
 #include "compiler/tools/Commands.h"
+#include "compiler/tools/CommandFiles.h"
 
 #include "codegen/Megakernel.h"
 #include "codegen/Nvrtc.h"
@@ -27,10 +28,8 @@
 #include "passes/Pipeline.h"
 
 #include "mlir/IR/MLIRContext.h"
-#include "mlir/Support/FileUtilities.h"
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/FormatVariadic.h"
-#include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <optional>
@@ -157,6 +156,12 @@ int parseArguments(int argc, char **argv, CompileArguments &options) {
     return refuse("--random-weights applies to --emit=mk only");
   if (std::string invalid = checkKernelOptions(options.kernelOptions); !invalid.empty())
     return refuse(invalid);
+  // Before compiling, which may take minutes: the input is a file, and the
+  // output is not the input.
+  if (std::string error = checkInputFile(options.model); !error.empty())
+    return refuse(error);
+  if (std::string error = checkOutput(options.output, {options.model}); !error.empty())
+    return refuse(error);
   return 0;
 }
 
@@ -169,13 +174,8 @@ llvm::Expected<CompiledModel> compileWith(mlir::MLIRContext &context,
 
 // Writes `text` to `path` ("-": stdout) only once it is complete.
 int writeOutput(const std::string &path, llvm::StringRef text) {
-  std::string error;
-  auto output = mlir::openOutputFile(path, &error);
-  if (!output)
-    return refuse(error);
-  output->os() << text;
-  output->keep();
-  return 0;
+  std::string error = writeOutputFile(path, text);
+  return error.empty() ? 0 : refuse(error);
 }
 
 // The levels past the IR print text about the task graph, not a module.
@@ -278,14 +278,11 @@ int compile(const CompileArguments &options) {
       mlir::failed(runFusionPipeline(module, options.printIrAfterAll)))
     return refuse("the fusion pipeline failed on '" + options.model + "'");
 
-  std::string error;
-  auto output = mlir::openOutputFile(options.output, &error);
-  if (!output)
-    return refuse(error);
-  module.print(output->os());
-  output->os() << "\n";
-  output->keep();
-  return 0;
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  module.print(os);
+  os << "\n";
+  return writeOutput(options.output, os.str());
 }
 
 } // namespace

@@ -9,6 +9,7 @@
 #include "compiler/interpreter/ReferenceInterpreter.h"
 #include "compiler/support/Npy.h"
 #include "compiler/tools/Commands.h"
+#include "compiler/tools/CommandFiles.h"
 #include "passes/Pipeline.h"
 #include "runtime/cpu/CpuExecutor.h"
 #include "runtime/format/TokenList.h"
@@ -124,6 +125,10 @@ int evalCommand(int argc, char **argv) {
   if (!parseTokenList(args.tokens, tokens))
     return refuse("--tokens must be a comma-separated list of token ids, got '" + args.tokens +
                   "'");
+  if (std::string error = checkInputFile(args.model); !error.empty())
+    return refuse(error);
+  if (std::string error = checkOutput(args.logits, {args.model}); !error.empty())
+    return refuse(error);
   if (!maxContextGiven)
     args.compile.maxContext = static_cast<int64_t>(tokens.size());
 

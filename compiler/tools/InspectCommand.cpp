@@ -4,6 +4,7 @@
 // (or mk IR), or reads the TASKGRAPH section of a .mk artifact, checked as the
 // loader checks it.
 #include "compiler/tools/Commands.h"
+#include "compiler/tools/CommandFiles.h"
 
 #include "compiler/driver/Pipeline.h"
 #include "compiler/inspect/TaskGraphDot.h"
@@ -15,8 +16,7 @@
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/raw_ostream.h"
 
-#include <fstream>
-#include <iostream>
+#include <sstream>
 #include <optional>
 #include <string>
 
@@ -95,6 +95,12 @@ int parseArguments(int argc, char **argv, InspectArguments &arguments) {
     return usage();
   if (arguments.layer && arguments.format != Format::Dot)
     return refuse("--layer applies to --format=dot only");
+  if (std::string error = checkInputFile(arguments.model); !error.empty())
+    return refuse(error);
+  if (std::string error = checkOutput(arguments.output.empty() ? "-" : arguments.output,
+                                      {arguments.model});
+      !error.empty())
+    return refuse(error);
   if (llvm::StringRef(arguments.model).endswith(".mk") && arguments.compileOptionGiven)
     return refuse("--max-context and --num-sms apply when compiling; '" + arguments.model +
                   "' is compiled already");
@@ -158,18 +164,11 @@ int inspectCommand(int argc, char **argv) {
       return refuse("the model has no layer " + llvm::Twine(*arguments.layer));
   }
 
-  if (arguments.output.empty() || arguments.output == "-") {
-    print(std::cout, arguments, *inspected);
-    std::cout.flush();
-    return 0;
-  }
-  std::ofstream file(arguments.output);
-  if (!file)
-    return refuse("cannot open '" + arguments.output + "' for writing");
-  print(file, arguments, *inspected);
-  if (!file.flush())
-    return refuse("cannot write '" + arguments.output + "'");
-  return 0;
+  std::ostringstream text;
+  print(text, arguments, *inspected);
+  std::string error =
+      writeOutputFile(arguments.output.empty() ? "-" : arguments.output, text.str());
+  return error.empty() ? 0 : refuse(error);
 }
 
 } // namespace mk

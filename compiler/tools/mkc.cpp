@@ -13,6 +13,7 @@
 // Every option that takes a value may be written --flag=value or --flag value.
 // Exit codes: 0 success, 1 usage error, 2 the model or input was refused.
 #include "compiler/tools/Commands.h"
+#include "compiler/tools/CommandFiles.h"
 #include "frontends/onnx/DecoderImporter.h"
 
 #include "mlir/IR/MLIRContext.h"
@@ -45,13 +46,18 @@ int refuse(const llvm::Twine &message) {
 }
 
 int importCommand(const std::string &modelPath) {
+  if (std::string error = mk::checkInputFile(modelPath); !error.empty())
+    return refuse(error);
   mlir::MLIRContext context;
   auto imported = mk::importOnnxModel(context, modelPath);
   if (!imported)
     return refuse(llvm::toString(imported.takeError()));
-  imported->module->print(llvm::outs());
-  llvm::outs() << "\n";
-  return 0;
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  imported->module->print(os);
+  os << "\n";
+  std::string error = mk::writeOutputFile("-", os.str());
+  return error.empty() ? 0 : refuse(error);
 }
 
 // "--flag value" becomes "--flag=value" for every flag that takes a value,

@@ -12,6 +12,7 @@
 // Exit codes: 0 success, 1 usage error, 2 the model or the input was refused
 // or the run failed, 3 the device is unavailable (no GPU, no driver, no kernel).
 #include "mkrt.h"
+#include "runtime/format/MkFile.h"
 #include "runtime/format/TokenList.h"
 #include "runtime/mkrun/NpyWriter.h"
 
@@ -102,6 +103,11 @@ int parseArguments(int argc, char **argv, Arguments &args) {
                   kUsageError);
   if (args.device != "gpu" && args.device != "cpu" && args.device != "auto")
     return refuse("unknown device '" + args.device + "' (available: gpu, cpu, auto)");
+  // Before the run: no output may overwrite the model.
+  for (const std::string *output : {&args.logits, &args.stepTimes, &args.trace})
+    if (!output->empty())
+      if (std::string error = mk::checkOutputFile(*output, {args.model}); !error.empty())
+        return refuse(error);
   return 0;
 }
 
