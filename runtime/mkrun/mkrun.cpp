@@ -10,7 +10,8 @@
 //
 // Options: --device gpu|cpu|auto (default auto), --max-context N.
 // Exit codes: 0 success, 1 usage error, 2 the model or the input was refused
-// or the run failed, 3 the device is unavailable (no GPU, no driver, no kernel).
+// or the run failed, 3 the device is unavailable (no GPU, no driver, no kernel),
+// 4 the GPU is there and failed (module load, launch, the kernel's error word).
 #include "mkrt.h"
 #include "runtime/format/MkFile.h"
 #include "runtime/format/TokenList.h"
@@ -25,7 +26,7 @@
 
 namespace {
 
-constexpr int kUsageError = 1, kRefused = 2, kNoDevice = 3;
+constexpr int kUsageError = 1, kRefused = 2, kNoDevice = 3, kDeviceFailure = 4;
 
 constexpr const char *kUsage =
     "usage: mkrun MODEL.mk [--device gpu|cpu|auto] [--max-context N]\n"
@@ -48,7 +49,16 @@ int refuse(const std::string &message, int code = kRefused) {
   return code;
 }
 
-int exitCodeOf(mkrt_status status) { return status == MKRT_ERROR_NO_DEVICE ? kNoDevice : kRefused; }
+int exitCodeOf(mkrt_status status) {
+  switch (status) {
+  case MKRT_ERROR_NO_DEVICE:
+    return kNoDevice;
+  case MKRT_ERROR_DEVICE_FAILURE:
+    return kDeviceFailure;
+  default:
+    return kRefused;
+  }
+}
 
 using mk::parseCount;
 using mk::parseTokenList;
