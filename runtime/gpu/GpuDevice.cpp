@@ -435,6 +435,18 @@ std::optional<DeviceFacts> readFacts(const CudaDriver &cuda, CUdevice device, st
 
 } // namespace
 
+std::string cudaDriverVersion() {
+  std::string whyNot;
+  const CudaDriver *cuda = CudaDriver::load(whyNot);
+  if (!cuda)
+    return "not found (" + whyNot + ")";
+  int version = 0;
+  if (CUresult result = cuda->cuDriverGetVersion(&version); result != CUDA_SUCCESS)
+    return "unknown (" + cuda->describe(result) + ")";
+  // 12040 is 12.4.
+  return std::to_string(version / 1000) + "." + std::to_string(version % 1000 / 10);
+}
+
 std::unique_ptr<GpuDevice> GpuDevice::open(std::string &whyNot) {
   const CudaDriver *cuda = CudaDriver::load(whyNot);
   if (!cuda)

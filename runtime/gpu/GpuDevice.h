@@ -55,6 +55,10 @@ enum class GpuStatus {
   Failed,
 };
 
+// "12.4", the version of the CUDA driver this machine has, or why there is
+// none ("not found: libcuda.so.1 ..."). Loads the driver; starts nothing.
+std::string cudaDriverVersion();
+
 class GpuDevice {
 public:
   // nullptr with `whyNot` set when there is no usable GPU (no driver, no

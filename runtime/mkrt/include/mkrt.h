@@ -129,6 +129,13 @@ mkrt_status mkrt_session_set_trace(mkrt_session *session, const char *path);
 mkrt_status mkrt_eval_logits(mkrt_session *session, const int64_t *tokens, size_t n,
                              float *out_logits);
 
+/* What this libmkrt is: "libmkrt for .mk format 1, Release build, git
+ * 1a2b3c4" (the revision when the build knew it). */
+const char *mkrt_version(void);
+/* The CUDA driver's version, "12.4", or why there is none ("not found
+ * (...)"). Loads the driver without starting it. */
+const char *mkrt_cuda_driver_version(void);
+
 /* The message of this thread's last failed call, "" when none failed. */
 const char *mkrt_last_error(void);
 
