@@ -11,7 +11,9 @@
 //             shared memory and spills on stderr
 //   mk        the .mk artifact (compiler/artifact/WriteArtifact.h), to -o FILE,
 //             with the cubin level's kernel (none with --no-kernel, or where
-//             NVRTC is missing: such a file runs on the CPU only)
+//             NVRTC is missing: such a file runs on the CPU only); the level
+//             taken when -o names a .mk file and --emit is not given
+// cubin and mk end with one line on stderr saying what was written.
 //
 // Each level is the one before it plus one stage, so adding a stage is one
 // enumerator and one `if` in compile().
