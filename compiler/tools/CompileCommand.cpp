@@ -11,11 +11,14 @@
 //             shared memory and spills on stderr
 //   mk        the .mk artifact (compiler/driver/WriteArtifact.h), to -o FILE,
 //             with the cubin level's kernel (none with --no-kernel, or where
-//             NVRTC is missing: such a file runs on the CPU only)
+//             NVRTC is missing: such a file runs on the CPU only); the level
+//             taken when -o names a .mk file and --emit is not given
+// cubin and mk end with one line on stderr saying what was written.
 //
 // Each level is the one before it plus one stage, so adding a stage is one
 // enumerator and one `if` in compile().
 #include "compiler/tools/Commands.h"
+#include "compiler/tools/CommandFiles.h"
 
 #include "codegen/Megakernel.h"
 #include "codegen/Nvrtc.h"
@@ -25,38 +28,64 @@
 #include "compiler/inspect/TaskGraphText.h"
 #include "frontends/onnx/DecoderImporter.h"
 #include "passes/Pipeline.h"
+#include "core/support/TokenList.h"
 
 #include "mlir/IR/MLIRContext.h"
-#include "mlir/Support/FileUtilities.h"
 #include "llvm/ADT/StringSwitch.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
-#include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <chrono>
 #include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
 
 namespace mk {
+
+const char *const kCompileHelp =
+    "usage: mkc compile MODEL.onnx --emit=mlir|fused|tasks|schedule|cuda [-o OUT] [options]\n"
+    "       mkc compile MODEL.onnx --emit=cubin -o OUT.cubin [options]\n"
+    "       mkc compile MODEL.onnx [--emit=mk] -o OUT.mk [options]\n"
+    "       mkc compile SHAPE.mlir --emit=mk -o OUT.mk --random-weights[=SEED] [options]\n"
+    "\n"
+    "Compiles a model (ONNX, or mk IR in a .mlir file) to one level of the ladder:\n"
+    "  mlir       the mk IR as imported\n"
+    "  fused      after the fusion passes\n"
+    "  tasks      the task graph: a summary, then every buffer, operation, event, task\n"
+    "  schedule   the static schedule: a summary, then every SM's queue\n"
+    "  cuda       the megakernel's CUDA source\n"
+    "  cubin      the megakernel compiled by NVRTC (needs -o)\n"
+    "  mk         the .mk artifact: kernel, schedule, bf16 weights (needs -o; the\n"
+    "             default when -o names a .mk file)\n"
+    "Text levels go to stdout without -o. cubin and mk print one line on stderr: the\n"
+    "file written, its size, the target, the kernel, the context, the SMs, the time.\n"
+    "\n"
+    "options:\n"
+    "  --emit=LEVEL             the level above\n"
+    "  -o FILE                  the output (never the input; a .mk output must be a\n"
+    "                           regular file or new)\n"
+    "  --print-ir-after-all     (mlir, fused) print the IR after every pass, on stderr\n"
+    "  --max-context=N          (tasks and later) the positions to compile for\n"
+    "  --num-sms=N              (tasks and later) the SMs to schedule for\n"
+    "  --arch=sm_XX             (cuda, cubin, mk) the target, default sm_90a\n"
+    "  --prefetch-bytes=N       (cuda, cubin, mk) L2 prefetch of each SM's next task's\n"
+    "                           weights, default 65536, 0: none\n"
+    "  --gemv-loads=N           (cuda, cubin, mk) 16-byte loads in flight per gemv\n"
+    "                           lane, 1-16, default 8\n"
+    "  --eos=ID,...             (mk) the tokens that end generation\n"
+    "  --no-kernel              (mk) no kernel: a file for the CPU executor only\n"
+    "  --random-weights[=SEED]  (mk) fill the weights of a SHAPE.mlir that declares\n"
+    "                           them without values, at random (for benchmarks)\n"
+    "  -h, --help               this help\n"
+    "\n"
+    "exit codes: 0 success, 1 usage error, 2 the model or a file was refused, the\n"
+    "compilation failed or a write failed\n";
+
 namespace {
 
 enum class EmitLevel { Mlir, Fused, Tasks, Schedule, Cuda, Cubin, Mk };
-
-constexpr const char *kUsage =
-    "usage: mkc compile MODEL.onnx --emit=mlir|fused|tasks|schedule [-o OUT] "
-    "[--print-ir-after-all]\n"
-    "                   [--max-context=N] [--num-sms=N]\n"
-    "       mkc compile MODEL.onnx --emit=cuda|cubin [-o OUT] [--arch=sm_90a] [--max-context=N] "
-    "[--num-sms=N]\n"
-    "       mkc compile MODEL.onnx --emit=mk -o OUT.mk [--eos=ID,...] [--arch=sm_90a] "
-    "[--no-kernel]\n"
-    "       mkc compile SHAPE.mlir --emit=mk -o OUT.mk --random-weights[=SEED] ... (weights\n"
-    "                   declared without values, filled at random: for benchmarks)\n"
-    "                   [--max-context=N] [--num-sms=N]\n"
-    "kernel tuning (cuda, cubin, mk): [--prefetch-bytes=N] (L2 prefetch of each SM's next\n"
-    "task's weights, default 65536, 0: none) [--gemv-loads=N] (16-byte loads in flight per\n"
-    "gemv lane, 1-16, default 8)\n";
 
 struct CompileArguments {
   std::string model;
@@ -69,6 +98,7 @@ struct CompileArguments {
   KernelOptions kernelOptions;     // for cuda, cubin and mk
   bool kernel = true;              // for mk
   std::optional<uint64_t> randomSeed; // for mk: fill a shape-only model's weights
+  std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
 };
 
 int refuse(const llvm::Twine &message) {
@@ -76,17 +106,8 @@ int refuse(const llvm::Twine &message) {
   return kRefused;
 }
 
-// "2,128001": token ids, each a non-negative integer.
-bool parseTokenList(llvm::StringRef text, std::vector<int64_t> &tokens) {
-  llvm::SmallVector<llvm::StringRef> items;
-  text.split(items, ',');
-  for (llvm::StringRef item : items) {
-    int64_t token = 0;
-    if (item.getAsInteger(10, token) || token < 0)
-      return false;
-    tokens.push_back(token);
-  }
-  return !tokens.empty();
+int usageError(const llvm::Twine &message) {
+  return mk::usageError("compile", kCompileHelp, message);
 }
 
 // 0 when `options` is complete, else the exit code to return.
@@ -95,7 +116,7 @@ int parseArguments(int argc, char **argv, CompileArguments &options) {
     llvm::StringRef arg = argv[i];
     auto shared = parseCompileOption(arg, options.pipeline);
     if (!shared)
-      return refuse(llvm::toString(shared.takeError()));
+      return usageError(llvm::toString(shared.takeError()));
     if (*shared)
       continue;
     if (arg == "--print-ir-after-all") {
@@ -111,7 +132,7 @@ int parseArguments(int argc, char **argv, CompileArguments &options) {
                          .Case("mk", EmitLevel::Mk)
                          .Default(std::nullopt);
       if (!options.emit)
-        return refuse("unknown --emit level '" + arg +
+        return usageError("unknown --emit level '" + arg +
                       "' (available: mlir, fused, tasks, schedule, cuda, cubin, mk)");
     } else if (arg == "--no-kernel") {
       options.kernel = false;
@@ -120,43 +141,57 @@ int parseArguments(int argc, char **argv, CompileArguments &options) {
     } else if (arg.consume_front("--random-weights=")) {
       uint64_t seed = 0;
       if (arg.getAsInteger(10, seed))
-        return refuse("--random-weights takes a seed, a non-negative integer, got '" + arg + "'");
+        return usageError("--random-weights takes a seed, a non-negative integer, got '" + arg + "'");
       options.randomSeed = seed;
     } else if (arg.consume_front("--arch=")) {
       options.arch = arg.str();
     } else if (arg.consume_front("--prefetch-bytes=")) {
       if (arg.getAsInteger(10, options.kernelOptions.prefetchBytes))
-        return refuse("--prefetch-bytes must be a byte count, got '" + arg + "'");
+        return usageError("--prefetch-bytes must be a byte count, got '" + arg + "'");
     } else if (arg.consume_front("--gemv-loads=")) {
       if (arg.getAsInteger(10, options.kernelOptions.gemvLoadsInFlight))
-        return refuse("--gemv-loads must be a count, got '" + arg + "'");
+        return usageError("--gemv-loads must be a count, got '" + arg + "'");
     } else if (arg.consume_front("--eos=")) {
-      if (!parseTokenList(arg, options.eosTokens))
-        return refuse("--eos must be a comma-separated list of token ids, got '" + arg + "'");
-    } else if (arg == "-o" && i + 1 < argc) {
+      if (!parseTokenList(arg.str(), options.eosTokens))
+        return usageError("--eos must be a comma-separated list of token ids, got '" + arg + "'");
+    } else if (arg == "-o") {
+      if (i + 1 >= argc)
+        return usageError("-o needs a file name");
       options.output = argv[++i];
     } else if (!arg.startswith("-") && options.model.empty()) {
       options.model = arg.str();
     } else {
-      return refuse("unknown argument '" + arg + "'");
+      return usageError("unknown argument '" + arg + "'");
     }
   }
-  if (options.model.empty() || !options.emit) {
-    llvm::errs() << kUsage;
-    return kUsageError;
-  }
+  if (options.model.empty())
+    return usageError("no model given");
+  // Without --emit, an output named *.mk asks for the artifact.
+  if (!options.emit && llvm::StringRef(options.output).endswith(".mk"))
+    options.emit = EmitLevel::Mk;
+  if (!options.emit)
+    return usageError(options.output == "-"
+                          ? "no --emit level and no -o FILE.mk: say what to produce"
+                          : "no --emit level, and '" + options.output +
+                                "' does not end in .mk: say what to produce with --emit=LEVEL");
   if (*options.emit == EmitLevel::Cubin && options.output == "-")
-    return refuse("--emit=cubin writes a binary file: name it with -o FILE");
+    return usageError("--emit=cubin writes a binary file: name it with -o FILE");
   if (*options.emit == EmitLevel::Mk && options.output == "-")
-    return refuse("--emit=mk writes a binary file: name it with -o FILE");
+    return usageError("--emit=mk writes a binary file: name it with -o FILE");
   if (*options.emit != EmitLevel::Mk && !options.eosTokens.empty())
-    return refuse("--eos applies to --emit=mk only");
+    return usageError("--eos applies to --emit=mk only");
   if (*options.emit != EmitLevel::Mk && !options.kernel)
-    return refuse("--no-kernel applies to --emit=mk only");
+    return usageError("--no-kernel applies to --emit=mk only");
   if (*options.emit != EmitLevel::Mk && options.randomSeed)
-    return refuse("--random-weights applies to --emit=mk only");
+    return usageError("--random-weights applies to --emit=mk only");
   if (std::string invalid = checkKernelOptions(options.kernelOptions); !invalid.empty())
-    return refuse(invalid);
+    return usageError(invalid);
+  // Before compiling, which may take minutes: the input is a file, and the
+  // output is not the input.
+  if (std::string error = checkInputFile(options.model); !error.empty())
+    return refuse(error);
+  if (std::string error = checkOutput(options.output, {options.model}); !error.empty())
+    return refuse(error);
   return 0;
 }
 
@@ -169,13 +204,23 @@ llvm::Expected<CompiledModel> compileWith(mlir::MLIRContext &context,
 
 // Writes `text` to `path` ("-": stdout) only once it is complete.
 int writeOutput(const std::string &path, llvm::StringRef text) {
-  std::string error;
-  auto output = mlir::openOutputFile(path, &error);
-  if (!output)
-    return refuse(error);
-  output->os() << text;
-  output->keep();
-  return 0;
+  std::string error = writeOutputFile(path, text);
+  return error.empty() ? 0 : refuse(error);
+}
+
+// The one line that cubin and mk print once their file is written:
+// "mkc: wrote 'a.mk' (2.1 MiB, 2200000 bytes): sm_90a, kernel (CUBIN ...),
+// max context 64, 8 SMs, in 1.23 s".
+void printWritten(const CompileArguments &options, const std::string &kernel,
+                  const CompiledModel &compiled) {
+  uint64_t bytes = 0;
+  llvm::sys::fs::file_size(options.output, bytes);
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - options.start)
+                       .count();
+  llvm::errs() << llvm::formatv("mkc: wrote '{0}' ({1:f1} MiB, {2} bytes): {3}, {4}, max context "
+                                "{5}, {6} SMs, in {7:f2} s\n",
+                                options.output, bytes / 1048576.0, bytes, options.arch, kernel,
+                                compiled.tasks.maxContext, compiled.schedule.numSms, seconds);
 }
 
 // The levels past the IR print text about the task graph, not a module.
@@ -221,7 +266,12 @@ int emitKernel(mlir::MLIRContext &context, const CompileArguments &options) {
         compiled->schedule.numSms);
     text.assign(kernel->cubin.begin(), kernel->cubin.end());
   }
-  return writeOutput(options.output, text);
+  if (int status = writeOutput(options.output, text))
+    return status;
+  if (*options.emit == EmitLevel::Cubin)
+    printWritten(options, llvm::formatv("kernel (CUBIN {0} bytes)", text.size()).str(),
+                 *compiled);
+  return 0;
 }
 
 // The artifact: the schedule, its weights in bf16, the model's facts and
@@ -257,8 +307,15 @@ int emitArtifact(mlir::MLIRContext &context, const CompileArguments &options) {
       artifact.ptx = std::move(kernel->ptx);
     }
   }
+  std::string kernel =
+      artifact.cubin.empty() && artifact.ptx.empty()
+          ? std::string("no kernel (runs on the CPU only)")
+          : llvm::formatv("kernel (CUBIN {0} bytes, PTX {1} bytes)", artifact.cubin.size(),
+                          artifact.ptx.size())
+                .str();
   if (auto error = writeCompiledModel(*compiled, std::move(artifact), options.output))
     return refuse(llvm::toString(std::move(error)));
+  printWritten(options, kernel, *compiled);
   return 0;
 }
 
@@ -278,14 +335,11 @@ int compile(const CompileArguments &options) {
       mlir::failed(runFusionPipeline(module, options.printIrAfterAll)))
     return refuse("the fusion pipeline failed on '" + options.model + "'");
 
-  std::string error;
-  auto output = mlir::openOutputFile(options.output, &error);
-  if (!output)
-    return refuse(error);
-  module.print(output->os());
-  output->os() << "\n";
-  output->keep();
-  return 0;
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  module.print(os);
+  os << "\n";
+  return writeOutput(options.output, os.str());
 }
 
 } // namespace

@@ -9,6 +9,7 @@
 #include "compiler/interpreter/ReferenceInterpreter.h"
 #include "core/support/Npy.h"
 #include "compiler/tools/Commands.h"
+#include "compiler/tools/CommandFiles.h"
 #include "passes/Pipeline.h"
 #include "runtime/cpu/CpuExecutor.h"
 #include "core/support/TokenList.h"
@@ -22,11 +23,37 @@
 
 namespace mk {
 
+const char *const kEvalHelp =
+    "usage: mkc eval MODEL.onnx --tokens T0,T1,... --logits OUT.npy [options]\n"
+    "\n"
+    "Feeds the tokens one at a time from position 0 and writes the logits after\n"
+    "each, [tokens, vocab] float32, as .npy: the contract mkrun --logits follows.\n"
+    "\n"
+    "options:\n"
+    "  --tokens T0,T1,...         the tokens, comma-separated ids\n"
+    "  --logits OUT.npy           where the logits go (never the model)\n"
+    "  --engine=reference         the reference interpreter on the imported IR (default)\n"
+    "  --engine=fused             the interpreter on the IR after the fusion passes\n"
+    "  --engine=schedule          the validated schedule on the CPU executor\n"
+    "  --executor=threads|single  (schedule) one thread per SM (default), or one thread\n"
+    "  --checked                  (schedule) stamp every element with its writer, so that\n"
+    "                             a task reading unready data fails with its name\n"
+    "  --max-context=N            (schedule) the positions to compile for (default: the\n"
+    "                             number of tokens)\n"
+    "  --num-sms=N                (schedule) the SMs to schedule for\n"
+    "  -h, --help                 this help\n"
+    "\n"
+    "exit codes: 0 success, 1 usage error, 2 the model, a file or a token was refused\n";
+
 namespace {
 
 int refuse(const llvm::Twine &message) {
   llvm::errs() << "mkc: error: " << message << "\n";
   return kRefused;
+}
+
+int usageError(const llvm::Twine &message) {
+  return mk::usageError("eval", kEvalHelp, message);
 }
 
 struct EvalArguments {
@@ -90,7 +117,7 @@ int evalCommand(int argc, char **argv) {
     };
     auto compileOption = parseCompileOption(arg, args.compile);
     if (!compileOption)
-      return refuse(llvm::toString(compileOption.takeError()));
+      return usageError(llvm::toString(compileOption.takeError()));
     if (*compileOption) {
       maxContextGiven |= arg.rfind("--max-context", 0) == 0;
       continue;
@@ -108,22 +135,25 @@ int evalCommand(int argc, char **argv) {
     else if (arg.rfind("--", 0) != 0 && args.model.empty())
       args.model = arg;
     else
-      return refuse("unknown argument '" + arg + "'");
+      return usageError("unknown argument '" + arg + "'");
   }
-  if (args.model.empty() || args.tokens.empty() || args.logits.empty()) {
-    llvm::errs() << "usage: mkc eval MODEL.onnx --tokens T0,T1,... --logits OUT.npy "
-                    "[--engine=reference|fused|schedule] [--executor=threads|single] "
-                    "[--checked] [--max-context=N] [--num-sms=N]\n";
-    return kUsageError;
-  }
+  if (args.model.empty())
+    return usageError("no model given");
+  if (args.tokens.empty() || args.logits.empty())
+    return usageError("eval needs --tokens and --logits");
   if (args.engine != "reference" && args.engine != "fused" && args.engine != "schedule")
-    return refuse("unknown engine '" + args.engine + "' (available: reference, fused, schedule)");
+    return usageError("unknown engine '" + args.engine +
+                      "' (available: reference, fused, schedule)");
   if (args.executor != "threads" && args.executor != "single")
-    return refuse("unknown executor '" + args.executor + "' (available: threads, single)");
+    return usageError("unknown executor '" + args.executor + "' (available: threads, single)");
   std::vector<int64_t> tokens;
   if (!parseTokenList(args.tokens, tokens))
-    return refuse("--tokens must be a comma-separated list of token ids, got '" + args.tokens +
-                  "'");
+    return usageError("--tokens must be a comma-separated list of token ids, got '" +
+                      args.tokens + "'");
+  if (std::string error = checkInputFile(args.model); !error.empty())
+    return refuse(error);
+  if (std::string error = checkOutput(args.logits, {args.model}); !error.empty())
+    return refuse(error);
   if (!maxContextGiven)
     args.compile.maxContext = static_cast<int64_t>(tokens.size());
 

@@ -1,11 +1,14 @@
 // mkc inspect: shows a model's task graph and schedule — a summary (text),
 // the whole graph and schedule (json), or the graph drawn (dot, one layer
 // with --layer since a model is too big to draw). It compiles an ONNX model
-// (or mk IR), or reads the TASKGRAPH section of a .mk artifact, checked as the
-// loader checks it.
+// (or mk IR), or reads a .mk artifact, checked as the loader checks it, and
+// then shows what the file holds too (compiler/inspect/ArtifactSummary.h).
+// A .mk file is told by its magic bytes, not by its name.
 #include "compiler/tools/Commands.h"
+#include "compiler/tools/CommandFiles.h"
 
 #include "compiler/driver/Pipeline.h"
+#include "compiler/inspect/ArtifactSummary.h"
 #include "compiler/inspect/TaskGraphDot.h"
 #include "compiler/inspect/TaskGraphJson.h"
 #include "compiler/inspect/TaskGraphText.h"
@@ -15,17 +18,37 @@
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <cstring>
 #include <fstream>
-#include <iostream>
 #include <optional>
+#include <sstream>
 #include <string>
 
 namespace mk {
-namespace {
 
-constexpr const char *kUsage =
-    "usage: mkc inspect MODEL.onnx|MODEL.mk [--format=text|json|dot] [--layer N] [-o FILE]\n"
-    "                   [--max-context=N] [--num-sms=N]\n";
+const char *const kInspectHelp =
+    "usage: mkc inspect MODEL.onnx|MODEL.mlir|MODEL.mk [--format=text|json|dot] [--layer N]\n"
+    "                   [-o FILE] [--max-context=N] [--num-sms=N]\n"
+    "\n"
+    "Shows a model's task graph and static schedule. An ONNX model (or mk IR) is\n"
+    "compiled first; a .mk file (recognized by its magic bytes, whatever its name)\n"
+    "is read and checked as the loader checks it, and what it holds is shown too:\n"
+    "dimensions, target and kernel, EOS tokens, versions, sections, weights.\n"
+    "\n"
+    "options:\n"
+    "  --format=text      a summary (default)\n"
+    "  --format=json      the whole graph and schedule, with an \"artifact\" member\n"
+    "                     for a .mk file\n"
+    "  --format=dot       the graph for Graphviz\n"
+    "  --layer N          with --format=dot: one layer (-1: the ops outside layers)\n"
+    "  -o FILE            write to FILE instead of stdout\n"
+    "  --max-context=N    when compiling: the context to compile for\n"
+    "  --num-sms=N        when compiling: the SMs to schedule for\n"
+    "  -h, --help         this help\n"
+    "\n"
+    "exit codes: 0 success, 1 usage error, 2 the model or a file was refused\n";
+
+namespace {
 
 enum class Format { Text, Json, Dot };
 
@@ -36,15 +59,17 @@ struct InspectArguments {
   std::string output;
   CompileOptions compile;
   bool compileOptionGiven = false;
+  bool artifact = false; // the model is a .mk file
 };
 
 // What is shown: a compiled model's graph, or one read from a .mk file
-// (which has no dependency report).
+// (which has no dependency report, and has the file's own facts).
 struct Inspected {
   TaskGraph graph;
   Schedule schedule;
   TargetDescription target;
   std::optional<DependencyReport> dependencies;
+  std::unique_ptr<LoadedArtifact> loaded;
 };
 
 int refuse(const llvm::Twine &message) {
@@ -52,9 +77,19 @@ int refuse(const llvm::Twine &message) {
   return kRefused;
 }
 
-int usage() {
-  llvm::errs() << kUsage;
-  return kUsageError;
+int usageError(const llvm::Twine &message) {
+  return mk::usageError("inspect", kInspectHelp, message);
+}
+
+// A .mk file starts with its magic; a damaged one named *.mk is still read
+// as one, so that the reader says what is wrong with it.
+bool isArtifact(const std::string &path) {
+  char magic[sizeof kMkMagic] = {};
+  std::ifstream file(path, std::ios::binary);
+  file.read(magic, sizeof magic);
+  if (file.gcount() == sizeof magic && std::memcmp(magic, kMkMagic, sizeof magic) == 0)
+    return true;
+  return llvm::StringRef(path).endswith_insensitive(".mk");
 }
 
 // 0 when `arguments` is complete, else the exit code to return.
@@ -63,7 +98,7 @@ int parseArguments(int argc, char **argv, InspectArguments &arguments) {
     llvm::StringRef arg = argv[i];
     auto shared = parseCompileOption(arg, arguments.compile);
     if (!shared)
-      return refuse(llvm::toString(shared.takeError()));
+      return usageError(llvm::toString(shared.takeError()));
     if (*shared) {
       arguments.compileOptionGiven = true;
       continue;
@@ -76,40 +111,49 @@ int parseArguments(int argc, char **argv, InspectArguments &arguments) {
       else if (arg == "dot")
         arguments.format = Format::Dot;
       else
-        return refuse("unknown --format '" + arg + "' (available: text, json, dot)");
+        return usageError("unknown --format '" + arg + "' (available: text, json, dot)");
     } else if (arg.consume_front("--layer=")) {
       int32_t layer = 0;
       if (arg.getAsInteger(10, layer) || layer < -1)
-        return refuse("--layer must be a layer index (or -1 for the ops outside the layers), "
-                      "got '" + arg + "'");
+        return usageError("--layer must be a layer index (or -1 for the ops outside the "
+                          "layers), got '" + arg + "'");
       arguments.layer = layer;
-    } else if (arg == "-o" && i + 1 < argc) {
+    } else if (arg == "-o") {
+      if (i + 1 >= argc)
+        return usageError("-o needs a file name");
       arguments.output = argv[++i];
     } else if (!arg.startswith("-") && arguments.model.empty()) {
       arguments.model = arg.str();
     } else {
-      return refuse("unknown argument '" + arg + "'");
+      return usageError("unknown argument '" + arg + "'");
     }
   }
   if (arguments.model.empty())
-    return usage();
+    return usageError("no model given");
   if (arguments.layer && arguments.format != Format::Dot)
-    return refuse("--layer applies to --format=dot only");
-  if (llvm::StringRef(arguments.model).endswith(".mk") && arguments.compileOptionGiven)
-    return refuse("--max-context and --num-sms apply when compiling; '" + arguments.model +
-                  "' is compiled already");
+    return usageError("--layer applies to --format=dot only");
+  if (std::string error = checkInputFile(arguments.model); !error.empty())
+    return refuse(error);
+  if (std::string error = checkOutput(arguments.output.empty() ? "-" : arguments.output,
+                                      {arguments.model});
+      !error.empty())
+    return refuse(error);
+  arguments.artifact = isArtifact(arguments.model);
+  if (arguments.artifact && arguments.compileOptionGiven)
+    return usageError("--max-context and --num-sms apply when compiling; '" + arguments.model +
+                      "' is compiled already");
   return 0;
 }
 
 llvm::Expected<Inspected> readModel(const InspectArguments &arguments) {
   Inspected inspected;
-  if (llvm::StringRef(arguments.model).endswith(".mk")) {
+  if (arguments.artifact) {
     std::string error;
-    auto loaded = loadArtifact(arguments.model, error);
-    if (!loaded)
+    inspected.loaded = loadArtifact(arguments.model, error);
+    if (!inspected.loaded)
       return llvm::createStringError(llvm::inconvertibleErrorCode(), error);
-    inspected.graph = std::move(loaded->artifact.graph);
-    inspected.schedule = std::move(loaded->artifact.schedule);
+    inspected.graph = inspected.loaded->artifact.graph;
+    inspected.schedule = inspected.loaded->artifact.schedule;
     inspected.target.numSms = inspected.schedule.numSms;
     return std::move(inspected);
   }
@@ -127,13 +171,28 @@ llvm::Expected<Inspected> readModel(const InspectArguments &arguments) {
 void print(std::ostream &os, const InspectArguments &arguments, const Inspected &inspected) {
   switch (arguments.format) {
   case Format::Text:
+    if (inspected.loaded) {
+      printArtifactSummary(os, *inspected.loaded);
+      os << "\n";
+    }
     printSummary(os, inspected.graph, inspected.target,
                  inspected.dependencies ? &*inspected.dependencies : nullptr,
                  &inspected.schedule);
     break;
-  case Format::Json:
-    printJson(os, inspected.graph, &inspected.schedule);
+  case Format::Json: {
+    std::ostringstream graph;
+    printJson(graph, inspected.graph, &inspected.schedule);
+    std::string text = graph.str();
+    // The file's facts become the document's first member.
+    if (inspected.loaded && text.rfind("{\n", 0) == 0) {
+      os << "{\n  \"artifact\": ";
+      printArtifactJson(os, *inspected.loaded);
+      os << ",\n" << text.substr(2);
+    } else {
+      os << text;
+    }
     break;
+  }
   case Format::Dot:
     printDot(os, inspected.graph, arguments.layer);
     break;
@@ -158,18 +217,11 @@ int inspectCommand(int argc, char **argv) {
       return refuse("the model has no layer " + llvm::Twine(*arguments.layer));
   }
 
-  if (arguments.output.empty() || arguments.output == "-") {
-    print(std::cout, arguments, *inspected);
-    std::cout.flush();
-    return 0;
-  }
-  std::ofstream file(arguments.output);
-  if (!file)
-    return refuse("cannot open '" + arguments.output + "' for writing");
-  print(file, arguments, *inspected);
-  if (!file.flush())
-    return refuse("cannot write '" + arguments.output + "'");
-  return 0;
+  std::ostringstream text;
+  print(text, arguments, *inspected);
+  std::string error =
+      writeOutputFile(arguments.output.empty() ? "-" : arguments.output, text.str());
+  return error.empty() ? 0 : refuse(error);
 }
 
 } // namespace mk

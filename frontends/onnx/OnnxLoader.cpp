@@ -5,24 +5,71 @@
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/io/zero_copy_stream_impl.h>
 
+#include <algorithm>
+#include <cerrno>
 #include <cstring>
+#include <fcntl.h>
 #include <filesystem>
-#include <fstream>
 #include <limits>
+#include <new>
+#include <sys/stat.h>
+#include <unistd.h>
 
 namespace fs = std::filesystem;
 
 namespace mk::onnx_import {
 
+namespace {
+
+// "a directory", "a FIFO", ...: what a path that is not a regular file is.
+std::string fileKind(mode_t mode) {
+  if (S_ISDIR(mode))
+    return "a directory";
+  if (S_ISFIFO(mode))
+    return "a FIFO";
+  if (S_ISCHR(mode))
+    return "a character device";
+  if (S_ISBLK(mode))
+    return "a block device";
+  if (S_ISSOCK(mode))
+    return "a socket";
+  return "not a regular file";
+}
+
+// A descriptor of the regular file `path`, for `what` ("model", "external
+// data file"). The kind is checked with stat() before opening, because
+// opening a FIFO blocks until a writer comes; O_NONBLOCK and fstat() then
+// catch a file swapped in between.
+int openRegularFile(const std::string &path, const std::string &what) {
+  struct stat status;
+  if (::stat(path.c_str(), &status) != 0)
+    fail("cannot open " + what + " '" + path + "': " +
+         (errno == ENOENT ? std::string("no such file") : std::strerror(errno)));
+  if (!S_ISREG(status.st_mode))
+    fail("cannot open " + what + " '" + path + "': it is " + fileKind(status.st_mode) +
+         ", not a regular file");
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0)
+    fail("cannot open " + what + " '" + path + "': " + std::strerror(errno));
+  if (::fstat(fd, &status) != 0 || !S_ISREG(status.st_mode)) {
+    ::close(fd);
+    fail("cannot open " + what + " '" + path + "': it is not a regular file");
+  }
+  return fd;
+}
+
+// Closes the descriptor on every path out, including ImportError.
+struct FileDescriptor {
+  int fd;
+  ~FileDescriptor() { ::close(fd); }
+};
+
+} // namespace
+
 LoadedModel loadModel(const std::string &path) {
-  std::error_code ec;
-  if (!fs::is_regular_file(path, ec))
-    fail("cannot open model '" + path + "': no such file");
-  std::ifstream file(path, std::ios::binary);
-  if (!file)
-    fail("cannot open model '" + path + "'");
+  FileDescriptor file{openRegularFile(path, "model")};
   LoadedModel model;
-  google::protobuf::io::IstreamInputStream raw(&file);
+  google::protobuf::io::FileInputStream raw(file.fd);
   google::protobuf::io::CodedInputStream coded(&raw);
   coded.SetTotalBytesLimit(std::numeric_limits<int>::max());
   if (!model.proto.ParseFromCodedStream(&coded) || !coded.ConsumedEntireMessage())
@@ -101,6 +148,20 @@ float bfloat16ToFloat(uint16_t b) {
   return f;
 }
 
+// A container of `count` elements for `what`, or an ImportError naming it
+// when memory runs out: the counts come from the file, and were checked
+// against the bytes it holds, but a real tensor may still not fit.
+template <class Container>
+Container allocate(size_t count, const std::string &what) {
+  try {
+    return Container(count, typename Container::value_type{});
+  } catch (const std::bad_alloc &) {
+    fail(what + ": out of memory allocating " + std::to_string(count) + " elements");
+  } catch (const std::length_error &) {
+    fail(what + ": " + std::to_string(count) + " elements are more than this machine can hold");
+  }
+}
+
 // Integer element i of little-endian raw bytes; kept out of doubles so that
 // INT64_MAX (a common Slice end) survives.
 int64_t rawInteger(const char *data, int64_t i, int dataType) {
@@ -177,10 +238,13 @@ std::string readExternalData(const onnx::TensorProto &proto, const std::string &
   auto [baseEnd, fileIt] = std::mismatch(base.begin(), base.end(), file.begin(), file.end());
   if (baseEnd != base.end())
     fail(what + ": external data location '" + location + "' escapes the model's folder");
-  std::error_code ec;
-  if (!fs::is_regular_file(file, ec))
+  if (!fs::exists(file))
     fail(what + ": external data file '" + location + "' does not exist");
-  int64_t fileSize = static_cast<int64_t>(fs::file_size(file, ec));
+  FileDescriptor data{openRegularFile(file.string(), "the external data file of " + what)};
+  struct stat status;
+  if (::fstat(data.fd, &status) != 0)
+    fail(what + ": cannot read the size of '" + location + "': " + std::strerror(errno));
+  int64_t fileSize = static_cast<int64_t>(status.st_size);
   if (length < 0)
     length = expectedBytes;
   if (length != expectedBytes)
@@ -189,12 +253,38 @@ std::string readExternalData(const onnx::TensorProto &proto, const std::string &
   if (offset < 0 || offset > fileSize || length > fileSize - offset)
     fail(what + ": external data [" + std::to_string(offset) + ", +" + std::to_string(length) +
          ") is outside '" + location + "' (" + std::to_string(fileSize) + " bytes)");
-  std::string bytes(static_cast<size_t>(length), '\0');
-  std::ifstream in(file, std::ios::binary);
-  in.seekg(offset);
-  if (!in.read(bytes.data(), length))
-    fail(what + ": cannot read external data from '" + location + "'");
+  // Only now, with the bytes known to be in the file, is room made for them.
+  std::string bytes = allocate<std::string>(static_cast<size_t>(length), what);
+  int64_t done = 0;
+  while (done < length) {
+    ssize_t got = ::pread(data.fd, bytes.data() + done, static_cast<size_t>(length - done),
+                          static_cast<off_t>(offset + done));
+    if (got < 0 && errno == EINTR)
+      continue;
+    if (got <= 0)
+      fail(what + ": cannot read external data from '" + location + "': " +
+           (got < 0 ? std::strerror(errno) : "the file ended early"));
+    done += got;
+  }
   return bytes;
+}
+
+// How many values the typed repeated field of the tensor's type holds.
+int64_t typedValueCount(const onnx::TensorProto &proto) {
+  using TP = onnx::TensorProto;
+  switch (proto.data_type()) {
+  case TP::FLOAT:
+    return proto.float_data_size();
+  case TP::DOUBLE:
+    return proto.double_data_size();
+  case TP::INT64:
+    return proto.int64_data_size();
+  case TP::UINT64:
+  case TP::UINT32:
+    return proto.uint64_data_size();
+  default: // float16, bfloat16, int32 and narrower, bool
+    return proto.int32_data_size();
+  }
 }
 
 } // namespace
@@ -214,17 +304,10 @@ Tensor decodeTensor(const onnx::TensorProto &proto, const std::string &directory
     count *= d;
   }
   int64_t bytes = count * format.bytes;
-  auto store = [&](int64_t i, double value) {
-    if (format.kind == ElementKind::Float)
-      tensor.floats[i] = static_cast<float>(value);
-    else
-      tensor.ints[i] = format.kind == ElementKind::Bool ? value != 0 : static_cast<int64_t>(value);
-  };
-  if (format.kind == ElementKind::Float)
-    tensor.floats.resize(count);
-  else
-    tensor.ints.resize(count);
 
+  // What the file holds is compared with what the shape declares before
+  // anything is allocated: a header claiming 2^40 elements over a few bytes
+  // is refused here, not by the allocator.
   std::string external;
   const std::string *raw = nullptr;
   if (proto.data_location() == TP::EXTERNAL) {
@@ -232,11 +315,27 @@ Tensor decodeTensor(const onnx::TensorProto &proto, const std::string &directory
     raw = &external;
   } else if (proto.has_raw_data()) {
     raw = &proto.raw_data();
-  }
-  if (raw) {
     if (static_cast<int64_t>(raw->size()) != bytes)
       fail(what + ": holds " + std::to_string(raw->size()) + " bytes, its shape needs " +
            std::to_string(bytes));
+  } else {
+    int64_t have = typedValueCount(proto);
+    if (have != count)
+      fail(what + ": holds " + std::to_string(have) + " values, its shape needs " +
+           std::to_string(count));
+  }
+  if (format.kind == ElementKind::Float)
+    tensor.floats = allocate<std::vector<float>>(static_cast<size_t>(count), what);
+  else
+    tensor.ints = allocate<std::vector<int64_t>>(static_cast<size_t>(count), what);
+  auto store = [&](int64_t i, double value) {
+    if (format.kind == ElementKind::Float)
+      tensor.floats[i] = static_cast<float>(value);
+    else
+      tensor.ints[i] = format.kind == ElementKind::Bool ? value != 0 : static_cast<int64_t>(value);
+  };
+
+  if (raw) {
     for (int64_t i = 0; i < count; ++i) {
       if (format.kind == ElementKind::Float)
         tensor.floats[i] = static_cast<float>(rawFloat(raw->data(), i, proto.data_type()));
@@ -248,45 +347,33 @@ Tensor decodeTensor(const onnx::TensorProto &proto, const std::string &directory
         v = v != 0;
     return tensor;
   }
-  auto checkCount = [&](int64_t have) {
-    if (have != count)
-      fail(what + ": holds " + std::to_string(have) + " values, its shape needs " +
-           std::to_string(count));
-  };
   switch (proto.data_type()) {
   case TP::FLOAT:
-    checkCount(proto.float_data_size());
     for (int64_t i = 0; i < count; ++i)
       store(i, proto.float_data(i));
     break;
   case TP::DOUBLE:
-    checkCount(proto.double_data_size());
     for (int64_t i = 0; i < count; ++i)
       store(i, proto.double_data(i));
     break;
   case TP::INT64:
-    checkCount(proto.int64_data_size());
     for (int64_t i = 0; i < count; ++i)
       tensor.ints[i] = proto.int64_data(i);
     break;
   case TP::UINT64:
   case TP::UINT32:
-    checkCount(proto.uint64_data_size());
     for (int64_t i = 0; i < count; ++i)
       tensor.ints[i] = static_cast<int64_t>(proto.uint64_data(i));
     break;
   case TP::FLOAT16:
-    checkCount(proto.int32_data_size());
     for (int64_t i = 0; i < count; ++i)
       store(i, halfToFloat(static_cast<uint16_t>(proto.int32_data(i))));
     break;
   case TP::BFLOAT16:
-    checkCount(proto.int32_data_size());
     for (int64_t i = 0; i < count; ++i)
       store(i, bfloat16ToFloat(static_cast<uint16_t>(proto.int32_data(i))));
     break;
   default: // int32 and narrower, bool
-    checkCount(proto.int32_data_size());
     for (int64_t i = 0; i < count; ++i)
       store(i, proto.int32_data(i));
   }

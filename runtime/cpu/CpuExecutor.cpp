@@ -5,6 +5,7 @@
 #include "runtime/cpu/ExecutorMemory.h"
 #include "runtime/cpu/Launch.h"
 #include "runtime/cpu/TaskContext.h"
+#include "runtime/cpu/Tasks.h"
 #include "runtime/format/ControlBlock.h"
 
 #include <algorithm>
@@ -151,6 +152,30 @@ std::vector<int64_t> CpuExecutor::generate(const std::vector<int64_t> &prompt, i
   std::vector<int64_t> tokens = state->launch(prompt, steps);
   int64_t first = prompt.empty() ? 0 : fed - 1;
   return std::vector<int64_t>(tokens.begin() + first, tokens.begin() + first + newTokens);
+}
+
+int64_t CpuExecutor::runOneTask(uint32_t task, int64_t position, int64_t token) {
+  state->checkUsable();
+  const TaskGraph &graph = state->graph;
+  if (task >= graph.tasks.size() || position < 0 || position >= graph.maxContext)
+    throw ExecutionError(describeTask(graph, task) + " at position " + std::to_string(position) +
+                         " is not a task of the graph within its context");
+  std::vector<int64_t> argmaxTokens(1, 0);
+  cpu::StepInput input{0, position, token, &argmaxTokens};
+  const Task &run = graph.tasks[task];
+  try {
+    cpu::TaskContext context(graph, run, state->weights[run.op], *state->memory, input);
+    cpu::runTask(context);
+  } catch (const std::exception &error) {
+    throw ExecutionError(error.what());
+  }
+  return state->memory->token();
+}
+
+std::span<float> CpuExecutor::bufferValues(uint32_t buffer) {
+  if (buffer >= state->graph.buffers.size())
+    throw ExecutionError("buffer " + std::to_string(buffer) + " is not in the graph");
+  return state->memory->values(buffer);
 }
 
 int64_t CpuExecutor::position() const { return state->nextPosition; }

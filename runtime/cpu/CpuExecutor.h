@@ -89,6 +89,16 @@ public:
   // trigger). Empty without options.trace.
   std::span<const uint64_t> trace() const;
 
+  // One task alone, on the executor's memory as it stands, for step 0 at
+  // `position` with `token` as the step's token: how each task kind's CPU
+  // reference is checked against its device function on the same inputs
+  // (tests/gpu/TaskKindCheck.cpp), which fills the buffers first. Returns
+  // the token buffer's integer afterwards (what an Argmax wrote).
+  int64_t runOneTask(uint32_t task, int64_t position, int64_t token);
+  // A buffer's values, to fill or read around runOneTask (the Token buffer
+  // has none: its integer is the last Argmax's token).
+  std::span<float> bufferValues(uint32_t buffer);
+
 private:
   struct State;
   std::unique_ptr<State> state;

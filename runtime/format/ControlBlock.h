@@ -12,6 +12,7 @@
 
 #define MK_KERNEL_ABI_VERSION 3u /* 3: the kernel publishes its variants */
 #define MK_KERNEL_NAME "mk_megakernel"
+#define MK_ONE_TASK_KERNEL_NAME "mk_run_task" /* (MkKernelArgs, unsigned task, long long position) */
 #define MK_KERNEL_INFO_NAME "mk_kernel_info"
 #define MK_KERNEL_VARIANTS_NAME "mk_kernel_variants"
 

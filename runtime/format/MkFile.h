@@ -58,16 +58,35 @@ struct SectionEntry {
   uint32_t crc32 = 0;
 };
 
+// "" when a command reading `inputs` may write `output`, else why not,
+// naming the path. Refused: an output that is one of the inputs (the same
+// file, compared by device and inode, so that another spelling or a hard
+// link does not overwrite the source), and one that exists as a directory,
+// a block device or a socket. FIFOs and character devices (/dev/stdout) may
+// be written in place; writeMkFile refuses them (see there).
+std::string checkOutputFile(const std::string &output, const std::vector<std::string> &inputs);
+
 // Writes the sections, in the order given, with the header and table. The
 // stream must be binary. Returns false with `error` set when the stream fails.
 bool writeMkFile(std::ostream &os, std::span<const SectionData> sections, std::string &error);
-// To a temporary file beside `path`, renamed to `path` once complete.
+// To a temporary file beside `path`, renamed to `path` once complete. An
+// existing `path` that is not a regular file is refused: renaming over
+// /dev/null (as root) would replace the device for the whole machine.
 bool writeMkFile(const std::string &path, std::span<const SectionData> sections,
                  std::string &error);
 
+// What a file of this st_mode is: "a directory", "a FIFO", "a character
+// device", ...; for messages.
+std::string fileKindName(unsigned mode);
+// "" when `path` names a regular file (links followed), else why not,
+// naming the path: "cannot open 'x': it is a directory, not a regular file".
+// Checked before anything opens an input, since opening a FIFO blocks.
+std::string checkRegularFile(const std::string &path);
+
 class MkFile {
 public:
-  // Maps `path` read-only and checks it; nullptr with `error` set otherwise.
+  // Maps `path` read-only and checks it; nullptr with `error` set otherwise
+  // (a directory, FIFO or device is refused without being opened).
   static std::unique_ptr<MkFile> open(const std::string &path, std::string &error);
   // Checks a file already in memory; `bytes` must outlive the MkFile.
   static std::unique_ptr<MkFile> view(std::span<const uint8_t> bytes, std::string &error);

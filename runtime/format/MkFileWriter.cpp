@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace mk {
@@ -90,8 +91,30 @@ bool writeMkFile(std::ostream &os, std::span<const SectionData> sections, std::s
   return true;
 }
 
+std::string checkOutputFile(const std::string &output, const std::vector<std::string> &inputs) {
+  struct stat written;
+  if (::stat(output.c_str(), &written) != 0)
+    return ""; // a new file; whether its folder takes it shows when it is written
+  for (const std::string &input : inputs) {
+    struct stat read;
+    if (::stat(input.c_str(), &read) == 0 && read.st_dev == written.st_dev &&
+        read.st_ino == written.st_ino)
+      return "refusing to write '" + output + "': it is the input '" + input + "'";
+  }
+  if (S_ISDIR(written.st_mode) || S_ISBLK(written.st_mode) || S_ISSOCK(written.st_mode))
+    return "cannot write '" + output + "': it is " + fileKindName(written.st_mode);
+  return "";
+}
+
 bool writeMkFile(const std::string &path, std::span<const SectionData> sections,
                  std::string &error) {
+  struct stat existing;
+  if (::stat(path.c_str(), &existing) == 0 && !S_ISREG(existing.st_mode)) {
+    error = "it is " + fileKindName(existing.st_mode) +
+            ", and a .mk file is renamed into place over its output, replacing it: name a "
+            "regular file";
+    return false;
+  }
   // A reader never sees a half-written model under the final name.
   std::string temporary = path + ".tmp." + std::to_string(getpid());
   {
@@ -105,6 +128,13 @@ bool writeMkFile(const std::string &path, std::span<const SectionData> sections,
       std::remove(temporary.c_str());
       return false;
     }
+  }
+  // Again, since writing a big model takes a while.
+  if (::stat(path.c_str(), &existing) == 0 && !S_ISREG(existing.st_mode)) {
+    error = "it is now " + fileKindName(existing.st_mode) + ", and renaming '" + temporary +
+            "' over it would replace it";
+    std::remove(temporary.c_str());
+    return false;
   }
   if (std::rename(temporary.c_str(), path.c_str()) != 0) {
     error = "cannot rename '" + temporary + "' to '" + path + "': " + std::strerror(errno);

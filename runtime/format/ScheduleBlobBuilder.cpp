@@ -28,22 +28,6 @@ uint32_t narrow(uint64_t value, const std::string &what) {
   return static_cast<uint32_t>(value);
 }
 
-// Where each buffer lives: its arena and element offset.
-struct Arenas {
-  std::vector<uint64_t> offset;
-  uint64_t activationElements = 0, kvElements = 0;
-
-  explicit Arenas(const TaskGraph &graph) {
-    for (const Buffer &buffer : graph.buffers) {
-      bool kv = buffer.kind == BufferKind::KVCache;
-      uint64_t &end = kv ? kvElements : activationElements;
-      uint64_t elements = buffer.kind == BufferKind::Token ? 2 : buffer.elements;
-      offset.push_back(alignUp(end, kArenaAlignment));
-      end = offset.back() + elements;
-    }
-  }
-};
-
 class ParamsBuilder {
 public:
   explicit ParamsBuilder(const std::function<std::vector<float>(const std::string &)> &smallParams)
@@ -97,7 +81,7 @@ private:
 
 class OperationRecords {
 public:
-  OperationRecords(const Arenas &arenas, const std::vector<WeightEntry> &weights,
+  OperationRecords(const ArenaLayout &arenas, const std::vector<WeightEntry> &weights,
                    ParamsBuilder &params)
       : arenas(arenas), params(params) {
     for (const WeightEntry &entry : weights)
@@ -163,7 +147,7 @@ private:
     }
   }
 
-  const Arenas &arenas;
+  const ArenaLayout &arenas;
   ParamsBuilder &params;
   std::map<std::string, const WeightEntry *> index;
 };
@@ -191,7 +175,7 @@ std::vector<uint8_t> buildScheduleBlob(
   if (schedule.queues.size() != schedule.numSms)
     throw ScheduleBlobError("the schedule has " + std::to_string(schedule.queues.size()) +
                             " queues for " + std::to_string(schedule.numSms) + " SMs");
-  Arenas arenas(graph);
+  ArenaLayout arenas = layOutArenas(graph);
   ParamsBuilder params(smallParams);
   OperationRecords operationRecords(arenas, weights, params);
 
@@ -253,6 +237,18 @@ std::vector<uint8_t> buildScheduleBlob(
   header.totalBytes = writer.bytes.size();
   std::memcpy(writer.bytes.data(), &header, sizeof header);
   return std::move(writer.bytes);
+}
+
+ArenaLayout layOutArenas(const TaskGraph &graph) {
+  ArenaLayout layout;
+  for (const Buffer &buffer : graph.buffers) {
+    bool kv = buffer.kind == BufferKind::KVCache;
+    uint64_t &end = kv ? layout.kvElements : layout.activationElements;
+    uint64_t elements = buffer.kind == BufferKind::Token ? 2 : buffer.elements;
+    layout.offset.push_back(alignUp(end, kArenaAlignment));
+    end = layout.offset.back() + elements;
+  }
+  return layout;
 }
 
 MkBlobHeader readBlobHeader(std::span<const uint8_t> blob) {

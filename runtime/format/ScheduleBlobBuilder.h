@@ -48,6 +48,15 @@ std::vector<uint8_t> buildScheduleBlob(
     const TaskGraph &graph, const Schedule &schedule, const std::vector<WeightEntry> &weights,
     const std::function<std::vector<float>(const std::string &weightName)> &smallParams);
 
+// Where each buffer of `graph` lives on the device: the element offset of
+// every buffer in its arena (the KV arena for KVCache buffers, the
+// activation arena for the others), and the arenas' sizes.
+struct ArenaLayout {
+  std::vector<uint64_t> offset; // by buffer
+  uint64_t activationElements = 0, kvElements = 0;
+};
+ArenaLayout layOutArenas(const TaskGraph &graph);
+
 // The header of a blob at least sizeof(MkBlobHeader) bytes long.
 MkBlobHeader readBlobHeader(std::span<const uint8_t> blob);
 

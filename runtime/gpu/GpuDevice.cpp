@@ -7,6 +7,7 @@
 // per SM fits and that the schedule has no more queues than the device SMs.
 #include "runtime/gpu/GpuDevice.h"
 
+#include "core/taskgraph/KernelVariants.h"
 #include "runtime/format/ControlBlock.h"
 #include "runtime/gpu/CudaDriver.h"
 #include "runtime/gpu/DeviceErrors.h"
@@ -79,8 +80,10 @@ public:
     return facts.name + ", " + deviceArch(facts) + ", " + std::to_string(facts.smCount) + " SMs";
   }
 
-  bool load(const Artifact &artifact, int64_t maxContext, std::string &error) override;
-  bool run(const GpuRunRequest &request, GpuRunResult &result, std::string &error) override;
+  GpuStatus load(const Artifact &artifact, int64_t maxContext, std::string &error) override;
+  GpuStatus run(const GpuRunRequest &request, GpuRunResult &result, std::string &error) override;
+  GpuStatus runTask(uint32_t task, int64_t position, int64_t token, std::vector<float> &activations,
+                    std::vector<float> &kv, std::string &error) override;
 
 private:
   bool check(CUresult result, const std::string &what, std::string &error) const {
@@ -91,7 +94,8 @@ private:
   }
   bool upload(DeviceMemory &memory, const void *data, size_t bytes, const char *what,
               std::string &error);
-  bool checkKernel(const MkBlobHeader &header, std::string &error);
+  GpuStatus checkKernel(const MkBlobHeader &header, std::string &error);
+  GpuStatus checkVariants(const TaskGraph &graph, std::string &error);
   bool readTimes(const GpuRunRequest &request, const MkControlBlock &block, GpuRunResult &result,
                  std::string &error);
   void releaseModel() {
@@ -103,7 +107,7 @@ private:
       cuda.cuModuleUnload(module);
     startEvent = stopEvent = nullptr;
     module = nullptr;
-    kernel = nullptr;
+    kernel = oneTask = nullptr;
   }
 
   const CudaDriver &cuda;
@@ -112,7 +116,7 @@ private:
   DeviceFacts facts;
 
   CUmodule module = nullptr;
-  CUfunction kernel = nullptr;
+  CUfunction kernel = nullptr, oneTask = nullptr; // mk_megakernel, mk_run_task
   CUevent startEvent = nullptr, stopEvent = nullptr;
   MkKernelInfo info{};
   MkBlobHeader header{};
@@ -136,11 +140,11 @@ bool CudaGpuDevice::upload(DeviceMemory &memory, const void *data, size_t bytes,
 
 // The CUBIN matches the device and the blob, and its CTAs can all be
 // resident at once.
-bool CudaGpuDevice::checkKernel(const MkBlobHeader &header, std::string &error) {
+GpuStatus CudaGpuDevice::checkKernel(const MkBlobHeader &header, std::string &error) {
   if (info.abiVersion != MK_KERNEL_ABI_VERSION) {
     error = "the kernel's launch ABI is version " + std::to_string(info.abiVersion) +
             "; this loader speaks version " + std::to_string(MK_KERNEL_ABI_VERSION);
-    return false;
+    return GpuStatus::Unsupported;
   }
   if (info.numSms != header.numSms || info.numTasks != header.numTasks ||
       info.numEvents != header.numEvents || info.numOperations != header.numOperations ||
@@ -148,45 +152,91 @@ bool CudaGpuDevice::checkKernel(const MkBlobHeader &header, std::string &error) 
     error = "the kernel was generated for another schedule (" + std::to_string(info.numTasks) +
             " tasks on " + std::to_string(info.numSms) + " SMs) than the blob's (" +
             std::to_string(header.numTasks) + " tasks on " + std::to_string(header.numSms) + ")";
-    return false;
+    return GpuStatus::Unsupported;
   }
   if (header.numSms > static_cast<uint32_t>(facts.smCount)) {
     error = "the schedule runs " + std::to_string(header.numSms) + " CTAs, one per SM; " +
             describe() + " has " + std::to_string(facts.smCount) +
             ": compile for this GPU with --num-sms=" + std::to_string(facts.smCount);
-    return false;
+    return GpuStatus::Unsupported;
   }
   if (!facts.cooperative) {
     error = describe() + " cannot launch cooperative kernels, which the persistent kernel needs";
-    return false;
+    return GpuStatus::Unsupported;
   }
   if (!check(cuda.cuFuncSetAttribute(kernel, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                                      static_cast<int>(info.sharedBytes)),
              "raising the kernel's shared memory to " + std::to_string(info.sharedBytes) +
                  " bytes",
              error))
-    return false;
+    return GpuStatus::Unsupported;
   int residentCtas = 0;
   if (!check(cuda.cuOccupancyMaxActiveBlocksPerMultiprocessor(&residentCtas, kernel, info.threads,
                                                               info.sharedBytes),
              "querying the kernel's occupancy", error))
-    return false;
+    return GpuStatus::Failed;
   if (residentCtas < 1) {
     error = "one CTA of the kernel (" + std::to_string(info.threads) + " threads, " +
             std::to_string(info.sharedBytes) + " bytes of dynamic shared memory) does not fit an SM of " +
             describe();
-    return false;
+    return GpuStatus::Unsupported;
   }
-  return true;
+  return GpuStatus::Ok;
 }
 
-bool CudaGpuDevice::load(const Artifact &artifact, int64_t maxContext, std::string &error) {
+// The kernel holds every variant the graph needs, under the numbers the
+// blob gives the tasks: the kernel's published list (MkKernelVariant) is the
+// graph's, entry for entry. Both come from the kinds' descriptions, so they
+// differ only when the file's kernel was built for another graph.
+GpuStatus CudaGpuDevice::checkVariants(const TaskGraph &graph, std::string &error) {
+  KernelVariants needed = listKernelVariants(graph);
+  CUdeviceptr address = 0;
+  size_t bytes = 0;
+  if (!check(cuda.cuModuleGetGlobal(&address, &bytes, module, MK_KERNEL_VARIANTS_NAME),
+             "finding " MK_KERNEL_VARIANTS_NAME " in the CUBIN", error))
+    return GpuStatus::Refused;
+  std::vector<MkKernelVariant> held(info.numVariants);
+  if (bytes != held.size() * sizeof(MkKernelVariant)) {
+    error = MK_KERNEL_VARIANTS_NAME " has " + std::to_string(bytes) + " bytes for " +
+            std::to_string(info.numVariants) + " variants";
+    return GpuStatus::Refused;
+  }
+  if (bytes > 0 && !check(cuda.cuMemcpyDtoH(held.data(), address, bytes),
+                          "reading " MK_KERNEL_VARIANTS_NAME, error))
+    return GpuStatus::Failed;
+  for (size_t i = 0; i < std::max(held.size(), needed.variants.size()); ++i) {
+    std::string heldText = "none";
+    bool same = false;
+    if (i < held.size()) {
+      const MkKernelVariant &entry = held[i];
+      uint32_t count = std::min<uint32_t>(entry.numArguments, MK_MAX_VARIANT_ARGUMENTS);
+      std::vector<int64_t> arguments(entry.arguments, entry.arguments + count);
+      TaskKind kind = static_cast<TaskKind>(entry.kind);
+      heldText = describeVariant(kind, arguments);
+      same = i < needed.variants.size() && entry.kind < kNumTaskKinds &&
+             kind == needed.variants[i].kind && arguments == needed.variants[i].arguments;
+    }
+    if (same)
+      continue;
+    std::string neededText =
+        i < needed.variants.size()
+            ? describeVariant(needed.variants[i].kind, needed.variants[i].arguments) + " (for " +
+                  needed.variants[i].operations.front() + ")"
+            : "none";
+    error = "the kernel was generated for another graph: its variant " + std::to_string(i) +
+            " is " + heldText + ", the schedule's is " + neededText;
+    return GpuStatus::Refused;
+  }
+  return GpuStatus::Ok;
+}
+
+GpuStatus CudaGpuDevice::load(const Artifact &artifact, int64_t maxContext, std::string &error) {
   if (!check(cuda.cuCtxSetCurrent(context), "making the context current", error))
-    return false;
+    return GpuStatus::Failed;
   releaseModel();
   if (artifact.cubin.empty()) {
     error = "the artifact has no kernel: it was compiled without NVRTC";
-    return false;
+    return GpuStatus::Unsupported;
   }
   std::optional<ArchName> arch = parseArch(artifact.facts.targetArch);
   bool compatible = arch && arch->major == facts.major &&
@@ -194,18 +244,18 @@ bool CudaGpuDevice::load(const Artifact &artifact, int64_t maxContext, std::stri
   if (!compatible) {
     error = "device is " + deviceArch(facts) + "; the artifact's kernel is for " +
             artifact.facts.targetArch;
-    return false;
+    return GpuStatus::Unsupported;
   }
   if (artifact.scheduleBlob.size() < sizeof(MkBlobHeader)) {
     error = "the schedule blob is shorter than its header";
-    return false;
+    return GpuStatus::Unsupported;
   }
   std::memcpy(&header, artifact.scheduleBlob.data(), sizeof header);
   if (header.magic != MK_BLOB_MAGIC || header.version != MK_BLOB_VERSION ||
       header.totalBytes != artifact.scheduleBlob.size()) {
     error = "the schedule blob's header is not a version-" + std::to_string(MK_BLOB_VERSION) +
             " header of its " + std::to_string(artifact.scheduleBlob.size()) + " bytes";
-    return false;
+    return GpuStatus::Unsupported;
   }
   if (maxContext <= 0 || maxContext > header.maxContext)
     maxContext = header.maxContext;
@@ -213,21 +263,30 @@ bool CudaGpuDevice::load(const Artifact &artifact, int64_t maxContext, std::stri
   if (!check(cuda.cuModuleLoadData(&module, artifact.cubin.data()), "loading the CUBIN", error) ||
       !check(cuda.cuModuleGetFunction(&kernel, module, MK_KERNEL_NAME),
              "finding " MK_KERNEL_NAME " in the CUBIN", error))
-    return false;
+    return GpuStatus::Failed;
   CUdeviceptr infoAddress = 0;
   size_t infoBytes = 0;
   if (!check(cuda.cuModuleGetGlobal(&infoAddress, &infoBytes, module, MK_KERNEL_INFO_NAME),
              "finding " MK_KERNEL_INFO_NAME " in the CUBIN", error))
-    return false;
+    return GpuStatus::Failed;
   if (infoBytes != sizeof info) {
     error = MK_KERNEL_INFO_NAME " has " + std::to_string(infoBytes) + " bytes, not " +
             std::to_string(sizeof info);
-    return false;
+    return GpuStatus::Unsupported;
   }
   if (!check(cuda.cuMemcpyDtoH(&info, infoAddress, sizeof info), "reading " MK_KERNEL_INFO_NAME,
-             error) ||
-      !checkKernel(header, error))
-    return false;
+             error))
+    return GpuStatus::Failed;
+  if (GpuStatus fits = checkKernel(header, error); fits != GpuStatus::Ok)
+    return fits;
+  if (GpuStatus variants = checkVariants(artifact.graph, error); variants != GpuStatus::Ok)
+    return variants;
+  if (!check(cuda.cuModuleGetFunction(&oneTask, module, MK_ONE_TASK_KERNEL_NAME),
+             "finding " MK_ONE_TASK_KERNEL_NAME " in the CUBIN", error) ||
+      !check(cuda.cuFuncSetAttribute(oneTask, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                     static_cast<int>(info.sharedBytes)),
+             "raising " MK_ONE_TASK_KERNEL_NAME "'s shared memory", error))
+    return GpuStatus::Failed;
 
   // The KV arena keeps the compiled layout ([maxContext][kv][D] per cache,
   // caches back to back), so it is allocated whole; maxContext only bounds
@@ -236,7 +295,7 @@ bool CudaGpuDevice::load(const Artifact &artifact, int64_t maxContext, std::stri
   if (!upload(blob, artifact.scheduleBlob.data(), artifact.scheduleBlob.size(), "the schedule blob",
               error) ||
       !upload(weights, weightData.data(), weightData.size_bytes(), "the weights", error))
-    return false;
+    return GpuStatus::Failed;
   for (auto [memory, bytes, what] :
        {std::tuple{&activations, header.activationElements * sizeof(float), "the activation arena"},
         std::tuple{&kv, header.kvElements * sizeof(float), "the KV arena"},
@@ -246,39 +305,39 @@ bool CudaGpuDevice::load(const Artifact &artifact, int64_t maxContext, std::stri
     if (!error.empty() ||
         !check(cuda.cuMemsetD8(memory->get(), 0, std::max<size_t>(bytes, 1)),
                std::string("clearing ") + what, error))
-      return false;
+      return GpuStatus::Failed;
   }
   eosTokens = artifact.facts.eosTokens;
   if (!upload(eos, eosTokens.data(), eosTokens.size() * sizeof(int64_t), "the EOS tokens", error))
-    return false;
+    return GpuStatus::Failed;
   if (!check(cuda.cuEventCreate(&startEvent, CU_EVENT_DEFAULT), "creating an event", error) ||
       !check(cuda.cuEventCreate(&stopEvent, CU_EVENT_DEFAULT), "creating an event", error))
-    return false;
+    return GpuStatus::Failed;
 
   graph = artifact.graph;
   contextLimit = maxContext;
   vocab = header.vocab;
   tableRows = artifact.facts.vocab;
-  return true;
+  return GpuStatus::Ok;
 }
 
-bool CudaGpuDevice::run(const GpuRunRequest &request, GpuRunResult &result, std::string &error) {
+GpuStatus CudaGpuDevice::run(const GpuRunRequest &request, GpuRunResult &result, std::string &error) {
   if (!kernel) {
     error = "no model is loaded";
-    return false;
+    return GpuStatus::Refused;
   }
   if (!check(cuda.cuCtxSetCurrent(context), "making the context current", error))
-    return false;
+    return GpuStatus::Failed;
   int64_t fed = static_cast<int64_t>(request.tokens.size());
   if (fed == 0) {
     error = "the request has no tokens";
-    return false;
+    return GpuStatus::Refused;
   }
   for (int64_t token : request.tokens)
     if (token < 0 || token >= tableRows) {
       error = "token " + std::to_string(token) + " is outside the vocabulary of " +
               std::to_string(tableRows);
-      return false;
+      return GpuStatus::Refused;
     }
   // As CpuExecutor::generate: the last prompt step yields the first new
   // token, and the last new token is returned, not fed.
@@ -287,22 +346,22 @@ bool CudaGpuDevice::run(const GpuRunRequest &request, GpuRunResult &result, std:
   if (steps > limit) {
     error = "the run needs " + std::to_string(steps) + " positions; the context holds " +
             std::to_string(limit);
-    return false;
+    return GpuStatus::Refused;
   }
 
   if (!upload(tokens, request.tokens.data(), fed * sizeof(int64_t), "the tokens", error))
-    return false;
+    return GpuStatus::Failed;
   error = outputTokens.allocate(cuda, steps * sizeof(int64_t), "the output tokens");
   if (!error.empty())
-    return false;
+    return GpuStatus::Failed;
   if (request.keepLogits) {
     error = logits.allocate(cuda, steps * vocab * sizeof(float), "the logits");
     if (!error.empty())
-      return false;
+      return GpuStatus::Failed;
   }
   error = timestamps.allocate(cuda, steps * sizeof(uint64_t), "the step timestamps");
   if (!error.empty())
-    return false;
+    return GpuStatus::Failed;
   uint64_t traceBytes = uint64_t(steps) * header.numTasks * MK_TRACE_TIMES * sizeof(uint64_t);
   if (request.keepTrace) {
     if (traceBytes > kMaxTraceBytes) {
@@ -310,12 +369,12 @@ bool CudaGpuDevice::run(const GpuRunRequest &request, GpuRunResult &result, std:
               std::to_string(header.numTasks) + " tasks needs " + std::to_string(traceBytes) +
               " bytes, more than the " + std::to_string(kMaxTraceBytes) +
               " allowed: trace fewer steps";
-      return false;
+      return GpuStatus::Refused;
     }
     error = trace.allocate(cuda, traceBytes, "the trace");
     if (!error.empty() ||
         !check(cuda.cuMemsetD8(trace.get(), 0, traceBytes), "clearing the trace", error))
-      return false;
+      return GpuStatus::Failed;
   }
 
   MkControlBlock block{};
@@ -335,7 +394,7 @@ bool CudaGpuDevice::run(const GpuRunRequest &request, GpuRunResult &result, std:
              error) ||
       !check(cuda.cuMemsetD8(counters.get(), 0, counters.bytes()), "clearing the event counters",
              error))
-    return false;
+    return GpuStatus::Failed;
 
   MkKernelArgs args{blob.get(), activations.get(), kv.get(), weights.get(), counters.get(),
                     control.get()};
@@ -346,24 +405,24 @@ bool CudaGpuDevice::run(const GpuRunRequest &request, GpuRunResult &result, std:
              "launching the megakernel", error) ||
       !check(cuda.cuEventRecord(stopEvent, nullptr), "recording an event", error) ||
       !check(cuda.cuCtxSynchronize(), "running the megakernel", error))
-    return false;
+    return GpuStatus::Failed;
   float milliseconds = 0;
   if (!check(cuda.cuEventElapsedTime(&milliseconds, startEvent, stopEvent), "timing the launch",
              error) ||
       !check(cuda.cuMemcpyDtoH(&block, control.get(), sizeof block), "reading the control block",
              error))
-    return false;
+    return GpuStatus::Failed;
   std::string deviceError = describeDeviceError(block, graph);
   if (!deviceError.empty()) {
     error = "the megakernel stopped: " + deviceError;
-    return false;
+    return GpuStatus::Failed;
   }
 
   int64_t done = block.stepsDone;
   std::vector<int64_t> argmax(done);
   if (done > 0 && !check(cuda.cuMemcpyDtoH(argmax.data(), outputTokens.get(), done * sizeof(int64_t)),
                          "reading the tokens", error))
-    return false;
+    return GpuStatus::Failed;
   result = GpuRunResult{};
   result.steps = done;
   result.kernelMilliseconds = milliseconds;
@@ -378,9 +437,72 @@ bool CudaGpuDevice::run(const GpuRunRequest &request, GpuRunResult &result, std:
     if (!check(cuda.cuMemcpyDtoH(result.logits.data(), logits.get(),
                                  result.logits.size() * sizeof(float)),
                "reading the logits", error))
-      return false;
+      return GpuStatus::Failed;
   }
-  return readTimes(request, block, result, error);
+  return readTimes(request, block, result, error) ? GpuStatus::Ok : GpuStatus::Failed;
+}
+
+GpuStatus CudaGpuDevice::runTask(uint32_t task, int64_t position, int64_t token,
+                                 std::vector<float> &activationValues,
+                                 std::vector<float> &kvValues, std::string &error) {
+  if (!oneTask) {
+    error = "no model is loaded";
+    return GpuStatus::Refused;
+  }
+  if (task >= header.numTasks || position < 0 || position >= contextLimit ||
+      activationValues.size() != header.activationElements ||
+      kvValues.size() != header.kvElements) {
+    error = "task " + std::to_string(task) + " at position " + std::to_string(position) +
+            " on arenas of " + std::to_string(activationValues.size()) + " and " +
+            std::to_string(kvValues.size()) + " floats is not a run of this model";
+    return GpuStatus::Refused;
+  }
+  if (!check(cuda.cuCtxSetCurrent(context), "making the context current", error))
+    return GpuStatus::Failed;
+  if (!upload(tokens, &token, sizeof token, "the token", error))
+    return GpuStatus::Failed;
+  error = outputTokens.allocate(cuda, sizeof(int64_t), "the output token");
+  if (!error.empty())
+    return GpuStatus::Failed;
+  MkControlBlock block{};
+  block.steps = 1;
+  block.firstPosition = position;
+  block.forcedSteps = 1;
+  block.eosFromStep = std::numeric_limits<int64_t>::max();
+  block.tokens = tokens.get();
+  block.outputTokens = outputTokens.get();
+  block.eosTokens = eos.get();
+  block.waitTimeoutNs = kWaitTimeoutNs;
+  if (!check(cuda.cuMemcpyHtoD(control.get(), &block, sizeof block), "writing the control block",
+             error) ||
+      !check(cuda.cuMemcpyHtoD(activations.get(), activationValues.data(),
+                               activationValues.size() * sizeof(float)),
+             "copying the activation arena", error) ||
+      !check(cuda.cuMemcpyHtoD(kv.get(), kvValues.data(), kvValues.size() * sizeof(float)),
+             "copying the KV arena", error))
+    return GpuStatus::Failed;
+  MkKernelArgs args{blob.get(), activations.get(), kv.get(), weights.get(), counters.get(),
+                    control.get()};
+  long long at = position;
+  void *parameters[] = {&args, &task, &at};
+  if (!check(cuda.cuLaunchCooperativeKernel(oneTask, 1, 1, 1, info.threads, 1, 1, info.sharedBytes,
+                                            nullptr, parameters),
+             "launching " MK_ONE_TASK_KERNEL_NAME, error) ||
+      !check(cuda.cuCtxSynchronize(), "running " MK_ONE_TASK_KERNEL_NAME, error) ||
+      !check(cuda.cuMemcpyDtoH(&block, control.get(), sizeof block), "reading the control block",
+             error) ||
+      !check(cuda.cuMemcpyDtoH(activationValues.data(), activations.get(),
+                               activationValues.size() * sizeof(float)),
+             "reading the activation arena", error) ||
+      !check(cuda.cuMemcpyDtoH(kvValues.data(), kv.get(), kvValues.size() * sizeof(float)),
+             "reading the KV arena", error))
+    return GpuStatus::Failed;
+  std::string deviceError = describeDeviceError(block, graph);
+  if (!deviceError.empty()) {
+    error = "the task stopped: " + deviceError;
+    return GpuStatus::Failed;
+  }
+  return GpuStatus::Ok;
 }
 
 // The step times and, when asked, the trace of the `result.steps` steps the
@@ -433,6 +555,18 @@ std::optional<DeviceFacts> readFacts(const CudaDriver &cuda, CUdevice device, st
 }
 
 } // namespace
+
+std::string cudaDriverVersion() {
+  std::string whyNot;
+  const CudaDriver *cuda = CudaDriver::load(whyNot);
+  if (!cuda)
+    return "not found (" + whyNot + ")";
+  int version = 0;
+  if (CUresult result = cuda->cuDriverGetVersion(&version); result != CUDA_SUCCESS)
+    return "unknown (" + cuda->describe(result) + ")";
+  // 12040 is 12.4.
+  return std::to_string(version / 1000) + "." + std::to_string(version % 1000 / 10);
+}
 
 std::unique_ptr<GpuDevice> GpuDevice::open(std::string &whyNot) {
   const CudaDriver *cuda = CudaDriver::load(whyNot);

@@ -37,6 +37,29 @@ struct GpuRunResult {
   uint64_t startNs = 0;
 };
 
+// How a call of GpuDevice ended. The callers above (libmkrt, mk-gpu-check)
+// tell a machine that cannot run a file, which is no fault, from a GPU that
+// failed, which is one.
+enum class GpuStatus {
+  Ok,
+  // This device cannot run this file, and nothing failed: another
+  // architecture, fewer SMs than the schedule's queues, no cooperative
+  // launch, a CTA that does not fit an SM, no kernel in the file.
+  Unsupported,
+  // The request is wrong: a token outside the vocabulary, more positions
+  // than the context, a trace too big; or the file is: its kernel lacks a
+  // variant its schedule needs. Nothing was launched.
+  Refused,
+  // The driver or the device failed: loading the module, allocating or
+  // copying memory, the launch, or the kernel's error word (a wait past its
+  // bound, a non-finite logit).
+  Failed,
+};
+
+// "12.4", the version of the CUDA driver this machine has, or why there is
+// none ("not found: libcuda.so.1 ..."). Loads the driver; starts nothing.
+std::string cudaDriverVersion();
+
 class GpuDevice {
 public:
   // nullptr with `whyNot` set when there is no usable GPU (no driver, no
@@ -45,11 +68,24 @@ public:
   virtual ~GpuDevice() = default;
 
   virtual std::string describe() const = 0; // "NVIDIA H200, sm_90, 132 SMs"
-  // Loads the CUBIN, uploads the weights, params and blob, allocates arenas.
-  virtual bool load(const Artifact &artifact, int64_t maxContext, std::string &error) = 0;
-  // One launch: all steps in the persistent kernel. Device-side errors (a
-  // wait past its bound, a non-finite logit) come back as `error`.
-  virtual bool run(const GpuRunRequest &request, GpuRunResult &result, std::string &error) = 0;
+  // Loads the CUBIN, checks that it holds every kernel variant the graph
+  // needs (core/taskgraph/KernelVariants.h), uploads the weights, params and
+  // blob, allocates arenas: Ok, Unsupported, Refused or Failed, with `error`
+  // saying why when not Ok.
+  virtual GpuStatus load(const Artifact &artifact, int64_t maxContext, std::string &error) = 0;
+  // One launch: all steps in the persistent kernel. Ok, Refused, or Failed
+  // (device-side errors: a wait past its bound, a non-finite logit), with
+  // `error` saying why when not Ok.
+  virtual GpuStatus run(const GpuRunRequest &request, GpuRunResult &result,
+                        std::string &error) = 0;
+  // One task alone on one CTA (the kernel's mk_run_task), for step 0 at
+  // `position` with `token` as the step's token, on arenas laid out as
+  // layOutArenas (runtime/format/ScheduleBlobBuilder.h) says and filled by
+  // the caller: both are uploaded, the task runs, both come back. How each
+  // task kind's device function is checked against its CPU reference.
+  virtual GpuStatus runTask(uint32_t task, int64_t position, int64_t token,
+                            std::vector<float> &activations, std::vector<float> &kv,
+                            std::string &error) = 0;
 };
 
 } // namespace mk

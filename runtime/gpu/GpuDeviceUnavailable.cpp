@@ -3,6 +3,10 @@
 
 namespace mk {
 
+std::string cudaDriverVersion() {
+  return "not looked for (this build has no GPU support: cuda.h was not found)";
+}
+
 std::unique_ptr<GpuDevice> GpuDevice::open(std::string &whyNot) {
   whyNot = "this build has no GPU support: cuda.h was not found when it was configured";
   return nullptr;

@@ -57,8 +57,9 @@ public:
 std::unique_ptr<Engine> makeCpuEngine(const Artifact &artifact);
 
 // nullptr with `whyNot` set when this machine or this artifact cannot run on
-// a GPU: no driver, no device, no kernel in the file, a kernel that does
-// not load.
+// a GPU, and nothing failed: no driver, no device, no kernel in the file, a
+// GPU that cannot run it. A GPU that fails to load the model throws
+// EngineError(MKRT_ERROR_DEVICE_FAILURE).
 std::unique_ptr<Engine> makeGpuEngine(const Artifact &artifact, int64_t maxContext,
                                       std::string &whyNot);
 

@@ -59,8 +59,12 @@ private:
   GpuRunResult run(const GpuRunRequest &request) {
     GpuRunResult result;
     std::string error;
-    if (!device->run(request, result, error))
-      throw EngineError(MKRT_ERROR_EXECUTION, "the GPU run failed: " + error);
+    GpuStatus status = device->run(request, result, error);
+    if (status == GpuStatus::Refused)
+      throw EngineError(MKRT_ERROR_INVALID_ARGUMENT, "the GPU refused the run: " + error);
+    if (status != GpuStatus::Ok)
+      throw EngineError(MKRT_ERROR_DEVICE_FAILURE,
+                        "the GPU failed (" + device->describe() + "): " + error);
     return result;
   }
 
@@ -82,10 +86,16 @@ std::unique_ptr<Engine> makeGpuEngine(const Artifact &artifact, int64_t maxConte
     return nullptr;
   }
   std::string error;
-  if (!device->load(artifact, maxContext, error)) {
-    whyNot = "cannot load the model on " + device->describe() + ": " + error;
+  GpuStatus loaded = device->load(artifact, maxContext, error);
+  if (loaded == GpuStatus::Unsupported) {
+    whyNot = device->describe() + " cannot run this file: " + error;
     return nullptr;
   }
+  if (loaded == GpuStatus::Refused)
+    throw EngineError(MKRT_ERROR_INVALID_MODEL, "the GPU refused the model: " + error);
+  if (loaded != GpuStatus::Ok)
+    throw EngineError(MKRT_ERROR_DEVICE_FAILURE,
+                      "the GPU failed loading the model (" + device->describe() + "): " + error);
   return std::make_unique<GpuEngine>(artifact, std::move(device), maxContext);
 }
 

@@ -1,19 +1,22 @@
 // mkrun: runs a .mk file through libmkrt's C API (runtime/mkrt/include/mkrt.h).
 //
 //   mkrun MODEL.mk --prompt-tokens 1,2,3 -n 64 [--step-times FILE.csv] [--trace FILE.json]
-//       greedy generation: prints the new tokens, then ms/token and tokens/s,
-//       then the steps' times (min, median, max, last); --step-times writes
-//       every step's time as CSV (step,position,ms), --trace every task's
-//       wait and run as a Chrome trace-event file (mkrt_session_set_trace)
+//       greedy generation: prints the new tokens, then the prompt's and the
+//       generation's figures apart, as llama-bench does (prompt: tokens, ms,
+//       tokens/s; generation: tokens, ms/token median/min/max, tokens/s);
+//       --step-times writes every step's time as CSV (step,position,phase,ms),
+//       --trace every task's wait and run as a Chrome trace-event file
 //   mkrun MODEL.mk --tokens 5,17,42 --logits OUT.npy
 //       teacher-forced logits, [tokens, vocab] float32, as `mkc eval` writes them
+//   mkrun --help | --version
 //
-// Options: --device gpu|cpu|auto (default auto), --max-context N.
 // Exit codes: 0 success, 1 usage error, 2 the model or the input was refused
-// or the run failed, 3 the device is unavailable (no GPU, no driver, no kernel).
+// or the run failed, 3 the device is unavailable (no GPU, no driver, no kernel),
+// 4 the GPU is there and failed (module load, launch, the kernel's error word).
 #include "mkrt.h"
-#include "core/support/TokenList.h"
 #include "core/support/Npy.h"
+#include "core/support/TokenList.h"
+#include "runtime/format/MkFile.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -24,12 +27,37 @@
 
 namespace {
 
-constexpr int kUsageError = 1, kRefused = 2, kNoDevice = 3;
+constexpr int kUsageError = 1, kRefused = 2, kNoDevice = 3, kDeviceFailure = 4;
 
-constexpr const char *kUsage =
-    "usage: mkrun MODEL.mk [--device gpu|cpu|auto] [--max-context N]\n"
-    "             (--prompt-tokens T0,T1,... -n N [--step-times FILE.csv] [--trace FILE.json]\n"
-    "              | --tokens T0,T1,... --logits OUT.npy)\n";
+constexpr const char *kHelp =
+    "usage: mkrun MODEL.mk --prompt-tokens T0,T1,... -n N [options]\n"
+    "       mkrun MODEL.mk --tokens T0,T1,... --logits OUT.npy [options]\n"
+    "       mkrun --help | --version\n"
+    "\n"
+    "Runs a model compiled by `mkc compile --emit=mk`: greedy generation after a\n"
+    "prompt, with the prompt's and the generation's times reported apart, or\n"
+    "teacher-forced logits as `mkc eval` writes them.\n"
+    "\n"
+    "options:\n"
+    "  --prompt-tokens T0,...  the prompt, comma-separated token ids\n"
+    "  -n N                    the most new tokens to generate (fewer at an EOS token)\n"
+    "  --step-times FILE.csv   every step's time: step,position,phase,ms, with phase\n"
+    "                          prompt or generation\n"
+    "  --trace FILE.json       every task's wait and run, a Chrome trace-event file\n"
+    "                          (ui.perfetto.dev)\n"
+    "  --tokens T0,...         teacher forcing: the tokens fed\n"
+    "  --logits OUT.npy        teacher forcing: where the [tokens, vocab] logits go\n"
+    "  --device gpu|cpu|auto   where to run (default auto: the GPU when it can run the\n"
+    "                          file, else the CPU executor with a note)\n"
+    "  --max-context N         positions for the run, at most the compiled ones\n"
+    "  -h, --help              this help\n"
+    "  --version               libmkrt's version and the CUDA driver found\n"
+    "Every option that takes a value may be written --flag=value or --flag value.\n"
+    "\n"
+    "exit codes: 0 success, 1 usage error, 2 the model or the input was refused or\n"
+    "the run failed, 3 the device is unavailable (no GPU, no driver, no kernel in\n"
+    "the file, a GPU that cannot run it), 4 the GPU is there and failed (loading\n"
+    "the kernel, the launch, an error the kernel reported)\n";
 
 struct Arguments {
   std::string model, device = "auto", promptTokens, tokens, logits, stepTimes, trace;
@@ -37,8 +65,10 @@ struct Arguments {
   int64_t maxContext = 0;
 };
 
-int usage() {
-  std::fputs(kUsage, stderr);
+int usageError(const std::string &message) {
+  std::fprintf(stderr, "mkrun: error: %s\n", message.c_str());
+  std::string synopsis(kHelp, std::string(kHelp).find("\n\n"));
+  std::fprintf(stderr, "%s\n('mkrun --help' lists every option)\n", synopsis.c_str());
   return kUsageError;
 }
 
@@ -47,34 +77,64 @@ int refuse(const std::string &message, int code = kRefused) {
   return code;
 }
 
-int exitCodeOf(mkrt_status status) { return status == MKRT_ERROR_NO_DEVICE ? kNoDevice : kRefused; }
+int exitCodeOf(mkrt_status status) {
+  switch (status) {
+  case MKRT_ERROR_NO_DEVICE:
+    return kNoDevice;
+  case MKRT_ERROR_DEVICE_FAILURE:
+    return kDeviceFailure;
+  default:
+    return kRefused;
+  }
+}
 
 using mk::parseCount;
 using mk::parseTokenList;
 
-// 0 when `args` is complete, else the exit code to return.
+// Prints `text` to stdout; 0, or 2 when stdout does not take it.
+int printOut(const std::string &text) {
+  bool written = std::fputs(text.c_str(), stdout) >= 0 && std::fflush(stdout) == 0;
+  return written ? 0 : refuse("cannot write to stdout");
+}
+
+// 0 when `args` is complete, else the exit code to return; -1 when --help or
+// --version was answered.
 int parseArguments(int argc, char **argv, Arguments &args) {
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
+    if (arg == "--help" || arg == "-h")
+      return printOut(kHelp) == 0 ? -1 : kRefused;
+    if (arg == "--version")
+      return printOut(std::string("mkrun: ") + mkrt_version() + "\nCUDA driver: " +
+                      mkrt_cuda_driver_version() + "\n") == 0
+                 ? -1
+                 : kRefused;
+  }
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    bool missing = false;
     // "--flag=value" or "--flag value".
     auto value = [&](const std::string &flag) -> std::optional<std::string> {
       if (arg.rfind(flag + "=", 0) == 0)
         return arg.substr(flag.size() + 1);
-      if (arg == flag && i + 1 < argc)
+      if (arg != flag)
+        return std::nullopt;
+      if (i + 1 < argc)
         return std::string(argv[++i]);
+      missing = true;
       return std::nullopt;
     };
     if (auto v = value("--device")) {
       args.device = *v;
     } else if (auto v = value("--max-context")) {
       if (!parseCount(*v, args.maxContext) || args.maxContext == 0)
-        return refuse("--max-context must be a positive integer, got '" + *v + "'");
+        return usageError("--max-context must be a positive integer, got '" + *v + "'");
     } else if (auto v = value("--prompt-tokens")) {
       args.promptTokens = *v;
     } else if (auto v = value("-n")) {
       int64_t n = 0;
       if (!parseCount(*v, n))
-        return refuse("-n must be a non-negative integer, got '" + *v + "'");
+        return usageError("-n must be a non-negative integer, got '" + *v + "'");
       args.newTokens = n;
     } else if (auto v = value("--tokens")) {
       args.tokens = *v;
@@ -84,46 +144,87 @@ int parseArguments(int argc, char **argv, Arguments &args) {
       args.stepTimes = *v;
     } else if (auto v = value("--trace")) {
       args.trace = *v;
+    } else if (missing) {
+      return usageError("option '" + arg + "' needs a value");
     } else if (arg.rfind("-", 0) != 0 && args.model.empty()) {
       args.model = arg;
     } else {
-      return refuse("unknown argument '" + arg + "'");
+      return usageError("unknown argument '" + arg + "'");
     }
   }
   bool generating = !args.promptTokens.empty() || args.newTokens;
   bool evaluating = !args.tokens.empty() || !args.logits.empty();
-  bool complete = generating ? !args.promptTokens.empty() && args.newTokens
-                             : !args.tokens.empty() && !args.logits.empty();
-  if (args.model.empty() || generating == evaluating || !complete)
-    return usage();
+  if (args.model.empty())
+    return usageError("no model given");
+  if (generating == evaluating)
+    return usageError(generating ? "generation (--prompt-tokens, -n) and teacher forcing "
+                                   "(--tokens, --logits) do not go together"
+                                 : "say what to run: --prompt-tokens and -n, or --tokens "
+                                   "and --logits");
+  if (generating && (args.promptTokens.empty() || !args.newTokens))
+    return usageError("generation needs both --prompt-tokens and -n");
+  if (evaluating && (args.tokens.empty() || args.logits.empty()))
+    return usageError("teacher forcing needs both --tokens and --logits");
   if (evaluating && (!args.stepTimes.empty() || !args.trace.empty()))
-    return refuse("--step-times and --trace time generation (--prompt-tokens ... -n N), not "
-                  "--logits",
-                  kUsageError);
+    return usageError("--step-times and --trace time generation (--prompt-tokens ... -n N), "
+                      "not --logits");
   if (args.device != "gpu" && args.device != "cpu" && args.device != "auto")
-    return refuse("unknown device '" + args.device + "' (available: gpu, cpu, auto)");
+    return usageError("unknown device '" + args.device + "' (available: gpu, cpu, auto)");
+  std::vector<int64_t> ignored;
+  const std::string &list = generating ? args.promptTokens : args.tokens;
+  if (!parseTokenList(list, ignored))
+    return usageError(std::string(generating ? "--prompt-tokens" : "--tokens") +
+                      " must be a comma-separated list of token ids, got '" + list + "'");
+  // Before the run: no output may overwrite the model.
+  for (const std::string *output : {&args.logits, &args.stepTimes, &args.trace})
+    if (!output->empty())
+      if (std::string error = mk::checkOutputFile(*output, {args.model}); !error.empty())
+        return refuse(error);
   return 0;
 }
 
-// "step times (ms): min 0.981, median 1.002, max 1.350, last 1.010"
-void printStepTimes(const double *stepMs, size_t count) {
-  if (count == 0)
+double median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  size_t n = values.size();
+  return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
+}
+
+// The first `promptSteps` steps feed the prompt (the last of them yields the
+// first new token: its time is the time to the first token); every later
+// step feeds a generated token and yields the next.
+//   prompt: 3 tokens in 2.931 ms, 1023.5 tokens/s
+//   generation: 7 tokens, ms/token median 0.981 min 0.950 max 1.350, 1019.4 tokens/s
+void printPhases(const double *stepMs, size_t count, size_t promptSteps) {
+  size_t prompt = std::min(promptSteps, count);
+  double promptMs = 0;
+  for (size_t i = 0; i < prompt; ++i)
+    promptMs += stepMs[i];
+  std::printf("prompt: %zu tokens in %.3f ms, %.1f tokens/s\n", prompt, promptMs,
+              promptMs > 0 ? prompt * 1000.0 / promptMs : 0.0);
+  std::vector<double> generation(stepMs + prompt, stepMs + count);
+  if (generation.empty()) {
+    std::printf("generation: 0 tokens (the first new token comes from the prompt's last step)\n");
     return;
-  std::vector<double> sorted(stepMs, stepMs + count);
-  std::sort(sorted.begin(), sorted.end());
-  double median = count % 2 ? sorted[count / 2] : (sorted[count / 2 - 1] + sorted[count / 2]) / 2;
-  std::printf("step times (ms): min %.3f, median %.3f, max %.3f, last %.3f\n", sorted.front(),
-              median, sorted.back(), stepMs[count - 1]);
+  }
+  double total = 0;
+  for (double ms : generation)
+    total += ms;
+  auto [fastest, slowest] = std::minmax_element(generation.begin(), generation.end());
+  std::printf("generation: %zu tokens, ms/token median %.3f min %.3f max %.3f, %.1f tokens/s\n",
+              generation.size(), median(generation), *fastest, *slowest,
+              total > 0 ? generation.size() * 1000.0 / total : 0.0);
 }
 
 // One row per step; each call of libmkrt starts at position 0.
-std::string writeStepTimes(const std::string &path, const double *stepMs, size_t count) {
+std::string writeStepTimes(const std::string &path, const double *stepMs, size_t count,
+                           size_t promptSteps) {
   std::FILE *file = std::fopen(path.c_str(), "w");
   if (!file)
     return "cannot open '" + path + "' for writing";
-  std::fputs("step,position,ms\n", file);
+  std::fputs("step,position,phase,ms\n", file);
   for (size_t step = 0; step < count; ++step)
-    std::fprintf(file, "%zu,%zu,%.6f\n", step, step, stepMs[step]);
+    std::fprintf(file, "%zu,%zu,%s,%.6f\n", step, step,
+                 step < promptSteps ? "prompt" : "generation", stepMs[step]);
   bool written = !std::ferror(file);
   written = std::fclose(file) == 0 && written;
   return written ? "" : "cannot write the step times to '" + path + "'";
@@ -131,9 +232,7 @@ std::string writeStepTimes(const std::string &path, const double *stepMs, size_t
 
 int generate(mkrt_session *session, const mkrt_info &info, const Arguments &args) {
   std::vector<int64_t> prompt;
-  if (!parseTokenList(args.promptTokens, prompt))
-    return refuse("--prompt-tokens must be a comma-separated list of token ids, got '" +
-                  args.promptTokens + "'");
+  parseTokenList(args.promptTokens, prompt); // checked in parseArguments
   // Checked before anything is allocated for them.
   if (*args.newTokens > info.max_context)
     return refuse("-n " + std::to_string(*args.newTokens) + " passes the model's max context of " +
@@ -150,26 +249,26 @@ int generate(mkrt_session *session, const mkrt_info &info, const Arguments &args
   std::printf("tokens:");
   for (size_t i = 0; i < produced; ++i)
     std::printf(" %lld", static_cast<long long>(tokens[i]));
-  std::printf("\n%zu tokens%s, %lld steps in %.3f ms: %.3f ms/token, %.1f tokens/s on %s\n",
-              produced, timing.stopped_at_eos ? " (stopped at EOS)" : "",
-              static_cast<long long>(timing.steps), timing.total_ms, timing.ms_per_token,
-              timing.tokens_per_second, mkrt_session_device(session));
+  std::printf("\n");
+  printPhases(timing.step_ms, timing.num_step_ms, prompt.size());
+  std::printf("total: %zu new tokens%s, %lld steps in %.3f ms on %s\n", produced,
+              timing.stopped_at_eos ? " (stopped at EOS)" : "",
+              static_cast<long long>(timing.steps), timing.total_ms,
+              mkrt_session_device(session));
   if (timing.kernel_ms != timing.total_ms)
     std::printf("kernel: %.3f ms\n", timing.kernel_ms);
-  printStepTimes(timing.step_ms, timing.num_step_ms);
   if (!args.stepTimes.empty()) {
-    std::string error = writeStepTimes(args.stepTimes, timing.step_ms, timing.num_step_ms);
+    std::string error =
+        writeStepTimes(args.stepTimes, timing.step_ms, timing.num_step_ms, prompt.size());
     if (!error.empty())
       return refuse(error);
   }
-  return 0;
+  return std::fflush(stdout) == 0 ? 0 : refuse("cannot write to stdout");
 }
 
 int evaluate(mkrt_session *session, const mkrt_info &info, const Arguments &args) {
   std::vector<int64_t> tokens;
-  if (!parseTokenList(args.tokens, tokens))
-    return refuse("--tokens must be a comma-separated list of token ids, got '" + args.tokens +
-                  "'");
+  parseTokenList(args.tokens, tokens); // checked in parseArguments
   if (tokens.size() > static_cast<size_t>(info.max_context))
     return refuse(std::to_string(tokens.size()) + " tokens pass the model's max context of " +
                   std::to_string(info.max_context));
@@ -183,15 +282,19 @@ int evaluate(mkrt_session *session, const mkrt_info &info, const Arguments &args
     return refuse(error);
   std::printf("logits [%zu, %lld] -> %s on %s\n", tokens.size(), static_cast<long long>(info.vocab),
               args.logits.c_str(), mkrt_session_device(session));
-  return 0;
+  return std::fflush(stdout) == 0 ? 0 : refuse("cannot write to stdout");
 }
 
 } // namespace
 
 int main(int argc, char **argv) {
   Arguments args;
+  if (argc < 2) {
+    std::fputs(kHelp, stderr);
+    return kUsageError;
+  }
   if (int status = parseArguments(argc, argv, args))
-    return status;
+    return status < 0 ? 0 : status;
 
   char error[1024];
   mkrt_model *model = nullptr;

@@ -26,13 +26,12 @@
 //   - a wait that can never be satisfied ends the launch with
 //     MK_ERROR_WAIT_TIMEOUT instead of hanging;
 //   - NaN weights end it with MK_ERROR_NON_FINITE_LOGIT.
-// Exit 0 when all pass, 1 when one fails, 77 (ctest's skip) with the reason
-// when there is no usable GPU.
+// Exit 0 when all pass, 1 when one fails (a GPU that fails to load or run
+// the model included), 77 (ctest's skip) with the reason only when the GPU
+// is unavailable: none, no driver, or one that cannot run the file.
+#include "GpuTestModels.h"
 #include "ToyTaskGraph.h"
 
-#include "codegen/Megakernel.h"
-#include "compiler/driver/Pipeline.h"
-#include "compiler/driver/RandomWeights.h"
 #include "runtime/cpu/CpuExecutor.h"
 #include "runtime/format/ArtifactBuilder.h"
 #include "runtime/format/ControlBlock.h"
@@ -64,53 +63,6 @@ void report(bool passed, const std::string &what) {
   failures += passed ? 0 : 1;
 }
 
-// A scheduled model with its weights, from an ONNX file or the toy graph.
-struct Model {
-  TaskGraph graph;
-  Schedule schedule;
-  WeightTable weights;
-};
-
-std::optional<Model> loadModel(const std::string &path, int64_t maxContext) {
-  if (path == "--toy") {
-    toy::ToyModel model = toy::buildToyModel();
-    return Model{std::move(model.graph), std::move(model.schedule), std::move(model.weights)};
-  }
-  mlir::MLIRContext context;
-  CompileOptions options;
-  options.maxContext = maxContext;
-  auto compiled = compileToSchedule(context, path, options);
-  if (!compiled) {
-    std::printf("cannot compile %s: %s\n", path.c_str(),
-                llvm::toString(compiled.takeError()).c_str());
-    return std::nullopt;
-  }
-  bool shapeOnly = compiled->imported.weights.all().empty();
-  WeightTable weights =
-      shapeOnly ? randomWeights(compiled->tasks) : std::move(compiled->imported.weights);
-  return Model{std::move(compiled->tasks), std::move(compiled->schedule), std::move(weights)};
-}
-
-std::unique_ptr<BuiltArtifact> compile(const Model &model, std::vector<int64_t> eos) {
-  auto kernel = compileMegakernel(model.graph, model.schedule);
-  if (!kernel) {
-    std::printf("NVRTC failed: %s\n", llvm::toString(kernel.takeError()).c_str());
-    return nullptr;
-  }
-  std::printf("  kernel: %d registers, %d bytes shared, %d bytes spilled, %.2f s to compile\n",
-              kernel->registers, kernel->sharedBytes, kernel->spillBytes, kernel->compileSeconds);
-  ArtifactOptions artifact;
-  artifact.eosTokens = std::move(eos);
-  artifact.cubin = std::move(kernel->cubin);
-  artifact.ptx = std::move(kernel->ptx);
-  std::string error;
-  auto built =
-      buildArtifact(model.graph, model.schedule, model.weights, std::move(artifact), error);
-  if (!built)
-    std::printf("cannot build the artifact: %s\n", error.c_str());
-  return built;
-}
-
 // Teacher-forced logits of the CPU executor on the artifact's bf16 weights.
 std::vector<float> cpuLogits(const Artifact &artifact, const std::vector<int64_t> &tokens) {
   WeightTable weights = unpackWeights(artifact.weights, artifact.weightData);
@@ -125,7 +77,7 @@ std::vector<float> cpuLogits(const Artifact &artifact, const std::vector<int64_t
 
 bool gpuRun(GpuDevice &device, const GpuRunRequest &request, GpuRunResult &result) {
   std::string error;
-  if (device.run(request, result, error))
+  if (device.run(request, result, error) == GpuStatus::Ok)
     return true;
   std::printf("  run failed: %s\n", error.c_str());
   return false;
@@ -267,8 +219,15 @@ int checkFixture(const std::string &path, int64_t maxContext) {
   Artifact &artifact = built->artifact;
   int64_t vocab = artifact.facts.vocab;
   std::string error;
-  if (!device->load(artifact, 0, error)) {
-    std::printf("cannot load: %s\n", error.c_str());
+  // Only a device that cannot run the file is a skip; one that fails to
+  // load it is a failure.
+  GpuStatus loaded = device->load(artifact, 0, error);
+  if (loaded == GpuStatus::Unsupported) {
+    std::printf("SKIP: %s cannot run this file: %s\n", device->describe().c_str(), error.c_str());
+    return kSkip;
+  }
+  if (loaded != GpuStatus::Ok) {
+    std::printf("FAIL: the GPU failed loading the model: %s\n", error.c_str());
     return 1;
   }
 
@@ -325,7 +284,7 @@ int checkFixture(const std::string &path, int64_t maxContext) {
                 generated.generated.begin();
   std::unique_ptr<BuiltArtifact> withEos = compile(*model, {eos});
   GpuRunResult stopped;
-  if (!withEos || !device->load(withEos->artifact, 0, error) ||
+  if (!withEos || device->load(withEos->artifact, 0, error) != GpuStatus::Ok ||
       !gpuRun(*device, {prompt, newTokens, false, false, 0}, stopped))
     return 1;
   std::vector<int64_t> expected(generated.generated.begin(), generated.generated.begin() + stop + 1);
@@ -340,10 +299,12 @@ int checkFixture(const std::string &path, int64_t maxContext) {
   MkEventRecord *events = reinterpret_cast<MkEventRecord *>(broken.scheduleBlob.data() + header.eventsOffset);
   events[0].triggerCount += 1000;
   GpuRunResult hung;
-  bool loaded = device->load(broken, 0, error);
-  bool ran = loaded && device->run({prompt, 2, false, false, 0}, hung, error);
-  report(loaded && !ran && error.find("MK_ERROR_WAIT_TIMEOUT") != std::string::npos,
-         "an unsatisfiable wait ends the launch: " + error);
+  bool brokenLoaded = device->load(broken, 0, error) == GpuStatus::Ok;
+  GpuStatus ran = brokenLoaded ? device->run({prompt, 2, false, false, 0}, hung, error)
+                               : GpuStatus::Ok;
+  report(brokenLoaded && ran == GpuStatus::Failed &&
+             error.find("MK_ERROR_WAIT_TIMEOUT") != std::string::npos,
+         "an unsatisfiable wait ends the launch as a device failure: " + error);
 
   // NaN weights under the logits.
   const WeightEntry *head = logitsWeight(artifact);
@@ -352,10 +313,12 @@ int checkFixture(const std::string &path, int64_t maxContext) {
             uint16_t(0x7fc0));
   GpuRunResult poisoned;
   error.clear();
-  loaded = device->load(artifact, 0, error);
-  ran = loaded && device->run({prompt, 2, false, false, 0}, poisoned, error);
-  report(loaded && !ran && error.find("MK_ERROR_NON_FINITE_LOGIT") != std::string::npos,
-         "NaN logits end the launch: " + error);
+  bool poisonedLoaded = device->load(artifact, 0, error) == GpuStatus::Ok;
+  ran = poisonedLoaded ? device->run({prompt, 2, false, false, 0}, poisoned, error)
+                       : GpuStatus::Ok;
+  report(poisonedLoaded && ran == GpuStatus::Failed &&
+             error.find("MK_ERROR_NON_FINITE_LOGIT") != std::string::npos,
+         "NaN logits end the launch as a device failure: " + error);
   return failures == 0 ? 0 : 1;
 }
 

@@ -53,6 +53,24 @@ def store_weights_as(model, data_type):
         model.graph.node.insert(0, cast)
 
 
+def declare_huge(model, count, storage):
+    """Gives the first linear weight a shape of `count` elements while keeping
+    its few bytes: the loader must compare the two before it allocates.
+    storage: raw (raw_data), typed (float_data) or external (a data file)."""
+    name = weight_initializers(model)[0]
+    init = next(i for i in model.graph.initializer if i.name == name)
+    values = numpy_helper.to_array(init).astype(np.float32).ravel()[:16]
+    del init.dims[:]
+    init.dims.extend([count // 1024, 1024])
+    init.ClearField("raw_data")
+    init.ClearField("float_data")
+    if storage == "raw":
+        init.raw_data = values.tobytes()
+    elif storage == "typed":
+        init.float_data.extend(values.tolist())
+    return init
+
+
 def set_external_location(model, out, location, offset=None):
     onnx.save(model, out, save_as_external_data=True, all_tensors_to_one_file=True,
               location=os.path.basename(out) + ".data", size_threshold=1024)
@@ -106,6 +124,16 @@ def main(kind, source, out):
     elif kind == "external-missing":
         set_external_location(model, out, "missing.data")
         return
+    elif kind.startswith("huge-"):
+        # huge-raw-33: an initializer declaring 2^33 elements over 64 bytes.
+        _, storage, log2 = kind.split("-")
+        init = declare_huge(model, 1 << int(log2), storage)
+        if storage == "external":
+            data = out + ".data"
+            open(data, "wb").write(np.zeros(16, np.float32).tobytes())
+            init.data_location = onnx.TensorProto.EXTERNAL
+            init.external_data.add(key="location", value=os.path.basename(data))
+            init.external_data.add(key="length", value=str(4 << int(log2)))
     elif kind == "external-offset":
         set_external_location(model, out, None, offset=1 << 40)
         return

@@ -10,7 +10,11 @@
 
 #include <gtest/gtest.h>
 
+#include <cerrno>
+#include <cstdio>
 #include <cstring>
+#include <sys/stat.h>
+#include <unistd.h>
 
 namespace mk {
 namespace {
@@ -231,7 +235,53 @@ TEST(MkFile, RefusesMissingFilesAndDirectories) {
   EXPECT_EQ(MkFile::open(toy::temporaryPath("missing.mk"), error), nullptr);
   EXPECT_NE(error.find("cannot open"), std::string::npos) << error;
   EXPECT_EQ(MkFile::open(::testing::TempDir(), error), nullptr);
-  EXPECT_NE(error.find("not a regular file"), std::string::npos) << error;
+  expectMessage(error, {"it is a directory, not a regular file"});
+}
+
+// Opening a FIFO for reading blocks until a writer comes: it is refused
+// from its stat() alone (a hang here is the failure).
+TEST(MkFile, RefusesAFifoWithoutOpeningIt) {
+  std::string path = toy::temporaryPath("fifo.mk");
+  std::remove(path.c_str());
+  ASSERT_EQ(mkfifo(path.c_str(), 0600), 0) << std::strerror(errno);
+  std::string error;
+  EXPECT_EQ(MkFile::open(path, error), nullptr);
+  expectMessage(error, {path, "it is a FIFO, not a regular file"});
+  std::remove(path.c_str());
+}
+
+// The writer renames a temporary over its output: an output that is not a
+// regular file (here a FIFO) is refused and left in place, and no temporary
+// stays behind.
+TEST(MkFile, WriterRefusesAnOutputThatIsNotARegularFile) {
+  std::string path = toy::temporaryPath("out-fifo.mk");
+  std::remove(path.c_str());
+  ASSERT_EQ(mkfifo(path.c_str(), 0600), 0) << std::strerror(errno);
+  std::vector<OwnedSection> owned = sampleSections();
+  std::vector<SectionData> sections;
+  for (const OwnedSection &section : owned)
+    sections.push_back({section.kind, section.bytes});
+  std::string error;
+  EXPECT_FALSE(writeMkFile(path, sections, error));
+  expectMessage(error, {"it is a FIFO", "name a regular file"});
+  struct stat status;
+  ASSERT_EQ(::stat(path.c_str(), &status), 0);
+  EXPECT_TRUE(S_ISFIFO(status.st_mode));
+  std::string temporary = path + ".tmp." + std::to_string(getpid());
+  EXPECT_NE(::stat(temporary.c_str(), &status), 0) << temporary << " was left behind";
+  std::remove(path.c_str());
+}
+
+TEST(MkFile, OutputCheckRefusesTheInputAndDirectories) {
+  std::string input = toy::temporaryPath("input.onnx");
+  toy::writeBytes(input, {1, 2, 3});
+  std::string link = toy::temporaryPath("input-link.onnx");
+  std::remove(link.c_str());
+  ASSERT_EQ(::link(input.c_str(), link.c_str()), 0) << std::strerror(errno);
+  expectMessage(checkOutputFile(link, {input}), {"refusing to write", "it is the input"});
+  expectMessage(checkOutputFile(::testing::TempDir(), {input}), {"it is a directory"});
+  EXPECT_EQ(checkOutputFile(toy::temporaryPath("new.mk"), {input}), "");
+  std::remove(link.c_str());
 }
 
 TEST(Crc32, MatchesZlib) {

@@ -253,6 +253,20 @@ TEST(Mkrt, TheGpuIsUnavailableWithoutAKernel) {
   mkrt_close(model);
 }
 
+// A failing GPU has its own status, apart from an unavailable one, and the
+// values callers compiled against before it existed keep their meaning.
+TEST(Mkrt, TellsADeviceFailureFromAnUnavailableDevice) {
+  EXPECT_EQ(MKRT_ERROR_NO_DEVICE, 3);
+  EXPECT_EQ(MKRT_ERROR_EXECUTION, 5);
+  EXPECT_EQ(MKRT_ERROR_DEVICE_FAILURE, 6);
+}
+
+TEST(Mkrt, StatesItsVersionAndTheDriverFound) {
+  EXPECT_EQ(std::string(mkrt_version()).rfind("libmkrt for .mk format 1, ", 0), 0u)
+      << mkrt_version();
+  EXPECT_NE(std::string(mkrt_cuda_driver_version()), "");
+}
+
 TEST(Mkrt, RefusesMisuseWithAStatusAndAMessage) {
   char error[512];
   mkrt_model *model = nullptr;

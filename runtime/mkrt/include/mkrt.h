@@ -36,12 +36,19 @@ typedef enum mkrt_status {
   MKRT_ERROR_INVALID_ARGUMENT = 1,
   /* An unreadable, truncated, corrupted or inconsistent .mk file. */
   MKRT_ERROR_INVALID_MODEL = 2,
-  /* No usable GPU or driver, or no kernel in the file. */
+  /* The device is unavailable, and nothing failed: no GPU, no driver, no
+   * kernel in the file, or a GPU that cannot run it (another architecture,
+   * fewer SMs than the schedule's queues). */
   MKRT_ERROR_NO_DEVICE = 3,
   /* More positions than the session's max_context. */
   MKRT_ERROR_CONTEXT_FULL = 4,
-  /* The run failed: a device error, an executor error. */
+  /* The run failed on the CPU executor, or its trace could not be written. */
   MKRT_ERROR_EXECUTION = 5,
+  /* A GPU is there and failed: loading the kernel's module, allocating or
+   * copying memory, the launch, or the kernel's error word (a wait past its
+   * bound, a non-finite logit). Before this value existed such failures
+   * were MKRT_ERROR_EXECUTION, or MKRT_ERROR_NO_DEVICE when loading. */
+  MKRT_ERROR_DEVICE_FAILURE = 6,
 } mkrt_status;
 
 typedef struct mkrt_model mkrt_model;
@@ -85,7 +92,10 @@ mkrt_status mkrt_model_info(const mkrt_model *model, mkrt_info *info);
 /* `device`: "cpu", "gpu", or "auto" (the GPU when it can run this file, else
  * the CPU, with a note on stderr). `max_context`: positions available to
  * each call, at most the compiled one; 0 takes the compiled one. Fails with
- * MKRT_ERROR_NO_DEVICE when "gpu" has no GPU, no driver, or no kernel. The
+ * MKRT_ERROR_NO_DEVICE when "gpu" is unavailable (no GPU, no driver, no
+ * kernel, a GPU that cannot run the file), and with
+ * MKRT_ERROR_DEVICE_FAILURE when "gpu" or "auto" finds a GPU that fails to
+ * load the model ("auto" does not hide a failing GPU behind the CPU). The
  * model must outlive its sessions. */
 mkrt_status mkrt_session_create(mkrt_model *model, const char *device, int64_t max_context,
                                 mkrt_session **session, char *errbuf, size_t errbuf_size);
@@ -118,6 +128,13 @@ mkrt_status mkrt_session_set_trace(mkrt_session *session, const char *path);
  * logits after each token, row by row. */
 mkrt_status mkrt_eval_logits(mkrt_session *session, const int64_t *tokens, size_t n,
                              float *out_logits);
+
+/* What this libmkrt is: "libmkrt for .mk format 1, Release build, git
+ * 1a2b3c4" (the revision when the build knew it). */
+const char *mkrt_version(void);
+/* The CUDA driver's version, "12.4", or why there is none ("not found
+ * (...)"). Loads the driver without starting it. */
+const char *mkrt_cuda_driver_version(void);
 
 /* The message of this thread's last failed call, "" when none failed. */
 const char *mkrt_last_error(void);

@@ -2,13 +2,14 @@
 """Checks what `mkrun --step-times FILE.csv --trace FILE.json` wrote for a
 generation of STEPS decode steps, against the model's graph and schedule as
 `mkc inspect MODEL.mk --format=json` prints them:
-  - the CSV has the header step,position,ms and one row per step, positions
-    0..STEPS-1, every time positive;
+  - the CSV has the header step,position,phase,ms and one row per step,
+    positions 0..STEPS-1, the first PROMPT in phase "prompt" and the rest in
+    "generation", every time positive;
   - the trace is JSON with exactly one task event per task and step, on the
     row (tid) of the task's SM and named after the task's kind, each with
     wait <= start <= end, and "wait" events only before a task of theirs.
 
-  check_timing.py STEPS.csv TRACE.json INSPECT.json STEPS
+  check_timing.py STEPS.csv TRACE.json INSPECT.json STEPS PROMPT
 """
 import csv
 import json
@@ -20,16 +21,20 @@ def fail(message):
     sys.exit("check_timing.py: " + message)
 
 
-steps_csv, trace_json, inspect_json, steps = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+steps_csv, trace_json, inspect_json = sys.argv[1], sys.argv[2], sys.argv[3]
+steps, prompt = int(sys.argv[4]), int(sys.argv[5])
 
 with open(steps_csv, newline="") as f:
     rows = list(csv.reader(f))
-if rows[0] != ["step", "position", "ms"]:
+if rows[0] != ["step", "position", "phase", "ms"]:
     fail(f"header {rows[0]}")
 body = rows[1:]
 if [int(r[0]) for r in body] != list(range(steps)) or [int(r[1]) for r in body] != list(range(steps)):
     fail(f"expected steps and positions 0..{steps - 1}, got {body}")
-if not all(float(r[2]) > 0 for r in body):
+phases = ["prompt"] * prompt + ["generation"] * (steps - prompt)
+if [r[2] for r in body] != phases:
+    fail(f"expected {prompt} prompt steps, then generation steps, got {[r[2] for r in body]}")
+if not all(float(r[3]) > 0 for r in body):
     fail(f"a step time is not positive: {body}")
 
 graph = json.load(open(inspect_json))
@@ -54,5 +59,5 @@ for w in waits:
     key = (w["args"]["step"], w["args"]["task"])
     if key not in start or w["dur"] <= 0 or abs(w["ts"] + w["dur"] - start[key]) > 2e-3:
         fail(f"wait {w} does not end where its task starts")
-print(f"{len(body)} step times, {len(runs)} task events ({len(tasks)} tasks x {steps} steps), "
+print(f"{len(body)} step times ({prompt} prompt, {steps - prompt} generation), {len(runs)} task events ({len(tasks)} tasks x {steps} steps), "
       f"{len(waits)} waits on {trace['otherData']['sms']} SMs")

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """On a machine with a GPU, `mkrun --device gpu` either runs the model, and
 then its logits must match the CPU's, or says clearly why it cannot (exit 3:
-no kernel in the file, a driver too old). Anything else fails.
+no kernel in the file, a driver too old, a GPU that cannot run the file).
+Anything else fails: above all exit 4, a GPU that is there and failed.
 
   gpu_or_unavailable.py MKRUN MODEL.mk TOKENS CPU_LOGITS.npy GPU_LOGITS.npy COMPARE_LOGITS.py
 """
@@ -15,6 +16,9 @@ sys.stdout.write(run.stdout + run.stderr)
 if run.returncode == 3 and "device gpu is unavailable: " in run.stderr:
     print("gpu: unavailable, as stated")
     sys.exit(0)
+if run.returncode == 4:
+    print("gpu: FAILED: the device failed (exit 4)")
+    sys.exit(1)
 if run.returncode != 0:
     print(f"gpu: mkrun exited {run.returncode}")
     sys.exit(1)

@@ -1,0 +1,140 @@
+#include "compiler/inspect/ArtifactSummary.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+namespace mk {
+
+namespace {
+
+uint64_t weightBytes(const WeightEntry &entry) { return entry.rows * entry.cols * 2; }
+
+// The weights, largest first, ties by name so that the order is stable.
+std::vector<const WeightEntry *> bySize(const Artifact &artifact) {
+  std::vector<const WeightEntry *> sorted;
+  for (const WeightEntry &entry : artifact.weights)
+    sorted.push_back(&entry);
+  std::sort(sorted.begin(), sorted.end(), [](const WeightEntry *a, const WeightEntry *b) {
+    return weightBytes(*a) != weightBytes(*b) ? weightBytes(*a) > weightBytes(*b)
+                                              : a->name < b->name;
+  });
+  return sorted;
+}
+
+uint64_t totalWeightBytes(const Artifact &artifact) {
+  uint64_t total = 0;
+  for (const WeightEntry &entry : artifact.weights)
+    total += weightBytes(entry);
+  return total;
+}
+
+// "12.3 MiB" beside an exact byte count, for a reader's eye.
+std::string human(uint64_t bytes) {
+  const char *units[] = {"bytes", "KiB", "MiB", "GiB", "TiB"};
+  double value = static_cast<double>(bytes);
+  int unit = 0;
+  while (value >= 1024 && unit < 4) {
+    value /= 1024;
+    ++unit;
+  }
+  char text[32];
+  std::snprintf(text, sizeof text, unit == 0 ? "%.0f %s" : "%.1f %s", value, units[unit]);
+  return text;
+}
+
+std::string hex(uint32_t value) {
+  char text[16];
+  std::snprintf(text, sizeof text, "0x%08x", value);
+  return text;
+}
+
+std::string quoted(const std::string &text) {
+  std::string out = "\"";
+  for (char c : text) {
+    if (c == '"' || c == '\\')
+      out += '\\';
+    out += c;
+  }
+  return out + "\"";
+}
+
+std::string tokenList(const std::vector<int64_t> &tokens, const char *separator) {
+  std::string text;
+  for (size_t i = 0; i < tokens.size(); ++i)
+    text += (i ? separator : "") + std::to_string(tokens[i]);
+  return text;
+}
+
+} // namespace
+
+void printArtifactSummary(std::ostream &os, const LoadedArtifact &loaded) {
+  const Artifact &artifact = loaded.artifact;
+  const ModelFacts &facts = artifact.facts;
+  os << "file: " << loaded.file->size() << " bytes (" << human(loaded.file->size())
+     << "), .mk format version " << kMkFormatVersion << ", compiled by "
+     << facts.compilerVersion << "\n";
+  os << "dimensions: hidden " << facts.hidden << ", " << facts.numLayers << " layers, "
+     << facts.numHeads << " heads, " << facts.numKvHeads << " KV heads, head dim "
+     << facts.headDim << ", vocab " << facts.vocab << ", max context " << facts.maxContext
+     << "\n";
+  os << "target: " << facts.targetArch << ", " << facts.numSms << " SMs; kernel: ";
+  if (hasKernel(artifact))
+    os << "CUBIN " << artifact.cubin.size() << " bytes, PTX " << artifact.ptx.size()
+       << " bytes, fingerprint " << facts.kernelFingerprint << "\n";
+  else
+    os << "none (compiled with --no-kernel or without NVRTC: runs on the CPU only)\n";
+  os << "EOS tokens: " << (facts.eosTokens.empty() ? "none" : tokenList(facts.eosTokens, ", "))
+     << "\n";
+  os << "sections:\n";
+  for (const SectionEntry &entry : loaded.file->entries()) {
+    char line[128];
+    std::snprintf(line, sizeof line, "  %-10s offset %12llu  size %12llu  crc %s\n",
+                  sectionKindName(entry.kind).c_str(),
+                  static_cast<unsigned long long>(entry.offset),
+                  static_cast<unsigned long long>(entry.size), hex(entry.crc32).c_str());
+    os << line;
+  }
+  std::vector<const WeightEntry *> sorted = bySize(artifact);
+  os << "weights: " << sorted.size() << " tensors, " << totalWeightBytes(artifact) << " bytes ("
+     << human(totalWeightBytes(artifact)) << ") of bf16; the largest:\n";
+  for (size_t i = 0; i < sorted.size() && i < kLargestWeightsShown; ++i)
+    os << "  " << sorted[i]->name << " [" << sorted[i]->rows << ", " << sorted[i]->cols << "] "
+       << weightBytes(*sorted[i]) << " bytes\n";
+}
+
+void printArtifactJson(std::ostream &os, const LoadedArtifact &loaded) {
+  const Artifact &artifact = loaded.artifact;
+  const ModelFacts &facts = artifact.facts;
+  os << "{\n    \"fileBytes\": " << loaded.file->size()
+     << ",\n    \"formatVersion\": " << kMkFormatVersion
+     << ",\n    \"compilerVersion\": " << quoted(facts.compilerVersion)
+     << ",\n    \"hidden\": " << facts.hidden << ",\n    \"numLayers\": " << facts.numLayers
+     << ",\n    \"numHeads\": " << facts.numHeads << ",\n    \"numKvHeads\": " << facts.numKvHeads
+     << ",\n    \"headDim\": " << facts.headDim << ",\n    \"vocab\": " << facts.vocab
+     << ",\n    \"maxContext\": " << facts.maxContext
+     << ",\n    \"targetArch\": " << quoted(facts.targetArch)
+     << ",\n    \"numSms\": " << facts.numSms
+     << ",\n    \"hasKernel\": " << (hasKernel(artifact) ? "true" : "false")
+     << ",\n    \"cubinBytes\": " << artifact.cubin.size()
+     << ",\n    \"ptxBytes\": " << artifact.ptx.size()
+     << ",\n    \"kernelFingerprint\": " << quoted(facts.kernelFingerprint)
+     << ",\n    \"eosTokens\": [" << tokenList(facts.eosTokens, ", ") << "]"
+     << ",\n    \"sections\": [";
+  const std::vector<SectionEntry> &entries = loaded.file->entries();
+  for (size_t i = 0; i < entries.size(); ++i)
+    os << (i ? ",\n      " : "\n      ") << "{\"kind\": " << quoted(sectionKindName(entries[i].kind))
+       << ", \"offset\": " << entries[i].offset << ", \"size\": " << entries[i].size
+       << ", \"crc32\": " << entries[i].crc32 << "}";
+  os << "\n    ],\n    \"weightBytes\": " << totalWeightBytes(artifact)
+     << ",\n    \"weights\": [";
+  std::vector<const WeightEntry *> sorted = bySize(artifact);
+  for (size_t i = 0; i < sorted.size(); ++i)
+    os << (i ? ",\n      " : "\n      ") << "{\"name\": " << quoted(sorted[i]->name)
+       << ", \"rows\": " << sorted[i]->rows << ", \"cols\": " << sorted[i]->cols
+       << ", \"bytes\": " << weightBytes(*sorted[i]) << "}";
+  os << "\n    ]\n  }";
+}
+
+} // namespace mk

@@ -1,0 +1,55 @@
+#include "GpuTestModels.h"
+
+#include "ToyTaskGraph.h"
+
+#include "codegen/Megakernel.h"
+#include "compiler/driver/Pipeline.h"
+#include "compiler/driver/RandomWeights.h"
+
+#include "mlir/IR/MLIRContext.h"
+
+#include <cstdio>
+
+namespace mk {
+
+std::optional<Model> loadModel(const std::string &path, int64_t maxContext) {
+  if (path == "--toy") {
+    toy::ToyModel model = toy::buildToyModel();
+    return Model{std::move(model.graph), std::move(model.schedule), std::move(model.weights)};
+  }
+  mlir::MLIRContext context;
+  CompileOptions options;
+  options.maxContext = maxContext;
+  auto compiled = compileToSchedule(context, path, options);
+  if (!compiled) {
+    std::printf("cannot compile %s: %s\n", path.c_str(),
+                llvm::toString(compiled.takeError()).c_str());
+    return std::nullopt;
+  }
+  bool shapeOnly = compiled->imported.weights.all().empty();
+  WeightTable weights =
+      shapeOnly ? randomWeights(compiled->tasks) : std::move(compiled->imported.weights);
+  return Model{std::move(compiled->tasks), std::move(compiled->schedule), std::move(weights)};
+}
+
+std::unique_ptr<BuiltArtifact> compile(const Model &model, std::vector<int64_t> eos) {
+  auto kernel = compileMegakernel(model.graph, model.schedule);
+  if (!kernel) {
+    std::printf("NVRTC failed: %s\n", llvm::toString(kernel.takeError()).c_str());
+    return nullptr;
+  }
+  std::printf("  kernel: %d registers, %d bytes shared, %d bytes spilled, %.2f s to compile\n",
+              kernel->registers, kernel->sharedBytes, kernel->spillBytes, kernel->compileSeconds);
+  ArtifactOptions artifact;
+  artifact.eosTokens = std::move(eos);
+  artifact.cubin = std::move(kernel->cubin);
+  artifact.ptx = std::move(kernel->ptx);
+  std::string error;
+  auto built =
+      buildArtifact(model.graph, model.schedule, model.weights, std::move(artifact), error);
+  if (!built)
+    std::printf("cannot build the artifact: %s\n", error.c_str());
+  return built;
+}
+
+} // namespace mk

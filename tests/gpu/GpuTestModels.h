@@ -1,0 +1,36 @@
+// What the GPU checks share: a scheduled model with its weights, from an
+// ONNX file, a .mlir shape (random weights) or the toy graph of
+// tests/unit/ToyTaskGraph.h, and its in-memory artifact with the NVRTC
+// kernel, as `mkc compile --emit=mk` would write it.
+#ifndef MKC_TESTS_GPU_GPUTESTMODELS_H
+#define MKC_TESTS_GPU_GPUTESTMODELS_H
+
+#include "core/taskgraph/TaskGraph.h"
+#include "core/weights/WeightTable.h"
+#include "runtime/format/ArtifactBuilder.h"
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace mk {
+
+struct Model {
+  TaskGraph graph;
+  Schedule schedule;
+  WeightTable weights;
+};
+
+// `path` "--toy" is the toy graph; otherwise compiled with `maxContext`.
+// Prints why and returns nothing when the model does not compile.
+std::optional<Model> loadModel(const std::string &path, int64_t maxContext);
+
+// The model's artifact with its kernel; prints why and returns nullptr when
+// NVRTC or the artifact fails.
+std::unique_ptr<BuiltArtifact> compile(const Model &model, std::vector<int64_t> eos);
+
+} // namespace mk
+
+#endif

@@ -1,0 +1,312 @@
+// Each task kind's device function against its CPU reference, on the same
+// random inputs:
+//
+//   mk-task-kind-check KIND (--toy | MODEL.onnx) [--max-context=N]
+//
+// For every task of KIND in the model and at three positions (the first, the
+// middle and the last of the context), the activation and KV arenas are
+// filled with random values (made valid where the kind needs it: a token in
+// the vocabulary, partials as the chunks leave them), then the task runs
+// alone on the GPU (the kernel's mk_run_task, through GpuDevice::runTask) and
+// on the CPU executor (CpuExecutor::runOneTask), on the artifact's bf16
+// weights. Then:
+//   - every element the task writes (its kind's footprint) agrees within
+//     |gpu - cpu| <= kAbsolute + kRelative * |cpu| (Embed: bit for bit,
+//     Argmax: the same token);
+//   - every element it does not write is, on the GPU, still the input.
+// Prints one line per task and position that fails, a summary per kind, and
+// exits 0 when all pass, 1 when one fails (a GPU that fails included), 77
+// (ctest's skip) with the reason only when the GPU is unavailable.
+#include "GpuTestModels.h"
+
+#include "core/taskgraph/TaskFootprint.h"
+#include "core/taskgraph/TaskKind.h"
+#include "core/taskgraph/TaskNames.h"
+#include "runtime/cpu/CpuExecutor.h"
+#include "runtime/format/ScheduleBlobBuilder.h"
+#include "runtime/format/WeightPacking.h"
+#include "runtime/gpu/GpuDevice.h"
+
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace mk {
+namespace {
+
+constexpr int kSkip = 77;
+// f32 on both sides; they differ by the order of their sums (the CPU sums
+// some in f64) and by the GPU's sincosf and expf.
+constexpr double kAbsolute = 1e-5, kRelative = 1e-4;
+
+struct Arenas {
+  std::vector<float> activations, kv;
+};
+
+// Where a range of a buffer lies in the arenas: the arena and the element
+// offset of `begin`; KV cache ranges are of the slot at `position`.
+struct Placed {
+  std::vector<float> *arena;
+  uint64_t first, count;
+};
+
+class KindCheck {
+public:
+  KindCheck(const Artifact &artifact, GpuDevice &device, TaskKind kind)
+      : artifact(artifact), graph(artifact.graph), device(device), kind(kind),
+        layout(layOutArenas(graph)), weights(unpackWeights(artifact.weights, artifact.weightData)),
+        executor(graph, artifact.schedule, weights, cpuOptions()) {}
+
+  // Returns the number of failures.
+  int run() {
+    int tasks = 0;
+    std::vector<int64_t> positions = {0, graph.maxContext / 2, graph.maxContext - 1};
+    for (const Task &task : graph.tasks) {
+      if (task.kind != kind)
+        continue;
+      ++tasks;
+      for (int64_t position : positions)
+        checkTask(task, position);
+    }
+    std::printf("%s: %d tasks at %zu positions, %d failures, largest error %.3g (limit %.3g + "
+                "%.3g |cpu|)\n",
+                describeKind(kind).name, tasks, positions.size(), failures, largestError,
+                kAbsolute, kRelative);
+    if (tasks == 0) {
+      std::printf("FAIL: the model has no %s task: the check would be void\n",
+                  describeKind(kind).name);
+      ++failures;
+    }
+    return failures;
+  }
+
+private:
+  static CpuExecutorOptions cpuOptions() {
+    CpuExecutorOptions options;
+    options.threaded = false;
+    return options;
+  }
+
+  Placed place(Arenas &arenas, const BufferRange &range, int64_t position) const {
+    const Buffer &buffer = graph.buffers[range.buffer];
+    uint64_t offset = layout.offset[range.buffer];
+    if (buffer.kind == BufferKind::KVCache) {
+      uint64_t slot = buffer.elements / graph.maxContext;
+      return {&arenas.kv, offset + position * slot + range.begin, range.end - range.begin};
+    }
+    if (buffer.kind == BufferKind::Token)
+      return {&arenas.activations, offset, 2}; // one int64
+    return {&arenas.activations, offset + range.begin, range.end - range.begin};
+  }
+
+  Arenas randomArenas(std::mt19937_64 &random, int64_t position) const {
+    std::normal_distribution<float> normal(0.0f, 1.0f);
+    Arenas arenas{std::vector<float>(layout.activationElements),
+                  std::vector<float>(layout.kvElements)};
+    for (float &value : arenas.activations)
+      value = normal(random);
+    for (float &value : arenas.kv)
+      value = normal(random);
+    // Partials as the chunks leave them: a positive sum where the chunk
+    // holds positions up to `position`, the empty chunk's (o 0, max -inf,
+    // sum 0) past it.
+    for (const Operation &op : graph.operations) {
+      if (op.kind != OpKind::Attention)
+        continue;
+      uint64_t length = op.headDim + 2;
+      float *partials = arenas.activations.data() + layout.offset[op.partials];
+      for (int64_t head = 0; head < op.numHeads; ++head)
+        for (int64_t chunk = 0; chunk < op.numChunks; ++chunk) {
+          float *partial = partials + (head * op.numChunks + chunk) * length;
+          if (chunk * op.chunkSize <= position) {
+            partial[op.headDim + 1] = 0.5f + std::fabs(partial[op.headDim + 1]);
+          } else {
+            std::fill(partial, partial + op.headDim, 0.0f);
+            partial[op.headDim] = -INFINITY;
+            partial[op.headDim + 1] = 0.0f;
+          }
+        }
+    }
+    return arenas;
+  }
+
+  void checkTask(const Task &task, int64_t position) {
+    std::mt19937_64 random(task.id * 1000003ull + position);
+    Arenas input = randomArenas(random, position);
+    int64_t token = static_cast<int64_t>(random() % artifact.facts.vocab);
+
+    Arenas gpu = input;
+    std::string error;
+    if (device.runTask(task.id, position, token, gpu.activations, gpu.kv, error) != GpuStatus::Ok) {
+      fail(task, position, "the GPU failed: " + error);
+      return;
+    }
+    Arenas cpu = input;
+    int64_t cpuToken = 0;
+    try {
+      for (uint32_t buffer = 0; buffer < graph.buffers.size(); ++buffer)
+        if (graph.buffers[buffer].kind != BufferKind::Token)
+          copyToExecutor(cpu, buffer);
+      cpuToken = executor.runOneTask(task.id, position, token);
+      for (uint32_t buffer = 0; buffer < graph.buffers.size(); ++buffer)
+        if (graph.buffers[buffer].kind != BufferKind::Token)
+          copyFromExecutor(cpu, buffer);
+    } catch (const std::exception &failure) {
+      fail(task, position, std::string("the CPU reference failed: ") + failure.what());
+      return;
+    }
+
+    std::vector<char> writtenActivations(input.activations.size()), writtenKv(input.kv.size());
+    for (const BufferRange &range : deriveFootprint(graph, task).writes) {
+      if (graph.buffers[range.buffer].kind == BufferKind::Token) {
+        int64_t gpuToken;
+        Placed slot = place(gpu, range, position);
+        std::memcpy(&gpuToken, slot.arena->data() + slot.first, sizeof gpuToken);
+        if (gpuToken != cpuToken)
+          fail(task, position, "token " + std::to_string(gpuToken) + " on the GPU, " +
+                                   std::to_string(cpuToken) + " on the CPU");
+        markWritten(writtenActivations, slot);
+        continue;
+      }
+      Placed onGpu = place(gpu, range, position), onCpu = place(cpu, range, position);
+      markWritten(onGpu.arena == &gpu.kv ? writtenKv : writtenActivations, onGpu);
+      compareWritten(task, position, range, onGpu, onCpu);
+    }
+    compareUnwritten(task, position, "activation", input.activations, gpu.activations,
+                     writtenActivations);
+    compareUnwritten(task, position, "KV", input.kv, gpu.kv, writtenKv);
+  }
+
+  void copyToExecutor(const Arenas &arenas, uint32_t buffer) {
+    std::span<float> values = executor.bufferValues(buffer);
+    const std::vector<float> &arena =
+        graph.buffers[buffer].kind == BufferKind::KVCache ? arenas.kv : arenas.activations;
+    std::memcpy(values.data(), arena.data() + layout.offset[buffer], values.size_bytes());
+  }
+
+  void copyFromExecutor(Arenas &arenas, uint32_t buffer) {
+    std::span<float> values = executor.bufferValues(buffer);
+    std::vector<float> &arena =
+        graph.buffers[buffer].kind == BufferKind::KVCache ? arenas.kv : arenas.activations;
+    std::memcpy(arena.data() + layout.offset[buffer], values.data(), values.size_bytes());
+  }
+
+  static void markWritten(std::vector<char> &written, const Placed &placed) {
+    std::fill(written.begin() + placed.first, written.begin() + placed.first + placed.count, 1);
+  }
+
+  void compareWritten(const Task &task, int64_t position, const BufferRange &range,
+                      const Placed &gpu, const Placed &cpu) {
+    bool exact = kind == TaskKind::Embed;
+    for (uint64_t i = 0; i < gpu.count; ++i) {
+      float a = (*gpu.arena)[gpu.first + i], b = (*cpu.arena)[cpu.first + i];
+      bool bothInfinite = std::isinf(a) && std::isinf(b) && (a > 0) == (b > 0);
+      double difference = bothInfinite ? 0.0 : std::fabs(double(a) - double(b));
+      if (!bothInfinite && std::isfinite(difference))
+        largestError = std::max(largestError, difference);
+      bool agrees = exact ? std::memcmp(&a, &b, sizeof a) == 0
+                          : difference <= kAbsolute + kRelative * std::fabs(double(b));
+      if (!agrees) {
+        fail(task, position,
+             "element " + std::to_string(range.begin + i) + " of " +
+                 describeRange(graph, range) + ": " + std::to_string(a) + " on the GPU, " +
+                 std::to_string(b) + " on the CPU");
+        return;
+      }
+    }
+  }
+
+  void compareUnwritten(const Task &task, int64_t position, const char *arenaName,
+                        const std::vector<float> &before, const std::vector<float> &after,
+                        const std::vector<char> &written) {
+    for (size_t i = 0; i < before.size(); ++i)
+      if (!written[i] && std::memcmp(&before[i], &after[i], sizeof(float)) != 0) {
+        fail(task, position,
+             std::string("wrote element ") + std::to_string(i) + " of the " + arenaName +
+                 " arena, outside its footprint");
+        return;
+      }
+  }
+
+  void fail(const Task &task, int64_t position, const std::string &what) {
+    std::printf("FAIL: %s at position %lld: %s\n", describeTask(graph, task.id).c_str(),
+                static_cast<long long>(position), what.c_str());
+    ++failures;
+  }
+
+  const Artifact &artifact;
+  const TaskGraph &graph;
+  GpuDevice &device;
+  TaskKind kind;
+  ArenaLayout layout;
+  WeightTable weights;
+  CpuExecutor executor;
+  int failures = 0;
+  double largestError = 0;
+};
+
+int usage() {
+  std::printf("usage: mk-task-kind-check KIND (--toy | MODEL.onnx) [--max-context=N]\n"
+              "KIND: one of");
+  for (size_t kind = 0; kind < kNumTaskKinds; ++kind)
+    std::printf(" %s", describeKind(static_cast<TaskKind>(kind)).name);
+  std::printf("\n");
+  return 1;
+}
+
+} // namespace
+} // namespace mk
+
+int main(int argc, char **argv) {
+  using namespace mk;
+  if (argc < 3)
+    return usage();
+  std::string kindName = argv[1], path = argv[2];
+  int64_t maxContext = 64;
+  for (int i = 3; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg.rfind("--max-context=", 0) == 0)
+      maxContext = std::stoll(arg.substr(14));
+    else
+      return usage();
+  }
+  std::optional<TaskKind> kind;
+  for (size_t k = 0; k < kNumTaskKinds; ++k)
+    if (kindName == describeKind(static_cast<TaskKind>(k)).name)
+      kind = static_cast<TaskKind>(k);
+  if (!kind)
+    return usage();
+
+  std::string whyNot;
+  std::unique_ptr<GpuDevice> device = GpuDevice::open(whyNot);
+  if (!device) {
+    std::printf("SKIP: %s\n", whyNot.c_str());
+    return kSkip;
+  }
+  std::optional<Model> model = loadModel(path, maxContext);
+  if (!model)
+    return 1;
+  std::unique_ptr<BuiltArtifact> built = compile(*model, {});
+  if (!built)
+    return 1;
+  std::string error;
+  GpuStatus loaded = device->load(built->artifact, 0, error);
+  if (loaded == GpuStatus::Unsupported) {
+    std::printf("SKIP: %s cannot run this file: %s\n", device->describe().c_str(), error.c_str());
+    return kSkip;
+  }
+  if (loaded != GpuStatus::Ok) {
+    std::printf("FAIL: the GPU failed loading the model: %s\n", error.c_str());
+    return 1;
+  }
+  std::printf("%s on %s\n", path.c_str(), device->describe().c_str());
+  try {
+    return KindCheck(built->artifact, *device, *kind).run() == 0 ? 0 : 1;
+  } catch (const std::exception &failure) {
+    std::printf("FAIL: %s\n", failure.what());
+    return 1;
+  }
+}
