@@ -25,13 +25,16 @@
 //   - an EOS token stops generation after it;
 //   - a wait that can never be satisfied ends the launch with
 //     MK_ERROR_WAIT_TIMEOUT instead of hanging;
-//   - NaN weights end it with MK_ERROR_NON_FINITE_LOGIT.
+//   - NaN weights end it with MK_ERROR_NON_FINITE_LOGIT;
+//   - a kernel generated for another graph (one variant different) is
+//     refused when the artifact is loaded.
 // Exit 0 when all pass, 1 when one fails (a GPU that fails to load or run
 // the model included), 77 (ctest's skip) with the reason only when the GPU
 // is unavailable: none, no driver, or one that cannot run the file.
 #include "GpuTestModels.h"
 #include "ToyTaskGraph.h"
 
+#include "codegen/Megakernel.h"
 #include "runtime/cpu/CpuExecutor.h"
 #include "runtime/format/ArtifactBuilder.h"
 #include "runtime/format/ControlBlock.h"
@@ -319,6 +322,26 @@ int checkFixture(const std::string &path, int64_t maxContext) {
   report(poisonedLoaded && ran == GpuStatus::Failed &&
              error.find("MK_ERROR_NON_FINITE_LOGIT") != std::string::npos,
          "NaN logits end the launch as a device failure: " + error);
+
+  // A kernel generated for another graph, one attention rotating two
+  // dimensions fewer: the same tasks and events, one variant different.
+  TaskGraph other = model->graph;
+  auto attention = std::find_if(other.operations.begin(), other.operations.end(),
+                                [](const Operation &op) {
+                                  return op.kind == OpKind::Attention && op.rotaryDim >= 2;
+                                });
+  if (attention != other.operations.end()) {
+    attention->rotaryDim -= 2;
+    attention->invFreq.pop_back();
+    auto otherKernel = compileMegakernel(other, model->schedule);
+    Artifact mismatched = artifact;
+    if (otherKernel)
+      mismatched.cubin = std::move(otherKernel->cubin);
+    error.clear();
+    GpuStatus refused = otherKernel ? device->load(mismatched, 0, error) : GpuStatus::Failed;
+    report(refused == GpuStatus::Refused && error.find("another graph") != std::string::npos,
+           "a kernel lacking a variant of the schedule is refused at load: " + error);
+  }
   return failures == 0 ? 0 : 1;
 }
 

@@ -275,15 +275,6 @@ std::vector<SweepCase> fixedCases() {
 }
 
 // Why a case cannot pass for a bug outside what this test may change, or "".
-std::string knownBug(const SweepCase &c) {
-  const ModelShape &s = c.shape;
-  if (s.intermediate == 1 || s.heads * s.headDim == 1 || s.hidden == 1)
-    return "randomWeights (compiler/driver/RandomWeights.cpp) stores a one-column matrix "
-           "[rows, 1] as a vector [rows]: a WeightRef's cols == 1 stands for both, and the "
-           "reference interpreter refuses the shape";
-  return "";
-}
-
 std::vector<SweepCase> sweepCases() {
   std::vector<SweepCase> cases = fixedCases();
   for (int i = 0; i < kRandomCases; ++i)
@@ -329,8 +320,6 @@ class ShapeSweepTest : public ::testing::TestWithParam<SweepCase> {};
 TEST_P(ShapeSweepTest, TheScheduleComputesWhatTheUnfusedIrMeans) {
   const SweepCase &c = GetParam();
   SCOPED_TRACE(describe(c));
-  if (std::string bug = knownBug(c); !bug.empty())
-    GTEST_SKIP() << bug;
   std::string text = mk::test::unfusedModuleText(c.shape);
 
   // compileToSchedule reads a file: the driver's own path from IR to a

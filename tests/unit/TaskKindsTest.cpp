@@ -1,0 +1,109 @@
+// The task kind descriptions (core/taskgraph/TaskKind.h) against what they
+// promise: one per opcode, phases that end on the operation's output event,
+// footprints equal to the hand-declared accesses of the toy graph, variants
+// that cover every task; and the event threshold of core/protocol/.
+#include "ToyTaskGraph.h"
+
+#include "core/protocol/EventProtocol.h"
+#include "core/taskgraph/KernelVariants.h"
+#include "core/taskgraph/TaskFootprint.h"
+#include "core/taskgraph/TaskKind.h"
+#include "core/taskgraph/TaskNames.h"
+
+#include <gtest/gtest.h>
+
+#include <set>
+#include <string>
+#include <tuple>
+
+namespace mk {
+namespace {
+
+TEST(TaskKindsTest, OneDescriptionPerOpcode) {
+  std::set<std::string> names;
+  for (size_t opcode = 0; opcode < kNumTaskKinds; ++opcode) {
+    TaskKind kind = static_cast<TaskKind>(opcode);
+    ASSERT_TRUE(isTaskKind(kind));
+    const TaskKindDescription &description = describeKind(kind);
+    EXPECT_EQ(description.kind, kind) << opcode;
+    EXPECT_TRUE(names.insert(description.name).second) << description.name;
+    EXPECT_NE(description.deviceFunction, nullptr);
+    EXPECT_NE(description.sharedFloatsFunction, nullptr);
+  }
+  EXPECT_FALSE(isTaskKind(static_cast<TaskKind>(kNumTaskKinds)));
+  EXPECT_EQ(taskKindName(static_cast<TaskKind>(kNumTaskKinds)), std::string("unknown task kind"));
+}
+
+// The kinds of one operation are its phases, in opcode order: every phase
+// but the last triggers an event of its own, the last the output's.
+TEST(TaskKindsTest, PhasesEndOnTheOutputEvent) {
+  for (OpKind op : {OpKind::Embed, OpKind::Gemv, OpKind::Attention, OpKind::Argmax}) {
+    std::vector<const TaskKindDescription *> phases;
+    for (size_t opcode = 0; opcode < kNumTaskKinds; ++opcode)
+      if (describeKind(static_cast<TaskKind>(opcode)).operation == op)
+        phases.push_back(&describeKind(static_cast<TaskKind>(opcode)));
+    ASSERT_FALSE(phases.empty()) << opKindName(op);
+    for (size_t i = 0; i + 1 < phases.size(); ++i)
+      EXPECT_NE(phases[i]->phaseEvent, nullptr) << phases[i]->name;
+    EXPECT_EQ(phases.back()->phaseEvent, nullptr) << phases.back()->name;
+  }
+}
+
+// The toy graph declares every task's reads and writes by hand
+// (ToyTaskGraph.cpp): the descriptions must derive exactly those.
+TEST(TaskKindsTest, FootprintsAreTheToyGraphsDeclaredAccesses) {
+  toy::ToyModel model = toy::buildToyModel();
+  std::set<TaskKind> seen;
+  for (const Task &task : model.graph.tasks) {
+    TaskFootprint derived = deriveFootprint(model.graph, task);
+    auto same = [](const std::vector<BufferRange> &a, const std::vector<BufferRange> &b) {
+      std::vector<BufferRange> x = normalizeRanges(a), y = normalizeRanges(b);
+      if (x.size() != y.size())
+        return false;
+      for (size_t i = 0; i < x.size(); ++i)
+        if (x[i].buffer != y[i].buffer || x[i].begin != y[i].begin || x[i].end != y[i].end)
+          return false;
+      return true;
+    };
+    EXPECT_TRUE(same(derived.reads, task.reads)) << describeTask(model.graph, task.id);
+    EXPECT_TRUE(same(derived.writes, task.writes)) << describeTask(model.graph, task.id);
+    seen.insert(task.kind);
+  }
+  EXPECT_EQ(seen.size(), kNumTaskKinds) << "the toy graph holds every kind";
+}
+
+TEST(TaskKindsTest, VariantsCoverEveryTask) {
+  toy::ToyModel model = toy::buildToyModel();
+  KernelVariants variants = listKernelVariants(model.graph);
+  ASSERT_EQ(variants.ofTask.size(), model.graph.tasks.size());
+  for (const Task &task : model.graph.tasks) {
+    ASSERT_LT(variants.ofTask[task.id], variants.variants.size());
+    const KernelVariant &variant = variants.variants[variants.ofTask[task.id]];
+    const TaskKindDescription &kind = describeKind(task.kind);
+    EXPECT_EQ(variant.kind, task.kind);
+    EXPECT_EQ(variant.arguments, kind.variantArguments(model.graph.operations[task.op]));
+    EXPECT_EQ(variant.arguments.size(), kind.variantParameters.size()) << kind.name;
+  }
+  for (size_t i = 1; i < variants.variants.size(); ++i) {
+    const KernelVariant &a = variants.variants[i - 1], &b = variants.variants[i];
+    EXPECT_TRUE(std::tie(a.kind, a.arguments) < std::tie(b.kind, b.arguments))
+        << "variants are unique and numbered in order";
+  }
+  // The toy's two layers rotate differently: two AttentionPrepare variants.
+  size_t prepares = 0;
+  for (const KernelVariant &variant : variants.variants)
+    prepares += variant.kind == TaskKind::AttentionPrepare;
+  EXPECT_EQ(prepares, 2u);
+  EXPECT_EQ(describeVariant(TaskKind::Gemv, {16, 1, 1, 0}),
+            "Gemv(input 16, epilogue MK_EPILOGUE_SILU_MUL, norm true, bias false)");
+}
+
+TEST(TaskKindsTest, EventThreshold) {
+  EXPECT_EQ(mk_event_threshold(3, 0, 0), 3u);
+  EXPECT_EQ(mk_event_threshold(3, 0, -1), 0u); // the previous step of step 0: nothing
+  EXPECT_EQ(mk_event_threshold(3, 5, -1), 15u);
+  EXPECT_EQ(mk_event_threshold(132, 32767, 0), 132u * 32768u);
+}
+
+} // namespace
+} // namespace mk
