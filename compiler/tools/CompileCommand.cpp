@@ -15,8 +15,10 @@
 //             taken when -o names a .mk file and --emit is not given
 // cubin and mk end with one line on stderr saying what was written.
 //
-// Each level is the one before it plus one stage, so adding a stage is one
-// enumerator and one `if` in compile().
+// Each level is the one before it plus one stage. Adding one takes its
+// enumerator (in ladder order), its name where --emit is parsed, its line in
+// the usage, and the function that prints or writes it, called from
+// compile().
 #include "compiler/tools/Commands.h"
 #include "compiler/tools/CommandFiles.h"
 

@@ -1,5 +1,7 @@
 #include "frontends/onnx/OnnxLoader.h"
 
+#include "core/support/RegularFile.h"
+
 #include "frontends/onnx/ImportError.h"
 
 #include <google/protobuf/io/coded_stream.h>
@@ -21,40 +23,13 @@ namespace mk::onnx_import {
 
 namespace {
 
-// "a directory", "a FIFO", ...: what a path that is not a regular file is.
-std::string fileKind(mode_t mode) {
-  if (S_ISDIR(mode))
-    return "a directory";
-  if (S_ISFIFO(mode))
-    return "a FIFO";
-  if (S_ISCHR(mode))
-    return "a character device";
-  if (S_ISBLK(mode))
-    return "a block device";
-  if (S_ISSOCK(mode))
-    return "a socket";
-  return "not a regular file";
-}
-
-// A descriptor of the regular file `path`, for `what` ("model", "external
-// data file"). The kind is checked with stat() before opening, because
-// opening a FIFO blocks until a writer comes; O_NONBLOCK and fstat() then
-// catch a file swapped in between.
+// A descriptor of the regular file `path` (core/support/RegularFile.h), for
+// `what` ("model", "the external data file of ...").
 int openRegularFile(const std::string &path, const std::string &what) {
-  struct stat status;
-  if (::stat(path.c_str(), &status) != 0)
-    fail("cannot open " + what + " '" + path + "': " +
-         (errno == ENOENT ? std::string("no such file") : std::strerror(errno)));
-  if (!S_ISREG(status.st_mode))
-    fail("cannot open " + what + " '" + path + "': it is " + fileKind(status.st_mode) +
-         ", not a regular file");
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  std::string error;
+  int fd = mk::openRegularFile(path, what, error);
   if (fd < 0)
-    fail("cannot open " + what + " '" + path + "': " + std::strerror(errno));
-  if (::fstat(fd, &status) != 0 || !S_ISREG(status.st_mode)) {
-    ::close(fd);
-    fail("cannot open " + what + " '" + path + "': it is not a regular file");
-  }
+    fail(error);
   return fd;
 }
 

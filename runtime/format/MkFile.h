@@ -9,6 +9,8 @@
 #ifndef MKC_RUNTIME_FORMAT_MKFILE_H
 #define MKC_RUNTIME_FORMAT_MKFILE_H
 
+#include "core/support/RegularFile.h"
+
 #include <cstdint>
 #include <memory>
 #include <ostream>
@@ -74,14 +76,6 @@ bool writeMkFile(std::ostream &os, std::span<const SectionData> sections, std::s
 // /dev/null (as root) would replace the device for the whole machine.
 bool writeMkFile(const std::string &path, std::span<const SectionData> sections,
                  std::string &error);
-
-// What a file of this st_mode is: "a directory", "a FIFO", "a character
-// device", ...; for messages.
-std::string fileKindName(unsigned mode);
-// "" when `path` names a regular file (links followed), else why not,
-// naming the path: "cannot open 'x': it is a directory, not a regular file".
-// Checked before anything opens an input, since opening a FIFO blocks.
-std::string checkRegularFile(const std::string &path);
 
 class MkFile {
 public:

@@ -194,47 +194,13 @@ std::unique_ptr<MkFile> MkFile::view(std::span<const uint8_t> bytes, std::string
   return file;
 }
 
-std::string fileKindName(unsigned mode) {
-  if (S_ISREG(mode))
-    return "a regular file";
-  if (S_ISDIR(mode))
-    return "a directory";
-  if (S_ISFIFO(mode))
-    return "a FIFO";
-  if (S_ISCHR(mode))
-    return "a character device";
-  if (S_ISBLK(mode))
-    return "a block device";
-  if (S_ISSOCK(mode))
-    return "a socket";
-  return "not a regular file";
-}
-
-std::string checkRegularFile(const std::string &path) {
-  struct stat status;
-  if (::stat(path.c_str(), &status) != 0)
-    return "cannot open '" + path + "': " + std::strerror(errno);
-  if (!S_ISREG(status.st_mode))
-    return "cannot open '" + path + "': it is " + fileKindName(status.st_mode) +
-           ", not a regular file";
-  return "";
-}
-
 std::unique_ptr<MkFile> MkFile::open(const std::string &path, std::string &error) {
-  // stat() before open(): opening a FIFO for reading blocks until a writer
-  // comes, which may be never. O_NONBLOCK and fstat() catch a FIFO swapped
-  // in between the two.
-  error = checkRegularFile(path);
-  if (!error.empty())
+  int fd = openRegularFile(path, "", error);
+  if (fd < 0)
     return nullptr;
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-  if (fd < 0) {
-    error = "cannot open '" + path + "': " + std::strerror(errno);
-    return nullptr;
-  }
   struct stat status;
-  if (fstat(fd, &status) != 0 || !S_ISREG(status.st_mode)) {
-    error = "cannot open '" + path + "': it is not a regular file";
+  if (fstat(fd, &status) != 0) {
+    error = "cannot open '" + path + "': " + std::strerror(errno);
     ::close(fd);
     return nullptr;
   }

@@ -55,7 +55,6 @@
 namespace mk {
 namespace {
 
-constexpr int kSkip = 77;
 constexpr double kTolerance = 2e-3; // of the largest |logit|
 constexpr float kClearGap = 1e-2f;  // top-2 gaps below this may flip either way
 
@@ -208,7 +207,7 @@ int checkFixture(const std::string &path, int64_t maxContext) {
   std::unique_ptr<GpuDevice> device = GpuDevice::open(whyNot);
   if (!device) {
     std::printf("SKIP: %s\n", whyNot.c_str());
-    return kSkip;
+    return kSkipExit;
   }
   std::printf("%s, max context %lld, on %s\n", path.c_str(), static_cast<long long>(maxContext),
               device->describe().c_str());
@@ -221,18 +220,11 @@ int checkFixture(const std::string &path, int64_t maxContext) {
     return 1;
   Artifact &artifact = built->artifact;
   int64_t vocab = artifact.facts.vocab;
-  std::string error;
   // Only a device that cannot run the file is a skip; one that fails to
   // load it is a failure.
-  GpuStatus loaded = device->load(artifact, 0, error);
-  if (loaded == GpuStatus::Unsupported) {
-    std::printf("SKIP: %s cannot run this file: %s\n", device->describe().c_str(), error.c_str());
-    return kSkip;
-  }
-  if (loaded != GpuStatus::Ok) {
-    std::printf("FAIL: the GPU failed loading the model: %s\n", error.c_str());
-    return 1;
-  }
+  if (int loaded = loadOnDevice(*device, artifact); loaded != 0)
+    return loaded;
+  std::string error;
 
   int64_t steps = std::min<int64_t>(40, maxContext);
   std::vector<int64_t> tokens = someTokens(steps, vocab);

@@ -52,4 +52,18 @@ std::unique_ptr<BuiltArtifact> compile(const Model &model, std::vector<int64_t> 
   return built;
 }
 
+int loadOnDevice(GpuDevice &device, const Artifact &artifact) {
+  std::string error;
+  GpuStatus loaded = device.load(artifact, 0, error);
+  if (loaded == GpuStatus::Unsupported) {
+    std::printf("SKIP: %s cannot run this file: %s\n", device.describe().c_str(), error.c_str());
+    return kSkipExit;
+  }
+  if (loaded != GpuStatus::Ok) {
+    std::printf("FAIL: the GPU failed loading the model: %s\n", error.c_str());
+    return 1;
+  }
+  return 0;
+}
+
 } // namespace mk

@@ -8,6 +8,7 @@
 #include "core/taskgraph/TaskGraph.h"
 #include "core/weights/WeightTable.h"
 #include "runtime/format/ArtifactBuilder.h"
+#include "runtime/gpu/GpuDevice.h"
 
 #include <cstdint>
 #include <memory>
@@ -30,6 +31,14 @@ std::optional<Model> loadModel(const std::string &path, int64_t maxContext);
 // The model's artifact with its kernel; prints why and returns nullptr when
 // NVRTC or the artifact fails.
 std::unique_ptr<BuiltArtifact> compile(const Model &model, std::vector<int64_t> eos);
+
+// ctest's exit code for a skipped test.
+constexpr int kSkipExit = 77;
+
+// Loads the artifact: 0 when it is loaded; kSkipExit (printing SKIP and why)
+// only when the device cannot run the file; 1 (printing FAIL) when the
+// device or the file fails.
+int loadOnDevice(GpuDevice &device, const Artifact &artifact);
 
 } // namespace mk
 

@@ -37,7 +37,6 @@
 namespace mk {
 namespace {
 
-constexpr int kSkip = 77;
 // f32 on both sides; they differ by the order of their sums (the CPU sums
 // some in f64) and by the GPU's sincosf and expf.
 constexpr double kAbsolute = 1e-5, kRelative = 1e-4;
@@ -284,7 +283,7 @@ int main(int argc, char **argv) {
   std::unique_ptr<GpuDevice> device = GpuDevice::open(whyNot);
   if (!device) {
     std::printf("SKIP: %s\n", whyNot.c_str());
-    return kSkip;
+    return kSkipExit;
   }
   std::optional<Model> model = loadModel(path, maxContext);
   if (!model)
@@ -292,16 +291,8 @@ int main(int argc, char **argv) {
   std::unique_ptr<BuiltArtifact> built = compile(*model, {});
   if (!built)
     return 1;
-  std::string error;
-  GpuStatus loaded = device->load(built->artifact, 0, error);
-  if (loaded == GpuStatus::Unsupported) {
-    std::printf("SKIP: %s cannot run this file: %s\n", device->describe().c_str(), error.c_str());
-    return kSkip;
-  }
-  if (loaded != GpuStatus::Ok) {
-    std::printf("FAIL: the GPU failed loading the model: %s\n", error.c_str());
-    return 1;
-  }
+  if (int loaded = loadOnDevice(*device, built->artifact); loaded != 0)
+    return loaded;
   std::printf("%s on %s\n", path.c_str(), device->describe().c_str());
   try {
     return KindCheck(built->artifact, *device, *kind).run() == 0 ? 0 : 1;
