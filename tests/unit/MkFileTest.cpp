@@ -159,9 +159,11 @@ TEST(MkFile, RefusesAFlippedBitInTheHeaderOrTable) {
 
 TEST(MkFile, RefusesAnUnsupportedVersion) {
   std::vector<uint8_t> bytes = assemble(sampleSections());
-  layout::put32(bytes.data() + layout::kVersion, 2);
+  layout::put32(bytes.data() + layout::kVersion, kMkFormatVersion + 1);
   expectMessage(openError(bytes),
-                {"unsupported format version 2 at offset 8", "supports version 1"});
+                {"unsupported format version " + std::to_string(kMkFormatVersion + 1) +
+                     " at offset 8",
+                 "supports version " + std::to_string(kMkFormatVersion)});
 }
 
 TEST(MkFile, RefusesASectionTablePointingOutOfBounds) {

@@ -262,7 +262,7 @@ TEST(Mkrt, TellsADeviceFailureFromAnUnavailableDevice) {
 }
 
 TEST(Mkrt, StatesItsVersionAndTheDriverFound) {
-  EXPECT_EQ(std::string(mkrt_version()).rfind("libmkrt for .mk format 1, ", 0), 0u)
+  EXPECT_EQ(std::string(mkrt_version()).rfind("libmkrt for .mk format " + std::to_string(mk::kMkFormatVersion) + ", ", 0), 0u)
       << mkrt_version();
   EXPECT_NE(std::string(mkrt_cuda_driver_version()), "");
 }
