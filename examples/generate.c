@@ -37,29 +37,32 @@ int main(int argc, char **argv) {
   }
 
   int64_t prompt[] = {1, 2, 3};
+  const size_t n_prompt = sizeof prompt / sizeof *prompt;
   int64_t *tokens = malloc((n_new ? n_new : 1) * sizeof *tokens);
   size_t n_out = 0;
   mkrt_timing timing;
   int status = 0;
-  if (!tokens || mkrt_generate(session, prompt, 3, n_new, tokens, &n_out, &timing) != MKRT_OK) {
+  if (!tokens || mkrt_generate(session, prompt, n_prompt, n_new, tokens, &n_out, &timing) != MKRT_OK) {
     fprintf(stderr, "generation failed: %s\n", tokens ? mkrt_last_error() : "out of memory");
     status = 2;
   } else {
     printf("tokens:");
     for (size_t i = 0; i < n_out; ++i)
       printf(" %lld", (long long)tokens[i]);
-    printf("\n%.3f ms/token on %s\n", timing.ms_per_token, mkrt_session_device(session));
-    if (timing.num_step_ms > 0) {
-      double first = timing.step_ms[0], fastest = first, slowest = first, sum = 0;
-      for (size_t i = 0; i < timing.num_step_ms; ++i) {
-        double ms = timing.step_ms[i];
-        fastest = ms < fastest ? ms : fastest;
-        slowest = ms > slowest ? ms : slowest;
-        sum += ms;
-      }
-      printf("%zu steps (ms): first %.3f, min %.3f, mean %.3f, max %.3f\n",
-             timing.num_step_ms, first, fastest, sum / timing.num_step_ms, slowest);
-    }
+    printf("\n");
+    /* The prompt's steps, then the generation's: the last prompt step
+     * already yields the first new token, so the two are timed apart. */
+    size_t prompt_steps = timing.num_step_ms < n_prompt ? timing.num_step_ms : n_prompt;
+    double prompt_ms = 0, generation_ms = 0;
+    for (size_t i = 0; i < timing.num_step_ms; ++i)
+      *(i < prompt_steps ? &prompt_ms : &generation_ms) += timing.step_ms[i];
+    printf("prompt: %zu tokens in %.3f ms\n", prompt_steps, prompt_ms);
+    size_t generated = timing.num_step_ms - prompt_steps;
+    if (generated > 0)
+      printf("generation: %zu tokens, %.3f ms/token on %s\n", generated,
+             generation_ms / generated, mkrt_session_device(session));
+    else
+      printf("generation: no step after the prompt on %s\n", mkrt_session_device(session));
   }
   free(tokens);
   mkrt_session_destroy(session);

@@ -1,6 +1,5 @@
-// The event protocol of core/taskgraph/TaskGraph.h on the GPU. Counters
-// only grow within a launch: a task of step t waiting on event e with step
-// offset o may start once counter[e] >= triggerCount[e] * (t + 1 + o).
+// The event protocol (core/protocol/EventProtocol.h) on the GPU: counters
+// only grow within a launch, and a wait asks for mk_event_threshold.
 //
 // One thread of the CTA waits (an acquire load, so that what the producers
 // wrote before their release is visible once it returns, and the barrier

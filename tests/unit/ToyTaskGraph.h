@@ -36,7 +36,7 @@ ToyModel buildToyModel(uint32_t numSms = 4);
 uint32_t findTask(const TaskGraph &graph, TaskKind kind, const std::string &opName,
                   uint64_t begin = 0);
 
-// The same model computed op by op with compiler/interpreter/Kernels.
+// The same model computed op by op with core/kernels/Kernels.
 class ToyReference {
 public:
   explicit ToyReference(const WeightTable &weights);
