@@ -53,6 +53,27 @@ TEST(TaskGraphValidator, RefusesAMissingDependency) {
        "no chain of waits"});
 }
 
+// The GPU's event counters are 32 bits and never reset within a launch: a
+// context so long that an event's count would pass 2^32 is refused, whatever
+// else fits (the caches and partials are only sizes here).
+TEST(TaskGraphValidator, RefusesCountersThatWouldPassThirtyTwoBits) {
+  expectRefused(
+      [](TaskGraph &graph, Schedule &) {
+        int64_t longer = int64_t(1) << 31;
+        for (Buffer &buffer : graph.buffers)
+          if (buffer.kind == BufferKind::KVCache)
+            buffer.elements = buffer.elements / graph.maxContext * longer;
+        for (Operation &op : graph.operations)
+          if (op.kind == OpKind::Attention) {
+            op.numChunks = longer / op.chunkSize;
+            graph.buffers[op.partials].elements =
+                uint64_t(op.numHeads) * op.numChunks * (op.headDim + 2);
+          }
+        graph.maxContext = longer;
+      },
+      {"times a step: over 2147483648 steps its counter would pass the GPU's 32 bits"});
+}
+
 TEST(TaskGraphValidator, RefusesAMissingStepDependency) {
   expectRefused(
       [](TaskGraph &graph, Schedule &) {
