@@ -1,7 +1,6 @@
 #include "frontends/onnx/OnnxLoader.h"
 
 #include "core/support/RegularFile.h"
-
 #include "frontends/onnx/ImportError.h"
 
 #include <google/protobuf/io/coded_stream.h>
@@ -10,7 +9,6 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <fcntl.h>
 #include <filesystem>
 #include <limits>
 #include <new>
