@@ -40,6 +40,7 @@ struct Buffer {
 struct BufferRange {
   uint32_t buffer = 0;
   uint64_t begin = 0, end = 0;
+  friend bool operator==(const BufferRange &, const BufferRange &) = default;
 };
 
 // ---------------------------------------------------------------------------

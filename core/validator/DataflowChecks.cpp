@@ -26,11 +26,7 @@ std::string checkDeclared(const TaskGraph &graph, uint32_t index, const TaskFoot
   const Task &task = graph.tasks[index];
   std::vector<BufferRange> declaredWrites = normalizeRanges(task.writes);
   std::vector<BufferRange> actualWrites = normalizeRanges(derived.writes);
-  auto same = [](const BufferRange &a, const BufferRange &b) {
-    return a.buffer == b.buffer && a.begin == b.begin && a.end == b.end;
-  };
-  if (!std::equal(declaredWrites.begin(), declaredWrites.end(), actualWrites.begin(),
-                  actualWrites.end(), same))
+  if (declaredWrites != actualWrites)
     return cat(describeTask(graph, index), " declares that it writes ",
                describeRanges(graph, declaredWrites), ", but it writes ",
                describeRanges(graph, actualWrites));

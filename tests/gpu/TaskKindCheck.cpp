@@ -19,6 +19,7 @@
 // (ctest's skip) with the reason only when the GPU is unavailable.
 #include "GpuTestModels.h"
 
+#include "core/taskgraph/OperationLayouts.h"
 #include "core/taskgraph/TaskFootprint.h"
 #include "core/taskgraph/TaskKind.h"
 #include "core/taskgraph/TaskNames.h"
@@ -115,17 +116,18 @@ private:
     for (const Operation &op : graph.operations) {
       if (op.kind != OpKind::Attention)
         continue;
-      uint64_t length = op.headDim + 2;
+      const AttentionLayout attention = attentionLayout(op);
       float *partials = arenas.activations.data() + layout.offset[op.partials];
       for (int64_t head = 0; head < op.numHeads; ++head)
         for (int64_t chunk = 0; chunk < op.numChunks; ++chunk) {
-          float *partial = partials + (head * op.numChunks + chunk) * length;
+          float *partial = partials + attention.partial(head, chunk);
           if (chunk * op.chunkSize <= position) {
-            partial[op.headDim + 1] = 0.5f + std::fabs(partial[op.headDim + 1]);
+            float &sum = partial[attention.partialSum()];
+            sum = 0.5f + std::fabs(sum);
           } else {
-            std::fill(partial, partial + op.headDim, 0.0f);
-            partial[op.headDim] = -INFINITY;
-            partial[op.headDim + 1] = 0.0f;
+            std::fill(partial, partial + attention.headDim, 0.0f);
+            partial[attention.partialMax()] = -INFINITY;
+            partial[attention.partialSum()] = 0.0f;
           }
         }
     }

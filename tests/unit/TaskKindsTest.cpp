@@ -56,17 +56,10 @@ TEST(TaskKindsTest, FootprintsAreTheToyGraphsDeclaredAccesses) {
   std::set<TaskKind> seen;
   for (const Task &task : model.graph.tasks) {
     TaskFootprint derived = deriveFootprint(model.graph, task);
-    auto same = [](const std::vector<BufferRange> &a, const std::vector<BufferRange> &b) {
-      std::vector<BufferRange> x = normalizeRanges(a), y = normalizeRanges(b);
-      if (x.size() != y.size())
-        return false;
-      for (size_t i = 0; i < x.size(); ++i)
-        if (x[i].buffer != y[i].buffer || x[i].begin != y[i].begin || x[i].end != y[i].end)
-          return false;
-      return true;
-    };
-    EXPECT_TRUE(same(derived.reads, task.reads)) << describeTask(model.graph, task.id);
-    EXPECT_TRUE(same(derived.writes, task.writes)) << describeTask(model.graph, task.id);
+    EXPECT_EQ(normalizeRanges(derived.reads), normalizeRanges(task.reads))
+        << describeTask(model.graph, task.id);
+    EXPECT_EQ(normalizeRanges(derived.writes), normalizeRanges(task.writes))
+        << describeTask(model.graph, task.id);
     seen.insert(task.kind);
   }
   EXPECT_EQ(seen.size(), kNumTaskKinds) << "the toy graph holds every kind";
