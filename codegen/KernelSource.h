@@ -33,6 +33,14 @@ struct KernelOptions {
   uint32_t prefetchBytes = 64 * 1024;
   // 16-byte weight loads each gemv lane keeps in flight (1 to 16).
   uint32_t gemvLoadsInFlight = 8;
+  // Bytes of each of two stage buffers in the shared memory the task bodies
+  // leave, into which the copy engine brings a gemv's first rows while the
+  // gemv before it runs (codegen/device/WeightStaging.cuh); they replace the
+  // L2 prefetch. kAutomaticStage: as much as shared memory leaves, capped at
+  // the largest gemv task; 0: none. Only targets with bulk copies (sm_90
+  // and later) stage.
+  static constexpr uint32_t kAutomaticStage = 0xffffffffu;
+  uint32_t stageBytes = kAutomaticStage;
 };
 
 // "" when `options` are in range, else what is not.
@@ -41,7 +49,8 @@ std::string checkKernelOptions(const KernelOptions &options);
 struct KernelSource {
   std::string text;           // the generated translation unit
   uint32_t threads = 0;       // per CTA
-  uint32_t sharedBytes = 0;   // dynamic shared memory per CTA
+  uint32_t sharedBytes = 0;   // dynamic shared memory per CTA: the tasks', then the stages
+  uint32_t stageBytes = 0;    // each of the two stage buffers (0: no staging)
 };
 
 // An included file of the device library: its include name and text.

@@ -1,24 +1,31 @@
 // AttentionChunk (g, c) (runtime/cpu/AttentionChunkTask.cpp): for each q
-// head of group g, over positions [c * kChunk, (c + 1) * kChunk) up to the
-// step's own, the max m of the scores s = (q . k) * scale, l = sum exp(s - m)
-// and o = sum exp(s - m) v. A chunk past the position is empty: m = -inf,
-// l = 0, o = 0, stored without reading anything.
+// head of group g, over the positions chunk c covers at this step
+// ([c * span, (c + 1) * span) up to the step's own, span at most kChunk:
+// core/protocol/AttentionLayout.h), the max m of the scores
+// s = (q . k) * scale, l = sum exp(s - m) and o = sum exp(s - m) v. A chunk
+// past the position is empty: m = -inf, l = 0, o = 0, stored without
+// reading anything. Every chunk head-normalizes and rotates its group's q
+// (and this step's k) itself, from the qkv gemv's output: a separate
+// phase would cost the layer one more hop. Chunk 0 writes this step's k and
+// v into the caches for later steps; the chunk holding the position takes
+// them from shared memory.
 //
 // A chunk's keys and values are a few KiB: the task waits on load latency,
 // not bandwidth, so each phase has every thread issue all its loads before
 // it uses one, and the first keys and values are asked for together with q.
 //
-// Load: this thread's first keys and values into registers, the group's
-// roped q into shared memory.
-// Compute: scores, kKeyLanes lanes per position (each lane every
-// kKeyLanes-th dimension of the key, all q heads of the group against it),
-// so one round of loads scores kThreads / kKeyLanes positions; then one warp
-// per head for m, the exponentials and l; then o: each warp owns a few
-// dimensions and its lanes split the positions, every lane accumulating all
-// heads of the group from each value it reads (the heads share v), and the
-// lanes' sums meet through shuffles. Every sum has a fixed order, so every
-// run gives the same bits.
-// Store: the partials [o, m, l] of each head.
+// Load: this thread's first keys and values into registers, the group's q,
+// this step's k and v into shared memory.
+// Compute: the head norms and rotary (cos and sin of the f32 angle
+// pos * invFreq[i], as PyTorch computes them); then scores, kKeyLanes
+// lanes per position (each lane every kKeyLanes-th dimension of the key,
+// all q heads of the group against it), so one round of loads scores
+// kThreads / kKeyLanes positions; then one warp per head for m, the
+// exponentials and l; then o: each warp owns a few dimensions and its lanes
+// split the positions, every lane accumulating all heads of the group from
+// each value it reads (the heads share v), and the lanes' sums meet through
+// shuffles. Every sum has a fixed order, so every run gives the same bits.
+// Store: chunk 0 this step's k and v; the partials [o, m, l] of each head.
 #ifndef MKC_CODEGEN_DEVICE_ATTENTIONCHUNKTASK_CUH
 #define MKC_CODEGEN_DEVICE_ATTENTIONCHUNKTASK_CUH
 
@@ -45,7 +52,54 @@ __device__ __forceinline__ float sumOverStride(float value) {
   return value;
 }
 
-template <int kHeadDim, int kGroup, int kChunk, int kThreads>
+// Normalizes heads [firstHead, firstHead + heads) of x in place, each with
+// its own RMS, with `weight` (params offset), or leaves them when it is
+// MK_NO_OFFSET. One warp a head.
+template <int kHeadDim, int kThreads>
+__device__ void headRmsNorm(const TaskContext &context, float *x, int firstHead, int heads,
+                            unsigned long long weight, float eps) {
+  if (weight == MK_NO_OFFSET)
+    return;
+  constexpr int kWarps = kThreads / kWarpSize;
+  const float *scale = context.params + weight;
+  int warp = threadIdx.x / kWarpSize, lane = threadIdx.x % kWarpSize;
+  for (int head = firstHead + warp; head < firstHead + heads; head += kWarps) {
+    float *values = x + head * kHeadDim;
+    float squares = 0.0f;
+    for (int d = lane; d < kHeadDim; d += kWarpSize)
+      squares += values[d] * values[d];
+    float variance = warpSum(squares) / static_cast<float>(kHeadDim);
+    float invRms = 1.0f / sqrtf(variance + eps);
+    __syncwarp();
+    for (int d = lane; d < kHeadDim; d += kWarpSize)
+      values[d] = (values[d] * invRms) * scale[d];
+  }
+}
+
+// Rotates heads [0, heads) of x in place at `position`, pair by pair; the
+// dimensions past kRotaryDim stay as they are.
+template <int kHeadDim, int kRotaryDim, int kThreads>
+__device__ void rotateHeads(const TaskContext &context, const MkOperationRecord &op, float *x,
+                            int heads, long long position) {
+  constexpr int kHalf = kRotaryDim / 2;
+  if constexpr (kHalf > 0) {
+    const float *invFreq = context.params + op.invFreq;
+    for (int pair = threadIdx.x; pair < heads * kHalf; pair += kThreads) {
+      int head = pair / kHalf, i = pair % kHalf;
+      float angle = static_cast<float>(position) * invFreq[i];
+      float sine, cosine;
+      sincosf(angle, &sine, &cosine);
+      int first = op.interleaved ? 2 * i : i;
+      int second = op.interleaved ? 2 * i + 1 : i + kHalf;
+      float *values = x + head * kHeadDim;
+      float a = values[first], b = values[second];
+      values[first] = a * cosine - b * sine;
+      values[second] = b * cosine + a * sine;
+    }
+  }
+}
+
+template <int kHeadDim, int kGroup, int kChunk, int kRotaryDim, int kThreads>
 __device__ void attentionChunkTask(const TaskContext &context, const MkTaskRecord &task,
                                    const MkOperationRecord &op) {
   using Layout = AttentionShape<kHeadDim, kGroup>;
@@ -68,25 +122,54 @@ __device__ void attentionChunkTask(const TaskContext &context, const MkTaskRecor
   static_assert(kValueLanes <= kWarpSize, "at most 32 dimensions of o per warp");
 
   unsigned long long group = task.begin, chunk = task.end;
-  long long first = static_cast<long long>(chunk) * kChunk;
-  long long last = min(first + kChunk, context.position + 1);
+  const long long span = attentionSpan(context.position, op.numChunks, kChunk);
+  long long first = static_cast<long long>(chunk) * span;
+  long long last = min(first + span, context.position + 1);
   int count = last > first ? static_cast<int>(last - first) : 0;
   float *queries = context.shared;                  // [kGroup][kHeadDim]
-  float *scores = queries + Layout::kGroupLength;   // [kGroup][kChunk]
+  float *newKey = queries + Layout::kGroupLength;   // [kHeadDim], right after q
+  float *newValue = newKey + kHeadDim;              // [kHeadDim]
+  float *scores = newValue + kHeadDim;              // [kGroup][kChunk]
   float *maxima = scores + kGroup * kChunk;         // [kGroup]
   float *sums = maxima + kGroup;                    // [kGroup]
-  static_assert(Layout::kGroupLength + kGroup * kChunk + 2 * kGroup ==
-                    attentionChunkSharedFloats(kHeadDim, kGroup, kChunk),
+  static_assert(Layout::kGroupLength + 2 * kHeadDim + kGroup * kChunk + 2 * kGroup ==
+                    attentionChunkSharedFloats(kHeadDim, kGroup, kChunk, kRotaryDim),
                 "the carving above is what core/protocol/SharedMemory.h reserves");
-  const float *keys = context.kv + op.keyCache;
-  const float *values = context.kv + op.valueCache;
+  const long long position = context.position;
+  float *keys = context.kv + op.keyCache;
+  float *values = context.kv + op.valueCache;
   float *partials = context.activations + op.partials;
   int warp = threadIdx.x / kWarpSize, lane = threadIdx.x % kWarpSize;
   int keyLane = lane % kKeyLanes;
   int valueDim = warp * kValueLanes + lane % kValueLanes, valueSlice = lane / kValueLanes;
 
+  // This step's k and v, normed and rotated; for the caches, and for the
+  // chunk that holds the position. An empty chunk 0 still writes them.
+  const bool holdsPosition = first <= position && position < first + count;
+  const bool newEntries = chunk == 0 || holdsPosition;
+  const float *qkv = context.activations + op.input;
+  auto loadNewEntries = [&] {
+    for (int i = threadIdx.x; i < 2 * kHeadDim; i += kThreads)
+      newKey[i] = i < kHeadDim ? qkv[layout.key(group) + i] : qkv[layout.value(group) + i - kHeadDim];
+  };
+  auto finishNewEntries = [&] {
+    headRmsNorm<kHeadDim, kThreads>(context, newKey, 0, 1, op.kNorm, op.eps);
+    __syncthreads();
+    rotateHeads<kHeadDim, kRotaryDim, kThreads>(context, op, newKey, 1, position);
+    __syncthreads();
+    if (chunk == 0)
+      for (int i = threadIdx.x; i < 2 * kHeadDim; i += kThreads)
+        (i < kHeadDim ? keys : values)[layout.cacheEntry(position, group) + i % kHeadDim] =
+            newKey[i];
+  };
+
   // Store: an empty chunk's partials (count is the same for every thread).
   if (count == 0) {
+    if (newEntries) {
+      loadNewEntries();
+      __syncthreads();
+      finishNewEntries();
+    }
     for (int i = threadIdx.x; i < kGroup * Layout::kPartialLength; i += kThreads) {
       int head = i / Layout::kPartialLength, j = i % Layout::kPartialLength;
       partials[layout.partial(group * kGroup + head, chunk) + j] =
@@ -98,9 +181,12 @@ __device__ void attentionChunkTask(const TaskContext &context, const MkTaskRecor
   // Position (in the chunk) of this lane's key in a pass, of its value k.
   auto keyPosition = [&](int pass) { return pass * kKeysPerPass + threadIdx.x / kKeyLanes; };
   auto valuePosition = [&](int k) { return valueSlice + k * kValueSlices; };
+  // This step's own entry comes from shared memory once it is rotated, never
+  // from the cache slot chunk 0 is writing.
+  const int newSlot = holdsPosition ? static_cast<int>(position - first) : -1;
   auto loadKey = [&](int pass, float (&slice)[kKeySlices]) {
     int t = keyPosition(pass);
-    const float *key = keys + layout.cacheEntry(first + t, group);
+    const float *key = t == newSlot ? newKey : keys + layout.cacheEntry(first + t, group);
 #pragma unroll
     for (int s = 0; s < kKeySlices; ++s) {
       int d = keyLane + s * kKeyLanes;
@@ -112,18 +198,61 @@ __device__ void attentionChunkTask(const TaskContext &context, const MkTaskRecor
     for (int k = 0; k < kValueBatch; ++k) {
       int t = valuePosition(batch * kValueBatch + k);
       value[k] = t < count && valueDim < kHeadDim
-                     ? values[layout.cacheEntry(first + t, group) + valueDim]
+                     ? (t == newSlot ? newValue[valueDim]
+                                     : values[layout.cacheEntry(first + t, group) + valueDim])
                      : 0.0f;
     }
   };
+  auto fromCache = [&](int t) { return t < count && t != newSlot; };
 
-  // Load.
+  // Load: the first keys and values from the cache (this step's after it is
+  // rotated, below), with q and this step's k and v.
   float key[kKeySlices], value[kValueBatch];
-  loadKey(0, key);
-  loadValues(0, value);
+  {
+    int t = keyPosition(0);
+    const float *cached = keys + layout.cacheEntry(first + t, group);
+#pragma unroll
+    for (int s = 0; s < kKeySlices; ++s) {
+      int d = keyLane + s * kKeyLanes;
+      key[s] = fromCache(t) && d < kHeadDim ? cached[d] : 0.0f;
+    }
+#pragma unroll
+    for (int k = 0; k < kValueBatch; ++k) {
+      int tv = valuePosition(k);
+      value[k] = fromCache(tv) && valueDim < kHeadDim
+                     ? values[layout.cacheEntry(first + tv, group) + valueDim]
+                     : 0.0f;
+    }
+  }
   for (int i = threadIdx.x; i < Layout::kGroupLength; i += kThreads)
-    queries[i] = context.activations[op.roped + layout.query(group) + i];
+    queries[i] = qkv[layout.query(group) + i];
+  if (newEntries)
+    loadNewEntries();
   __syncthreads();
+
+  // Compute: q's head norms and rotary, and this step's k.
+  headRmsNorm<kHeadDim, kThreads>(context, queries, 0, kGroup, op.qNorm, op.eps);
+  __syncthreads();
+  rotateHeads<kHeadDim, kRotaryDim, kThreads>(context, op, queries, kGroup, position);
+  if (newEntries)
+    finishNewEntries(); // its barriers also order q's rotation before the scores
+  else
+    __syncthreads();
+  // The first round's entry for this step's position, now rotated.
+  {
+    int t = keyPosition(0);
+    if (t == newSlot) {
+#pragma unroll
+      for (int s = 0; s < kKeySlices; ++s) {
+        int d = keyLane + s * kKeyLanes;
+        key[s] = d < kHeadDim ? newKey[d] : 0.0f;
+      }
+    }
+#pragma unroll
+    for (int k = 0; k < kValueBatch; ++k)
+      if (valuePosition(k) == newSlot && valueDim < kHeadDim)
+        value[k] = newValue[valueDim];
+  }
 
   // Compute: scores. A warp's keys are consecutive, so it stops as a whole.
   for (int pass = 0; pass < kKeyPasses; ++pass) {

@@ -24,8 +24,7 @@ __device__ void attentionMergeTask(const TaskContext &context, const MkTaskRecor
   const AttentionLayout layout = Layout::of(op);
   constexpr int kBatch = 16;
   unsigned long long group = task.begin;
-  long long chunks = min(static_cast<long long>(op.numChunks),
-                        context.position / static_cast<long long>(op.chunkSize) + 1);
+  long long chunks = attentionChunksInUse(context.position, op.numChunks, op.chunkSize);
   const float *partials = context.activations + op.partials;
   float *out = context.activations + op.output + layout.query(group);
 

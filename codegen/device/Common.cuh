@@ -13,6 +13,15 @@ namespace mk::gpu {
 constexpr int kWarpSize = 32;
 constexpr unsigned kFullMask = 0xffffffffu;
 
+// The first rows of the running gemv, already copied into shared memory
+// (WeightStaging.cuh): stacked part p's row i at (p * count + i) * K.
+struct StagedRows {
+  const unsigned short *rows;
+  unsigned count;           // rows of each part staged (0: none)
+  unsigned long long *full; // the mbarrier to wait on before reading them
+  unsigned parity;          // the phase that completes them
+};
+
 // Everything a task function reads or writes, resolved once per launch.
 struct TaskContext {
   const MkBlobHeader *header;
@@ -29,6 +38,7 @@ struct TaskContext {
   unsigned *counters;
   MkControlBlock *control;
   float *shared; // the dynamic shared memory, sized by the generator
+  StagedRows staged; // the running task's staged weights
   long long step;
   long long position;
   unsigned taskId;

@@ -9,13 +9,15 @@
 // its share of the row's bf16 weights in 16-byte loads, several in flight,
 // accumulates in f32, and the group sums with shuffles. SiluMul rows read
 // the gate row j and the up row N + j together; Residual adds the residual
-// row. While the task waits for its input, the interpreter has already had
-// its first weights prefetched into L2 (Prefetch.cuh).
+// row. The task's first rows are usually in shared memory already, staged
+// by the interpreter while it waited (WeightStaging.cuh): those are read
+// from there, the rest streamed from global memory.
 // Store: the group's first lane writes the row.
 #ifndef MKC_CODEGEN_DEVICE_GEMVTASK_CUH
 #define MKC_CODEGEN_DEVICE_GEMVTASK_CUH
 
 #include "codegen/device/Common.cuh"
+#include "codegen/device/WeightStaging.cuh"
 #include "core/protocol/SharedMemory.h"
 
 namespace mk::gpu {
@@ -104,9 +106,15 @@ __device__ void loadGemvInput(const TaskContext &context, const MkOperationRecor
 // to take its share of HBM bandwidth. Each x chunk is read once for all
 // rows. Every lane of the warp calls it (a row may be null for lanes past
 // the tile: it contributes 0).
+// Eight staged bf16 weights: 16 bytes of shared memory.
+__device__ __forceinline__ uint4 loadStaged8(const unsigned short *address) {
+  return *reinterpret_cast<const uint4 *>(address);
+}
+
 template <int kInput, int kLanes, int kRows, int kLoadsInFlight>
-__device__ __forceinline__ void rowsDot(const unsigned short *const (&rows)[kRows], const float *x,
-                                        int lane, float (&sums)[kRows]) {
+__device__ __forceinline__ void rowsDot(const unsigned short *const (&rows)[kRows],
+                                        const bool (&staged)[kRows], const float *x, int lane,
+                                        float (&sums)[kRows]) {
 #pragma unroll
   for (int r = 0; r < kRows; ++r)
     sums[r] = 0.0f;
@@ -122,8 +130,9 @@ __device__ __forceinline__ void rowsDot(const unsigned short *const (&rows)[kRow
         int chunk = lane + (base + b) * kLanes;
 #pragma unroll
         for (int r = 0; r < kRows; ++r)
-          weights[r][b] = rows[r] != nullptr && chunk < kChunks ? loadWeights8(rows[r] + chunk * 8)
-                                                                : make_uint4(0, 0, 0, 0);
+          weights[r][b] = rows[r] == nullptr || chunk >= kChunks ? make_uint4(0, 0, 0, 0)
+                          : staged[r] ? loadStaged8(rows[r] + chunk * 8)
+                                      : loadWeights8(rows[r] + chunk * 8);
       }
 #pragma unroll
       for (int b = 0; b < kBatch; ++b) {
@@ -166,6 +175,8 @@ __device__ void gemvTask(const TaskContext &context, const MkTaskRecord &task,
                 "x is what core/protocol/SharedMemory.h reserves");
   float *x = context.shared; // [kInput]
   loadGemvInput<kInput, kNorm, kThreads>(context, op, x);
+  const StagedRows staged = context.staged;
+  waitStaged(context, staged);
 
   constexpr int kLanes = gemvLanesPerRow(kInput / 8);
   constexpr int kRowsPerWarp = kWarpSize / kLanes;
@@ -186,12 +197,23 @@ __device__ void gemvTask(const TaskContext &context, const MkTaskRecord &task,
     float residual = 0.0f;
     if constexpr (kEpilogue == MK_EPILOGUE_RESIDUAL)
       residual = active && lane == 0 ? context.activations[op.residual + row] : 0.0f;
+    // Row i of the tile, of stacked part r: staged at (r * count + i) * K.
+    const unsigned long long i = row - task.begin;
+    const bool inStage = active && i < staged.count;
     const unsigned short *rows[kRows];
-    rows[0] = active ? stackedRow<kInput>(context, op, row) : nullptr;
-    if constexpr (kRows == 2)
-      rows[1] = active ? stackedRow<kInput>(context, op, op.outputLength + row) : nullptr;
+    bool fromStage[kRows];
+    rows[0] = !active ? nullptr
+              : inStage ? staged.rows + i * kInput
+                        : stackedRow<kInput>(context, op, row);
+    fromStage[0] = inStage;
+    if constexpr (kRows == 2) {
+      rows[1] = !active ? nullptr
+                : inStage ? staged.rows + (staged.count + i) * kInput
+                          : stackedRow<kInput>(context, op, op.outputLength + row);
+      fromStage[1] = inStage;
+    }
     float sums[kRows];
-    rowsDot<kInput, kLanes, kRows, kLoadsInFlight>(rows, x, lane, sums);
+    rowsDot<kInput, kLanes, kRows, kLoadsInFlight>(rows, fromStage, x, lane, sums);
 #pragma unroll
     for (int r = 0; r < kRows; ++r) {
       sums[r] = groupSum<kLanes>(sums[r]);

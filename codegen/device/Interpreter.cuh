@@ -9,14 +9,16 @@
 //               decides whether the launch goes on.
 //   loader      warp 1: copies the task's records into shared memory while
 //               the controller waits.
-//   prefetcher  lane 0 of warp 2: asks L2 for the first bytes of the next
-//               task's weights while the controller waits (Prefetch.cuh).
+//   stager      lane 0 of warp 2: while the controller waits, has the copy
+//               engine bring the first rows of the next task's weights into
+//               a stage buffer in shared memory (WeightStaging.cuh), or,
+//               where the kernel has no stage buffers, into L2 (Prefetch.cuh).
 //   consumers   every thread: the task's device function (Tasks::run, the
 //               generated dispatcher over the kernel variants).
 //
 //   for each step:
 //     for each task of this CTA's queue:
-//       controller waits | loader copies records | prefetcher prefetches; barrier
+//       controller waits | loader copies records | stager stages; barrier
 //       consumers run the task; barrier
 //       controller triggers the task's event
 //     controller waits for this step's argmax, reads stop and error; barrier
@@ -27,28 +29,30 @@
 #include "codegen/device/Common.cuh"
 #include "codegen/device/Events.cuh"
 #include "codegen/device/Prefetch.cuh"
+#include "codegen/device/WeightStaging.cuh"
 
 namespace mk::gpu {
 
 // Which threads play which role, and what the roles need of a CTA.
 template <int kThreads>
 struct Roles {
-  static constexpr int kLoaderWarp = 1, kPrefetcherWarp = 2, kRoleWarps = 3;
+  static constexpr int kLoaderWarp = 1, kStagerWarp = 2, kRoleWarps = 3;
   static_assert(kThreads % kWarpSize == 0 && kThreads <= 1024, "whole warps, one CTA");
   static_assert(kThreads / kWarpSize >= kRoleWarps,
-                "the controller, the loader and the prefetcher each need a warp of their own");
+                "the controller, the loader and the stager each need a warp of their own");
   // __launch_bounds__(kThreads, 1): one CTA per SM shares its 64K registers.
   static_assert(65536 / kThreads >= 64, "at least 64 registers per thread for the task bodies");
 
   __device__ static bool controller() { return threadIdx.x == 0; }
   __device__ static bool loader() { return threadIdx.x / kWarpSize == kLoaderWarp; }
-  __device__ static bool prefetcher() { return threadIdx.x == kPrefetcherWarp * kWarpSize; }
+  __device__ static bool stager() { return threadIdx.x == kStagerWarp * kWarpSize; }
 };
 
 // What the roles share in static shared memory.
 struct InterpreterState {
   MkTaskRecord task; // the loader's copies of the current task's records
   MkOperationRecord operation;
+  WeightStages stages;
   unsigned argmaxTask;
   int launchRefused, taskAbandoned;
   // By step parity: a CTA with an empty queue passes from one step's end to
@@ -79,6 +83,7 @@ __device__ inline TaskContext makeContext(const MkKernelArgs &args, float *share
   context.counters = reinterpret_cast<unsigned *>(args.counters);
   context.control = reinterpret_cast<MkControlBlock *>(args.control);
   context.shared = shared;
+  context.staged = {nullptr, 0, nullptr, 0};
   context.step = 0;
   context.position = 0;
   context.taskId = 0xffffffffu;
@@ -179,13 +184,53 @@ __device__ __forceinline__ void loaderCopy(InterpreterState &state, const TaskCo
   copyRecord(state.operation, context.operations[record.op], lane);
 }
 
-// Prefetcher: the weights of the task after the k-th of the queue (the last
-// task's next is the first of the next step).
+// The stage buffers, after the task bodies' shared memory.
 template <class Tasks>
-__device__ __forceinline__ void prefetchNext(const TaskContext &context, const MkQueue &queue,
-                                             unsigned k) {
+__device__ __forceinline__ unsigned short *stageBuffers(const TaskContext &context) {
+  return reinterpret_cast<unsigned short *>(reinterpret_cast<char *>(context.shared) +
+                                            Tasks::kTaskSharedBytes);
+}
+
+// Stager: the weights of the task after the k-th of the queue (the last
+// task's next is the first of the next step), into the stage buffer the
+// k-th task does not read, or without stage buffers into L2.
+template <class Tasks>
+__device__ __forceinline__ void stageNext(InterpreterState &state, const TaskContext &context,
+                                          const MkQueue &queue, unsigned k, unsigned current,
+                                          unsigned currentKind) {
   unsigned next = context.taskOrder[queue.first + (k + 1 < queue.count ? k + 1 : 0)];
-  prefetchTaskWeights(context, context.tasks[next], Tasks::kPrefetchBytes);
+  const MkTaskRecord &record = context.tasks[next];
+  if constexpr (Tasks::kStageBytes > 0) {
+    // Only while a gemv streams: the copies would otherwise queue ahead of
+    // the latency-bound loads of attention and of the hops between phases.
+    if (record.kind != MK_TASK_GEMV || currentKind != MK_TASK_GEMV || next == current ||
+        stagedBuffer(state.stages, next) >= 0)
+      return;
+    int b = stagedBuffer(state.stages, current) == 0 ? 1 : 0;
+    stageTask(context, state.stages, stageBuffers<Tasks>(context) + b * (Tasks::kStageBytes / 2),
+              Tasks::kStageBytes, b, next);
+  } else {
+    prefetchTaskWeights(context, record, Tasks::kPrefetchBytes);
+  }
+}
+
+// What the running task finds staged, for its body.
+template <class Tasks>
+__device__ __forceinline__ StagedRows stagedFor(InterpreterState &state,
+                                                const TaskContext &context, unsigned id) {
+  if constexpr (Tasks::kStageBytes > 0)
+    return stagedRows(state.stages, stageBuffers<Tasks>(context), Tasks::kStageBytes, id);
+  else
+    return {nullptr, 0, nullptr, 0};
+}
+
+// The CTA's way out, taken by every thread: the stager first waits for its
+// copies in flight.
+template <class Tasks>
+__device__ __forceinline__ void leave(InterpreterState &state, bool stager) {
+  if constexpr (Tasks::kStageBytes > 0)
+    if (stager)
+      drainStages(state.stages);
 }
 
 // ---------------------------------------------------------------------------
@@ -203,8 +248,10 @@ __device__ void runMegakernel(const MkKernelArgs &args) {
   TaskContext context = makeContext(args, reinterpret_cast<float *>(dynamicShared));
   MkControlBlock *control = context.control;
 
-  if (Role::controller())
+  if (Role::controller()) {
     state.argmaxTask = 0xffffffffu;
+    initStages(state.stages);
+  }
   __syncthreads();
   for (unsigned id = threadIdx.x; id < context.header->numTasks; id += kThreads)
     if (context.tasks[id].kind == MK_TASK_ARGMAX)
@@ -228,10 +275,10 @@ __device__ void runMegakernel(const MkKernelArgs &args) {
   const MkQueue queue = context.queues[blockIdx.x];
   const unsigned argmaxEvent = context.tasks[state.argmaxTask].trigger;
   const unsigned argmaxTriggers = context.events[argmaxEvent].triggerCount;
-  const bool prefetching = Tasks::kPrefetchBytes > 0 && Role::prefetcher();
-  if (prefetching && queue.count > 0)
-    prefetchTaskWeights(context, context.tasks[context.taskOrder[queue.first]],
-                        Tasks::kPrefetchBytes);
+  const bool staging =
+      (Tasks::kStageBytes > 0 || Tasks::kPrefetchBytes > 0) && Role::stager() && queue.count > 0;
+  if (staging) // the first task's weights: stageNext looks one task ahead
+    stageNext<Tasks>(state, context, queue, queue.count - 1, kNoTask, MK_TASK_GEMV);
 
   for (long long step = 0; step < control->steps; ++step) {
     context.step = step;
@@ -243,13 +290,14 @@ __device__ void runMegakernel(const MkKernelArgs &args) {
         controllerWait(state, context, id, record);
       else if (Role::loader())
         loaderCopy(state, context, record);
-      else if (prefetching && queue.count > 1)
-        prefetchNext<Tasks>(context, queue, k);
+      else if (staging)
+        stageNext<Tasks>(state, context, queue, k, id, record.kind);
       __syncthreads();
       if (state.taskAbandoned)
-        return;
+        return leave<Tasks>(state, Role::stager());
       const unsigned triggerEvent = state.task.trigger;
       context.taskId = id;
+      context.staged = stagedFor<Tasks>(state, context, id);
       Tasks::run(context, state.task, state.operation); // the consumers
       __syncthreads();
       if (Role::controller())
@@ -261,8 +309,9 @@ __device__ void runMegakernel(const MkKernelArgs &args) {
       state.stepEnded[step & 1] = controllerStepEnds(context, argmaxEvent, argmaxTriggers, step);
     __syncthreads();
     if (state.stepEnded[step & 1])
-      return;
+      return leave<Tasks>(state, Role::stager());
   }
+  leave<Tasks>(state, Role::stager());
 }
 
 // One task alone, on one CTA, for step 0 at `position`: no waits and no
@@ -278,10 +327,20 @@ __device__ void runOneTask(const MkKernelArgs &args, unsigned id, long long posi
     return;
   context.position = position;
   context.taskId = id;
+  // The task's own first rows are staged, so that the check covers the
+  // rows read from shared memory and those streamed past them.
+  if (Role::controller())
+    initStages(state.stages);
+  __syncthreads();
   if (Role::loader())
     loaderCopy(state, context, context.tasks[id]);
+  if constexpr (Tasks::kStageBytes > 0)
+    if (Role::stager() && context.tasks[id].kind == MK_TASK_GEMV)
+      stageTask(context, state.stages, stageBuffers<Tasks>(context), Tasks::kStageBytes, 0, id);
   __syncthreads();
+  context.staged = stagedFor<Tasks>(state, context, id);
   Tasks::run(context, state.task, state.operation);
+  leave<Tasks>(state, Role::stager());
 }
 
 } // namespace mk::gpu

@@ -7,7 +7,6 @@
 #include "codegen/device/ArgmaxTask.cuh"
 #include "codegen/device/AttentionChunkTask.cuh"
 #include "codegen/device/AttentionMergeTask.cuh"
-#include "codegen/device/AttentionPrepareTask.cuh"
 #include "codegen/device/EmbedTask.cuh"
 #include "codegen/device/GemvTask.cuh"
 #include "codegen/device/Interpreter.cuh"

@@ -89,7 +89,7 @@ void operation(std::ostream &os, const Operation &op) {
     if (!op.qNorm.name.empty() || !op.kNorm.name.empty())
       os << ", \"eps\": " << number(op.eps);
     os << ", \"keyCache\": " << op.keyCache << ", \"valueCache\": " << op.valueCache
-       << ", \"roped\": " << op.roped << ", \"partials\": " << op.partials
+       << ", \"partials\": " << op.partials
        << ", \"chunkSize\": " << op.chunkSize << ", \"numChunks\": " << op.numChunks;
   }
   os << "}";

@@ -212,7 +212,6 @@ private:
     uint64_t slots = maxContext * op.numKvHeads * op.headDim;
     op.keyCache = addBuffer(layer + ".keys", BufferKind::KVCache, slots);
     op.valueCache = addBuffer(layer + ".values", BufferKind::KVCache, slots);
-    op.roped = addBuffer(layer + ".roped", BufferKind::Scratch, op.numHeads * op.headDim);
     op.partials = addBuffer(layer + ".partials", BufferKind::Scratch,
                             op.numHeads * op.numChunks * (op.headDim + 2));
     addOperation(std::move(op), attention.getResult());

@@ -103,7 +103,6 @@ private:
     case TaskKind::Gemv:
       rows(tileRows(op.outputLength, gemvCuts(opIndex), target.numSms));
       break;
-    case TaskKind::AttentionPrepare:
     case TaskKind::AttentionMerge:
       for (uint64_t g = 0; g < kvHeads; ++g)
         tiles.push_back({g, g + 1});

@@ -7,6 +7,11 @@
 //   KV caches         [maxContext][numKvHeads][headDim], one slot a position
 //   partials          [numHeads][numChunks][headDim + 2]: one chunk's o
 //                     (headDim), then its max score and its sum of exponentials
+//   chunks            at a step at position p, chunk c covers the positions
+//                     [c * span, min((c + 1) * span, p + 1)), span =
+//                     attentionSpan(p, ...): the positions up to p split evenly
+//                     over the chunks, so that the work follows the position,
+//                     not the compiled context; the chunks past p are empty
 //
 // All offsets count elements from the start of their buffer. The device
 // builds the layout with headDim and group as compile-time constants, so
@@ -49,6 +54,27 @@ struct AttentionLayout {
     return kvHead * groupPartialsLength();
   }
 };
+
+// Positions per chunk at a step at `position`: (position + 1) / numChunks
+// rounded up to a multiple of kAttentionSpanGrain (whole rounds of the
+// device's key loads), and at most the compiled chunk size, which bounds a
+// chunk's scores in shared memory. numChunks * chunkSize covers the compiled
+// context, so numChunks spans always cover the positions up to `position`.
+constexpr mk_i64 kAttentionSpanGrain = 16;
+
+MK_HOST_DEVICE constexpr mk_i64 attentionSpan(mk_i64 position, mk_i64 numChunks,
+                                              mk_i64 chunkSize) {
+  mk_i64 even = (position + numChunks) / numChunks; // ceil((position + 1) / numChunks)
+  mk_i64 span = (even + kAttentionSpanGrain - 1) / kAttentionSpanGrain * kAttentionSpanGrain;
+  return span < chunkSize ? span : chunkSize;
+}
+
+// The chunks holding a position at a step at `position`: the merge reads these.
+MK_HOST_DEVICE constexpr mk_i64 attentionChunksInUse(mk_i64 position, mk_i64 numChunks,
+                                                     mk_i64 chunkSize) {
+  mk_i64 span = attentionSpan(position, numChunks, chunkSize);
+  return (position + span) / span; // ceil((position + 1) / span)
+}
 
 } // namespace mk
 

@@ -20,17 +20,12 @@ MK_HOST_DEVICE constexpr mk_u64 gemvSharedFloats(mk_i64 input, mk_i64 /*epilogue
   return static_cast<mk_u64>(input);
 }
 
-// The group's q heads and its k head, normed and rotated in place.
-MK_HOST_DEVICE constexpr mk_u64 attentionPrepareSharedFloats(mk_i64 headDim, mk_i64 group,
-                                                             mk_i64 /*rotaryDim*/) {
-  return static_cast<mk_u64>((group + 1) * headDim);
-}
-
-// The group's roped q heads, their scores over the chunk, and per head the
-// max score and the sum of exponentials, in that order.
+// The group's q heads, this step's k and v (q and k normed and rotated in
+// place), the q heads' scores over the chunk, and per head the max score
+// and the sum of exponentials, in that order.
 MK_HOST_DEVICE constexpr mk_u64 attentionChunkSharedFloats(mk_i64 headDim, mk_i64 group,
-                                                           mk_i64 chunk) {
-  return static_cast<mk_u64>(group * headDim + group * chunk + 2 * group);
+                                                           mk_i64 chunk, mk_i64 /*rotaryDim*/) {
+  return static_cast<mk_u64>((group + 2) * headDim + group * chunk + 2 * group);
 }
 
 // The merge reads the partials straight from global memory.

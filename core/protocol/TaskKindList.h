@@ -10,9 +10,8 @@
 #define MK_TASK_KINDS(X)                                                                           \
   X(Embed, EMBED, 0)                                                                               \
   X(Gemv, GEMV, 1)                                                                                 \
-  X(AttentionPrepare, ATTENTION_PREPARE, 2)                                                        \
-  X(AttentionChunk, ATTENTION_CHUNK, 3)                                                            \
-  X(AttentionMerge, ATTENTION_MERGE, 4)                                                            \
-  X(Argmax, ARGMAX, 5)
+  X(AttentionChunk, ATTENTION_CHUNK, 2)                                                            \
+  X(AttentionMerge, ATTENTION_MERGE, 3)                                                            \
+  X(Argmax, ARGMAX, 4)
 
 #endif

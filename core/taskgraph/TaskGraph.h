@@ -23,7 +23,7 @@ namespace mk {
 
 enum class BufferKind : uint8_t {
   Activation, // one value of the fused IR, written once per step
-  Scratch,    // task-to-task intermediates (attention partials, roped q)
+  Scratch,    // task-to-task intermediates (attention partials)
   KVCache,    // [maxContext][numKvHeads][headDim] keys or values of a layer
   Token,      // the current token (read by Embed, written by Argmax)
 };
@@ -93,7 +93,6 @@ struct Operation {
   std::vector<float> invFreq;
   bool interleaved = false;
   uint32_t keyCache = 0, valueCache = 0; // KVCache buffers
-  uint32_t roped = 0;    // Scratch [numHeads * headDim]: normed, rotated q
   uint32_t partials = 0; // Scratch [numHeads][numChunks][headDim + 2]: o, max, sum
   int64_t chunkSize = 0; // positions per AttentionChunk task (attentionChunkSize)
   int64_t numChunks = 0; // ceil(maxContext / chunkSize)
@@ -140,7 +139,7 @@ struct Task {
   // Bytes of weights streamed (bf16 on the GPU): every weight element the
   // task reads, times TargetDescription::bytesPerWeight. A Gemv tile reads
   // its rows of each stacked matrix and bias and the whole norm vector; an
-  // Embed tile its part of one table row; AttentionPrepare the q/k norm
+  // Embed tile its part of one table row; AttentionChunk the q/k norm
   // vectors.
   uint64_t weightBytes = 0;
 };

@@ -216,9 +216,6 @@ std::string OperationCheck::attentionBuffers() {
       return problem;
   if (op.keyCache == op.valueCache)
     return "uses one buffer as both its key and its value cache";
-  if (std::string problem = buffer(op.roped, "roped q", {BufferKind::Scratch}, queries, Size::AtLeast);
-      !problem.empty())
-    return problem;
   return buffer(op.partials, "partials", {BufferKind::Scratch}, partials, Size::AtLeast);
 }
 

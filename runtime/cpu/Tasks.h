@@ -12,7 +12,6 @@ namespace mk::cpu {
 
 void runEmbedTask(TaskContext &context);
 void runGemvTask(TaskContext &context);
-void runAttentionPrepareTask(TaskContext &context);
 void runAttentionChunkTask(TaskContext &context);
 void runAttentionMergeTask(TaskContext &context);
 void runArgmaxTask(TaskContext &context);

@@ -22,7 +22,7 @@
 #include "core/protocol/TaskKindList.h"
 
 #define MK_BLOB_MAGIC 0x42534b4du /* "MKSB" */
-#define MK_BLOB_VERSION 2u /* 2: task records carry their kernel variant */
+#define MK_BLOB_VERSION 3u /* 2: task records carry their kernel variant; 3: no attention prepare */
 
 /* TaskKind values (core/protocol/TaskKindList.h) and Epilogue values, as in
  * core/taskgraph/TaskGraph.h. */
@@ -89,7 +89,7 @@ typedef struct MkOperationRecord {
   mk_i64 numHeads, numKvHeads, headDim, rotaryDim, chunkSize, numChunks;
   mk_u64 qNorm, kNorm, invFreq;  /* params offsets, or MK_NO_OFFSET */
   mk_u64 keyCache, valueCache;   /* KV-arena offsets: [maxContext][numKvHeads][headDim] each */
-  mk_u64 roped, partials;        /* activation-arena offsets (scratch) */
+  mk_u64 partials;               /* activation-arena offset (scratch) */
 } MkOperationRecord;
 
 #endif

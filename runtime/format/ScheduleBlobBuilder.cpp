@@ -10,7 +10,7 @@ namespace mk {
 
 static_assert(sizeof(MkBlobHeader) == 152 && sizeof(MkQueue) == 8 && sizeof(MkTaskRecord) == 32 &&
                   sizeof(MkWaitRecord) == 8 && sizeof(MkEventRecord) == 8 &&
-                  sizeof(MkOperationRecord) == 240,
+                  sizeof(MkOperationRecord) == 232,
               "the blob's records have no padding, so NVRTC and the host agree on them");
 
 namespace {
@@ -116,7 +116,6 @@ public:
     bool attention = op.kind == OpKind::Attention;
     record.keyCache = attention ? arenas.offset[op.keyCache] : MK_NO_OFFSET;
     record.valueCache = attention ? arenas.offset[op.valueCache] : MK_NO_OFFSET;
-    record.roped = attention ? arenas.offset[op.roped] : MK_NO_OFFSET;
     record.partials = attention ? arenas.offset[op.partials] : MK_NO_OFFSET;
     return record;
   }

@@ -158,7 +158,6 @@ template <class Codec, class Op> void codeOperation(Codec &c, Op &op) {
   c.boolean(op.interleaved);
   c.u32(op.keyCache);
   c.u32(op.valueCache);
-  c.u32(op.roped);
   c.u32(op.partials);
   c.i64(op.chunkSize);
   c.i64(op.numChunks);

@@ -20,7 +20,7 @@
 namespace mk {
 
 constexpr uint32_t kTaskGraphMagic = 0x47544b4du; // "MKTG"
-constexpr uint32_t kTaskGraphVersion = 1;
+constexpr uint32_t kTaskGraphVersion = 2; // 2: no roped q buffer, no AttentionPrepare
 
 std::vector<uint8_t> encodeTaskGraph(const TaskGraph &graph, const Schedule &schedule);
 

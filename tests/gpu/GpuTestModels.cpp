@@ -32,8 +32,9 @@ std::optional<Model> loadModel(const std::string &path, int64_t maxContext) {
   return Model{std::move(compiled->tasks), std::move(compiled->schedule), std::move(weights)};
 }
 
-std::unique_ptr<BuiltArtifact> compile(const Model &model, std::vector<int64_t> eos) {
-  auto kernel = compileMegakernel(model.graph, model.schedule);
+std::unique_ptr<BuiltArtifact> compile(const Model &model, std::vector<int64_t> eos,
+                                       const KernelOptions &options) {
+  auto kernel = compileMegakernel(model.graph, model.schedule, kDefaultArch, options);
   if (!kernel) {
     std::printf("NVRTC failed: %s\n", llvm::toString(kernel.takeError()).c_str());
     return nullptr;

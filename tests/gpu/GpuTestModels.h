@@ -5,6 +5,7 @@
 #ifndef MKC_TESTS_GPU_GPUTESTMODELS_H
 #define MKC_TESTS_GPU_GPUTESTMODELS_H
 
+#include "codegen/KernelSource.h"
 #include "core/taskgraph/TaskGraph.h"
 #include "core/weights/WeightTable.h"
 #include "runtime/format/ArtifactBuilder.h"
@@ -30,7 +31,8 @@ std::optional<Model> loadModel(const std::string &path, int64_t maxContext);
 
 // The model's artifact with its kernel; prints why and returns nullptr when
 // NVRTC or the artifact fails.
-std::unique_ptr<BuiltArtifact> compile(const Model &model, std::vector<int64_t> eos);
+std::unique_ptr<BuiltArtifact> compile(const Model &model, std::vector<int64_t> eos,
+                                       const KernelOptions &options = {});
 
 // ctest's exit code for a skipped test.
 constexpr int kSkipExit = 77;

@@ -290,7 +290,11 @@ int main(int argc, char **argv) {
   std::optional<Model> model = loadModel(path, maxContext);
   if (!model)
     return 1;
-  std::unique_ptr<BuiltArtifact> built = compile(*model, {});
+  // Stage buffers smaller than most gemv tiles, so that each tile reads its
+  // first rows from shared memory and streams the rest: both paths checked.
+  KernelOptions options;
+  options.stageBytes = 1024;
+  std::unique_ptr<BuiltArtifact> built = compile(*model, {}, options);
   if (!built)
     return 1;
   if (int loaded = loadOnDevice(*device, built->artifact); loaded != 0)

@@ -100,7 +100,7 @@ TEST_F(ChunkDependenciesTest, AttentionWaitsOnlyOnItsOwnKvGroup) {
       const std::string &op = graph.operations[other.op].name;
       bool sameGroup = other.begin == g;
       switch (task.kind) {
-      case TaskKind::AttentionPrepare: {
+      case TaskKind::AttentionChunk: {
         // The qkv tiles holding group g's q, k or v rows.
         auto overlaps = [&](uint64_t begin, uint64_t end) {
           return other.begin < end && begin < other.end;
@@ -112,10 +112,6 @@ TEST_F(ChunkDependenciesTest, AttentionWaitsOnlyOnItsOwnKvGroup) {
           expected.insert(other.id);
         break;
       }
-      case TaskKind::AttentionChunk:
-        if (other.kind == TaskKind::AttentionPrepare && op == "layer0.attention" && sameGroup)
-          expected.insert(other.id);
-        break;
       case TaskKind::AttentionMerge:
         if (other.kind == TaskKind::AttentionChunk && op == "layer0.attention" && sameGroup)
           expected.insert(other.id);
@@ -127,8 +123,7 @@ TEST_F(ChunkDependenciesTest, AttentionWaitsOnlyOnItsOwnKvGroup) {
     EXPECT_FALSE(expected.empty()) << "no producer found for attention task " << task.id;
     EXPECT_EQ(waitedTasks(graph, task), expected) << "task " << task.id;
   }
-  for (TaskKind kind : {TaskKind::AttentionPrepare, TaskKind::AttentionChunk,
-                        TaskKind::AttentionMerge})
+  for (TaskKind kind : {TaskKind::AttentionChunk, TaskKind::AttentionMerge})
     EXPECT_GT(attentionTasks[kind], 0u)
         << "no layer0.attention task of kind " << static_cast<int>(kind);
 }

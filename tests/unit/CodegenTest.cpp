@@ -34,7 +34,7 @@ TEST(CodegenTest, SourceInstantiatesEveryShapeOfTheGraph) {
             std::string::npos);
   EXPECT_NE(text.find("gemvTask<16, MK_EPILOGUE_NONE, true, true, kThreads, kGemvLoadsInFlight>"), std::string::npos);
   // Both layers' attention shapes, told apart by their rotary dimensions.
-  std::regex prepare("attentionPrepareTask<8, 2, ([0-9]+), kThreads>");
+  std::regex prepare("attentionChunkTask<8, 2, [0-9]+, ([0-9]+), kThreads>");
   std::set<std::string> rotary;
   for (auto it = std::sregex_iterator(text.begin(), text.end(), prepare); it != std::sregex_iterator();
        ++it)

@@ -7,6 +7,7 @@
 #include "compiler/schedule/Scheduler.h"
 #include "compiler/taskgraph/LowerToTasks.h"
 #include "compiler/taskgraph/RowTiling.h"
+#include "core/protocol/AttentionLayout.h"
 #include "core/taskgraph/TaskFootprint.h"
 #include "compiler/taskgraph/TileOperations.h"
 #include "core/validator/Validator.h"
@@ -236,7 +237,36 @@ TEST(AttentionChunkSizeTest, PowersOfTwoWithinBoundsForAnyContext) {
     }
 }
 
-TEST_F(LowerToTasksTest, AttentionHasPrepareChunksAndMergePerKvHead) {
+// At every position of every compiled context, the chunks' spans cover the
+// positions up to it exactly once, no chunk holds more than its compiled
+// size, and the span follows the position: a short position uses short
+// spans even when compiled for a long context.
+TEST(AttentionSpanTest, ChunksCoverThePositionAndFollowIt) {
+  for (int64_t maxContext : {1, 8, 64, 100, 512, 544, 4096, 8192, 32768, 32800})
+    for (int64_t kvHeads : {1, 2, 8})
+      for (uint32_t sms : {8u, 132u}) {
+        int64_t chunkSize = attentionChunkSize(maxContext, kvHeads, sms);
+        int64_t numChunks = (maxContext + chunkSize - 1) / chunkSize;
+        for (int64_t p = 0; p < maxContext; p += (p < 300 ? 1 : 97)) {
+          int64_t span = attentionSpan(p, numChunks, chunkSize);
+          int64_t used = attentionChunksInUse(p, numChunks, chunkSize);
+          ASSERT_GE(span, 1) << maxContext << " " << p;
+          ASSERT_LE(span, chunkSize) << maxContext << " " << p;
+          ASSERT_LE(used, numChunks) << maxContext << " " << p;
+          ASSERT_LE((used - 1) * span, p) << maxContext << " " << p;
+          ASSERT_GT(used * span, p) << maxContext << " " << p;
+          int64_t even = (p + numChunks) / numChunks;
+          ASSERT_LT(span, std::max<int64_t>(even, 1) + kAttentionSpanGrain)
+              << maxContext << " " << p << ": a span longer than the position needs";
+        }
+      }
+  EXPECT_EQ(attentionSpan(100, 64, 512), 16);
+  EXPECT_EQ(attentionChunksInUse(100, 64, 512), 7);
+  EXPECT_EQ(attentionSpan(8000, 64, 512), 128);
+  EXPECT_EQ(attentionSpan(32767, 64, 512), 512);
+}
+
+TEST_F(LowerToTasksTest, AttentionHasChunksAndAMergePerKvHead) {
   // qwen3's shape has 2 KV heads: 8 SMs ask for 4 chunks per KV head.
   for (auto [maxContext, chunkSize] : {std::pair<int64_t, int64_t>{64, 16},
                                        {100, 32},
@@ -255,7 +285,6 @@ TEST_F(LowerToTasksTest, AttentionHasPrepareChunksAndMergePerKvHead) {
     std::map<TaskKind, int> kinds;
     for (const Task *task : tasksOf(graph, "layer0.attention"))
       ++kinds[task->kind];
-    EXPECT_EQ(kinds[TaskKind::AttentionPrepare], 2);
     EXPECT_EQ(kinds[TaskKind::AttentionChunk], 2 * chunks);
     EXPECT_EQ(kinds[TaskKind::AttentionMerge], 2);
   }

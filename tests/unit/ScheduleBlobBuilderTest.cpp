@@ -125,7 +125,6 @@ TEST(ScheduleBlob, BuffersGetDisjointAlignedPlacesInTheirArenas) {
     else
       EXPECT_EQ(record.residual, MK_NO_OFFSET);
     if (op.kind == OpKind::Attention) {
-      place(activation, op.roped, record.roped);
       place(activation, op.partials, record.partials);
       place(kv, op.keyCache, record.keyCache);
       place(kv, op.valueCache, record.valueCache);

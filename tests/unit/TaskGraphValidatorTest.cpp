@@ -129,14 +129,16 @@ TEST(TaskGraphValidator, RefusesOverlappingWriters) {
 TEST(TaskGraphValidator, RefusesWritesItDoesNotDeclare) {
   expectRefused(
       [](TaskGraph &graph, Schedule &) {
-        graph.tasks[findTask(graph, TaskKind::AttentionPrepare, "layer0.attention", 1)].writes.pop_back();
+        // Chunk 0 of KV head 1 writes the two cache slots, then its partials.
+        Task &chunk = graph.tasks[findTask(graph, TaskKind::AttentionChunk, "layer0.attention", 1)];
+        chunk.writes.erase(chunk.writes.begin());
       },
-      {"AttentionPrepare 'layer0.attention', kv head 1", "declares that it writes"});
+      {"AttentionChunk 'layer0.attention', kv head 1, chunk 0", "declares that it writes"});
   expectRefused(
       [](TaskGraph &graph, Schedule &) {
         graph.tasks[findTask(graph, TaskKind::AttentionChunk, "layer1.attention", 1)].reads.pop_back();
       },
-      {"AttentionChunk 'layer1.attention', kv head 1, chunk 0", "KV cache 'layer1.values'",
+      {"AttentionChunk 'layer1.attention', kv head 1, chunk 0", "reads buffer 'layer1.qkv' [56, 64)",
        "do not cover"});
 }
 

@@ -82,11 +82,11 @@ TEST(TaskKindsTest, VariantsCoverEveryTask) {
     EXPECT_TRUE(std::tie(a.kind, a.arguments) < std::tie(b.kind, b.arguments))
         << "variants are unique and numbered in order";
   }
-  // The toy's two layers rotate differently: two AttentionPrepare variants.
-  size_t prepares = 0;
+  // The toy's two layers rotate differently: two AttentionChunk variants.
+  size_t chunks = 0;
   for (const KernelVariant &variant : variants.variants)
-    prepares += variant.kind == TaskKind::AttentionPrepare;
-  EXPECT_EQ(prepares, 2u);
+    chunks += variant.kind == TaskKind::AttentionChunk;
+  EXPECT_EQ(chunks, 2u);
   EXPECT_EQ(describeVariant(TaskKind::Gemv, {16, 1, 1, 0}),
             "Gemv(input 16, epilogue MK_EPILOGUE_SILU_MUL, norm true, bias false)");
 }

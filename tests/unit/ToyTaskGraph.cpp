@@ -126,7 +126,6 @@ uint32_t Builder::attention(int64_t layer, uint32_t qkv, uint32_t output, uint32
   uint64_t slot = kKvHeads * kHeadDim;
   op.keyCache = buffer(layerName(layer, "keys"), BufferKind::KVCache, kMaxContext * slot);
   op.valueCache = buffer(layerName(layer, "values"), BufferKind::KVCache, kMaxContext * slot);
-  op.roped = buffer(layerName(layer, "roped"), BufferKind::Scratch, kHeads * kHeadDim);
   op.chunkSize = kChunkSize;
   op.numChunks = (kMaxContext + kChunkSize - 1) / kChunkSize;
   uint64_t partial = kHeadDim + 2, chunks = op.numChunks, group = kHeads / kKvHeads;
@@ -135,23 +134,21 @@ uint32_t Builder::attention(int64_t layer, uint32_t qkv, uint32_t output, uint32
 
   uint32_t done = event(layerName(layer, "attention"));
   for (uint64_t g = 0; g < kKvHeads; ++g) {
-    uint32_t prepared = event(layerName(layer, "prepared" + std::to_string(g)));
     uint32_t chunked = event(layerName(layer, "chunked" + std::to_string(g)));
-    BufferRange queries{op.roped, g * group * kHeadDim, (g + 1) * group * kHeadDim};
     BufferRange keys{op.keyCache, g * kHeadDim, (g + 1) * kHeadDim};
     BufferRange values{op.valueCache, g * kHeadDim, (g + 1) * kHeadDim};
     uint64_t k = kHeads * kHeadDim + g * kHeadDim, v = k + kKvHeads * kHeadDim;
-    task(TaskKind::AttentionPrepare, index, g, g + 1, {{ready, 0}}, prepared,
-         {{qkv, g * group * kHeadDim, (g + 1) * group * kHeadDim},
-          {qkv, k, k + kHeadDim},
-          {qkv, v, v + kHeadDim}},
-         {queries, keys, values});
+    std::vector<BufferRange> inputs = {{qkv, g * group * kHeadDim, (g + 1) * group * kHeadDim},
+                                       {qkv, k, k + kHeadDim},
+                                       {qkv, v, v + kHeadDim}};
     for (uint64_t c = 0; c < chunks; ++c) {
-      std::vector<BufferRange> partials;
+      // Chunk 0 writes this step's k and v slots; every chunk its partials.
+      std::vector<BufferRange> writes;
+      if (c == 0)
+        writes = {keys, values};
       for (uint64_t h = g * group; h < (g + 1) * group; ++h)
-        partials.push_back({op.partials, (h * chunks + c) * partial, (h * chunks + c + 1) * partial});
-      task(TaskKind::AttentionChunk, index, g, c, {{prepared, 0}}, chunked, {queries, keys, values},
-           partials);
+        writes.push_back({op.partials, (h * chunks + c) * partial, (h * chunks + c + 1) * partial});
+      task(TaskKind::AttentionChunk, index, g, c, {{ready, 0}}, chunked, inputs, writes);
     }
     task(TaskKind::AttentionMerge, index, g, g + 1, {{chunked, 0}}, done,
          {{op.partials, g * group * chunks * partial, (g + 1) * group * chunks * partial}},

@@ -1,6 +1,6 @@
 // A two-layer toy decoder as a hand-made task graph, with random weights and
 // a direct computation of the same model with the interpreter's kernels:
-// Embed -> Gemv(qkv, norm) -> AttentionPrepare/Chunk/Merge -> Gemv(o,
+// Embed -> Gemv(qkv, norm) -> AttentionChunk/Merge -> Gemv(o,
 // residual) -> Gemv(gate|up, norm, silu_mul) -> Gemv(down, residual) -> ...
 // -> Gemv(lm_head, norm) -> Argmax, a few tiles per operation. Layer 0 has
 // q/k head norms and full rotary; layer 1 qkv biases and partial,

@@ -1,7 +1,13 @@
-// AttentionChunk: KV head `begin`, chunk `end`: positions
-// [end * chunkSize, (end + 1) * chunkSize) up to the step's. Each q head of
-// the group gets the chunk's partial result [o, max, sum]. Any chunk may
-// hold the step's position, so each reads this step's slot.
+// AttentionChunk: KV head `begin`, chunk `end`: the positions the chunk
+// covers at the step (at most chunkSize of them, by attentionSpan in
+// core/protocol/AttentionLayout.h). Each chunk normalizes and rotates its
+// group's q heads itself, and this step's k when it holds the step's
+// position, so no phase of its own stands between the qkv gemv and the
+// chunks; each q head of the group gets the chunk's partial result
+// [o, max, sum]. Chunk 0, which runs at every position, writes this step's
+// k and v into the caches' slots for the steps after; the chunk holding
+// the position uses them from shared memory, so no chunk reads the slot
+// written this step.
 #include "core/protocol/SharedMemory.h"
 #include "core/taskgraph/kinds/KindHelpers.h"
 
@@ -24,25 +30,34 @@ std::string checkTile(const Operation &op, const Task &task) {
 TaskFootprint footprint(const TaskGraph &, const Operation &op, const Task &task) {
   AttentionLayout layout = attentionLayout(op);
   uint64_t head = task.begin;
-  TaskFootprint footprint{{rangeOf(op.roped, layout.query(head), layout.groupLength()),
-                           rangeOf(op.keyCache, layout.slot(head), layout.headDim),
-                           rangeOf(op.valueCache, layout.slot(head), layout.headDim)},
+  TaskFootprint footprint{{rangeOf(op.input, layout.query(head), layout.groupLength()),
+                           rangeOf(op.input, layout.key(head), layout.headDim),
+                           rangeOf(op.input, layout.value(head), layout.headDim)},
                           {}};
+  if (task.end == 0) {
+    footprint.writes.push_back(rangeOf(op.keyCache, layout.slot(head), layout.headDim));
+    footprint.writes.push_back(rangeOf(op.valueCache, layout.slot(head), layout.headDim));
+  }
   for (uint64_t q = head * layout.group; q < (head + 1) * layout.group; ++q)
     footprint.writes.push_back(
         rangeOf(op.partials, layout.partial(q, task.end), layout.partialLength()));
   return footprint;
 }
 
-// A whole chunk of keys and values.
+// The q and k norm vectors, which every chunk reads.
+uint64_t weightElements(const Operation &op, const Task &) {
+  return (op.qNorm.name.empty() ? 0 : op.headDim) + (op.kNorm.name.empty() ? 0 : op.headDim);
+}
+
+// At most a whole chunk of keys and values: the most a chunk covers.
 uint64_t cacheElements(const Operation &op, const Task &) { return 2 * op.chunkSize * op.headDim; }
 
 std::vector<int64_t> variant(const Operation &op) {
-  return {op.headDim, op.numHeads / op.numKvHeads, op.chunkSize};
+  return {op.headDim, op.numHeads / op.numKvHeads, op.chunkSize, op.rotaryDim};
 }
 
 uint64_t sharedFloats(const std::vector<int64_t> &v) {
-  return attentionChunkSharedFloats(v[0], v[1], v[2]);
+  return attentionChunkSharedFloats(v[0], v[1], v[2], v[3]);
 }
 
 } // namespace
@@ -55,10 +70,10 @@ extern const TaskKindDescription kAttentionChunkKind = {
     .describeTile = describeTile,
     .checkTile = checkTile,
     .footprint = footprint,
-    .weightElements = noElements,
+    .weightElements = weightElements,
     .cacheElements = cacheElements,
     .deviceFunction = "attentionChunkTask",
-    .variantParameters = {{"headDim"}, {"group"}, {"chunk"}},
+    .variantParameters = {{"headDim"}, {"group"}, {"chunk"}, {"rotaryDim"}},
     .variantArguments = variant,
     .kernelArguments = "kThreads",
     .sharedFloatsFunction = "mk::attentionChunkSharedFloats",
