@@ -38,9 +38,11 @@ struct KernelOptions {
   // gemv before it runs (codegen/device/WeightStaging.cuh); they replace the
   // L2 prefetch. kAutomaticStage: as much as shared memory leaves, capped at
   // the largest gemv task; 0: none. Only targets with bulk copies (sm_90
-  // and later) stage.
+  // and later) stage. Off by default: on the H200 it measured 3% slower on
+  // the Llama-3.2-1B shape (bench/NOTES.md), because the stager's record
+  // loads and copies lie on the path to the CTA's barrier before each task.
   static constexpr uint32_t kAutomaticStage = 0xffffffffu;
-  uint32_t stageBytes = kAutomaticStage;
+  uint32_t stageBytes = 0;
 };
 
 // "" when `options` are in range, else what is not.
