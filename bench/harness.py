@@ -94,7 +94,10 @@ def plan(a):
 
 
 def run_mkc(a, shape, run, tmp, mkc, mkrun, rate, stream):
-    """Steps 1-6 for one shape; returns its part (with "error" on failure)."""
+    """Steps 1-6 for one shape; returns its part (with "error" on failure).
+    The part is written after every stage, so that a command cut short by
+    its time limit keeps what it measured."""
+    path = os.path.join(a.out, "parts", f"{shape['name']}.mkc.json")
     part = {"kind": "mkc", "shape": shape["name"], "config": os.path.relpath(shape["config_path"], ROOT),
             "steps": a.steps, "device": a.device, "positions": {}}
     if rate:
@@ -108,6 +111,7 @@ def run_mkc(a, shape, run, tmp, mkc, mkrun, rate, stream):
                                          shape["name"], reuse=a.reuse_mk)
         built.append(build["mk"])
         part["build"] = build
+        write_json(path, part)
         inspected = mkc_decode.inspect(run, mkc, build["mk"], os.path.join(tmp, "inspect.json"))
         part["weight_bytes"] = floor.weight_bytes(inspected)
         part["tasks"] = len(inspected["tasks"])
@@ -120,6 +124,7 @@ def run_mkc(a, shape, run, tmp, mkc, mkrun, rate, stream):
             checks.append(mkc_decode.check_logits(run, mkrun, build["mk"], tokens[:2], at, tmp,
                                                   a.check_rtol, a.device))
         part["checks"] = checks
+        write_json(path, part)
         for check in checks:
             print(f"{shape['name']}: logits GPU vs CPU at position {check['start']} over "
                   f"{check['tokens']} tokens: max relative error {check['max_relative_error']:.1e}",
@@ -133,6 +138,7 @@ def run_mkc(a, shape, run, tmp, mkc, mkrun, rate, stream):
             timed = mkc_decode.time_position(run, mkrun, build["mk"], position, a.steps, a.repeats,
                                              tmp, a.device)
             part["positions"][str(position)] = timed
+            write_json(path, part)
             print(f"{shape['name']}: mkc {timed['ms_per_token']:.3f} ms/token at positions "
                   f"{position}-{position + a.steps - 1}", flush=True)
 
@@ -148,20 +154,21 @@ def run_mkc(a, shape, run, tmp, mkc, mkrun, rate, stream):
                 shutil.copy(trace, os.path.join(a.out, "parts", f"{shape['name']}.trace.json"))
 
         if shape["small_context"]:
-            if not a.keep_mk:
+            if not a.keep_mk:  # the disk holds one large .mk at a time
                 os.remove(build["mk"])
                 built.remove(build["mk"])
             small = mkc_decode.compile_shape(run, mkc, shape["config_path"], shape["small_context"],
                                              work, shape["name"], reuse=a.reuse_mk)
             built.append(small["mk"])
             small["positions"] = {}
+            part["small_context"] = small
             for position in [p for p in shape["positions"] if p + a.steps <= shape["small_context"]]:
                 small["positions"][str(position)] = mkc_decode.time_position(
                     run, mkrun, small["mk"], position, a.steps, a.repeats, tmp, a.device)
                 print(f"{shape['name']} (context {small['context']}): mkc "
                       f"{small['positions'][str(position)]['ms_per_token']:.3f} ms/token at "
                       f"{position}", flush=True)
-            part["small_context"] = small
+                write_json(path, part)
     except (CommandFailed, RuntimeError, OSError, ValueError) as error:
         part["error"] = str(error)[-2000:]
         print(f"{shape['name']}: FAILED: {part['error']}", flush=True)
@@ -276,35 +283,43 @@ def main():
     started = time.time()
     run = Commands()
     invocation = {"kind": "invocation", "command": " ".join(["python3", "bench/harness.py"] + sys.argv[1:]),
-                  "started": time.strftime("%Y-%m-%d %H:%M:%S")}
+                  "started": time.strftime("%Y-%m-%d %H:%M:%S"), "commands": run.log, "failed": []}
+    invocation_path = os.path.join(a.out, "parts", f"invocation-{time.strftime('%Y%m%d-%H%M%S')}.json")
+
+    def checkpoint():
+        """The invocation and the report as they stand: a command cut short
+        by its time limit still leaves a report of what it finished."""
+        invocation["seconds"] = round(time.time() - started)
+        write_json(invocation_path, invocation)
+        report.assemble(a.out)
+
     mkc = mkrun = None
     if not a.no_mkc:
         mkc, mkrun = mkc_decode.tools(a.build or (os.path.join(ROOT, "build")
                                                   if os.path.isdir(os.path.join(ROOT, "build")) else ROOT))
     invocation["environment"] = environment.describe(mkc, a.python, with_torch=bool(a.baselines))
-    failed = []
+    failed = invocation["failed"]
     with tempfile.TemporaryDirectory() as tmp:
         rate = stream = None
         if not a.no_mkc and not a.no_stream and a.device == "gpu":
             rate, stream = floor.streaming_rate(tmp, run)
             invocation["stream"] = stream
             print(f"streaming rate {rate / 1e12:.3f} TB/s", flush=True)
+        write_json(invocation_path, invocation)
         for shape in planned:
             if not a.no_mkc:
                 part = run_mkc(a, shape, run, tmp, mkc, mkrun, rate, stream)
                 write_json(os.path.join(a.out, "parts", f"{shape['name']}.mkc.json"), part)
                 failed += [shape["name"]] if "error" in part else []
+                checkpoint()
             for variant in shape["baselines"]:
                 part = run_baseline(a, shape, variant, run, tmp)
                 write_json(os.path.join(a.out, "parts", f"{shape['name']}.{variant}.json"), part)
                 failed += [f"{shape['name']} {variant}"] if "error" in part else []
-    invocation.update(seconds=round(time.time() - started), commands=run.log, failed=failed)
-    write_json(os.path.join(a.out, "parts", f"invocation-{time.strftime('%Y%m%d-%H%M%S')}.json"),
-               invocation)
-    report.assemble(a.out)
+                checkpoint()
+    checkpoint()
     print(f"harness: {time.time() - started:.0f} s" + (f"; failed: {', '.join(failed)}" if failed else ""))
     return 1 if failed else 0
-
 
 if __name__ == "__main__":
     sys.exit(main())
