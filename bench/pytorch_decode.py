@@ -127,10 +127,15 @@ def eager(model, a, position, timer):
         state["p"] += 1
 
     with torch.no_grad():
-        # One untimed pass warms the allocator; the cache is then cut back.
-        for _ in range(2):
+        # One untimed pass warms the allocator; the cache is then cut back
+        # (a negative crop removes that many positions from the end).
+        warm = 2
+        for _ in range(warm):
             step()
-        cache.crop(position)
+        cache.crop(-warm)
+        if cache.get_seq_length() != position:
+            raise RuntimeError(f"the cache holds {cache.get_seq_length()} positions after the "
+                               f"warm-up, not {position}")
         state.update(token=token, p=position)
         return {"ms_per_token": timer(step, a.steps)}
 
