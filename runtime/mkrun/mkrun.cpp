@@ -245,22 +245,34 @@ std::string writeStepTimes(const std::string &path, const double *stepMs, size_t
   return written ? "" : "cannot write the step times to '" + path + "'";
 }
 
-// "" when the run's `positions` fit after --start-position, which is then
-// set on the session; else the refusal, naming the option.
-std::string checkStartPosition(mkrt_session *session, const mkrt_info &info,
-                               const Arguments &args, int64_t positions) {
-  if (args.startPosition == 0)
+// The positions a run fills: teacher forcing one per token; generation the
+// prompt's, then one per new token but the last (returned, not fed).
+int64_t positionsFilled(const Arguments &args) {
+  std::vector<int64_t> tokens;
+  if (!args.tokens.empty()) {
+    parseTokenList(args.tokens, tokens); // checked in parseArguments
+    return static_cast<int64_t>(tokens.size());
+  }
+  parseTokenList(args.promptTokens, tokens);
+  return static_cast<int64_t>(tokens.size()) + std::max<int64_t>(*args.newTokens, 1) - 1;
+}
+
+// "" when the run fits after --start-position, else the refusal, naming the
+// option. Checked before the session exists: a refusal loads nothing onto
+// the GPU.
+std::string startPositionRefusal(const mkrt_info &info, const Arguments &args) {
+  // A --max-context past the compiled one is refused by the session, saying so.
+  if (args.startPosition == 0 || args.maxContext > info.max_context)
     return "";
   bool compiled = args.maxContext == 0;
   int64_t context = compiled ? info.max_context : args.maxContext;
-  if (args.startPosition >= context || positions > context - args.startPosition)
-    return "--start-position " + std::to_string(args.startPosition) + " and the " +
-           std::to_string(positions) + " positions the run fills pass the max context of " +
-           std::to_string(context) +
-           (compiled ? " (the compiled one: `mkc compile --max-context`)" : " (--max-context)");
-  if (mkrt_session_set_start_position(session, args.startPosition) != MKRT_OK)
-    return mkrt_last_error();
-  return "";
+  int64_t positions = positionsFilled(args);
+  if (args.startPosition < context && positions <= context - args.startPosition)
+    return "";
+  return "--start-position " + std::to_string(args.startPosition) + " and the " +
+         std::to_string(positions) + " positions the run fills pass the max context of " +
+         std::to_string(context) +
+         (compiled ? " (the compiled one: `mkc compile --max-context`)" : " (--max-context)");
 }
 
 int generate(mkrt_session *session, const mkrt_info &info, const Arguments &args) {
@@ -270,12 +282,6 @@ int generate(mkrt_session *session, const mkrt_info &info, const Arguments &args
   if (*args.newTokens > info.max_context)
     return refuse("-n " + std::to_string(*args.newTokens) + " passes the model's max context of " +
                   std::to_string(info.max_context));
-  // The positions the run fills: the prompt's, then one per new token but
-  // the last (returned, not fed).
-  int64_t positions =
-      static_cast<int64_t>(prompt.size()) + std::max<int64_t>(*args.newTokens, 1) - 1;
-  if (std::string error = checkStartPosition(session, info, args, positions); !error.empty())
-    return refuse(error, kRefused);
   if (!args.trace.empty() && mkrt_session_set_trace(session, args.trace.c_str()) != MKRT_OK)
     return refuse(mkrt_last_error());
   std::vector<int64_t> tokens(static_cast<size_t>(*args.newTokens));
@@ -312,9 +318,6 @@ int evaluate(mkrt_session *session, const mkrt_info &info, const Arguments &args
   if (tokens.size() > static_cast<size_t>(info.max_context))
     return refuse(std::to_string(tokens.size()) + " tokens pass the model's max context of " +
                   std::to_string(info.max_context));
-  if (std::string error = checkStartPosition(session, info, args, static_cast<int64_t>(tokens.size()));
-      !error.empty())
-    return refuse(error, kRefused);
   std::vector<float> logits(tokens.size() * static_cast<size_t>(info.vocab));
   mkrt_status status = mkrt_eval_logits(session, tokens.data(), tokens.size(), logits.data());
   if (status != MKRT_OK)
@@ -347,9 +350,19 @@ int main(int argc, char **argv) {
   mkrt_info info;
   mkrt_model_info(model, &info);
 
+  if (std::string refusal = startPositionRefusal(info, args); !refusal.empty()) {
+    mkrt_close(model);
+    return refuse(refusal);
+  }
+
   mkrt_session *session = nullptr;
   status = mkrt_session_create(model, args.device.c_str(), args.maxContext, &session, error,
                                sizeof error);
+  if (status == MKRT_OK && args.startPosition > 0) {
+    status = mkrt_session_set_start_position(session, args.startPosition);
+    if (status != MKRT_OK)
+      std::snprintf(error, sizeof error, "%s", mkrt_last_error());
+  }
   int code = status != MKRT_OK            ? refuse(error, exitCodeOf(status))
              : !args.promptTokens.empty() ? generate(session, info, args)
                                           : evaluate(session, info, args);
