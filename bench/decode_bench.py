@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
-"""The decode benchmark: mkc's megakernel against the bandwidth floor and
-PyTorch, all measured in one run on one GPU.
+"""One .mk at one position: mkc's megakernel against the bandwidth floor and
+PyTorch, all measured in one run on one GPU (scripts/compare_builds_gpu.sh
+times two builds with it). The benchmark of the project, every shape at
+every position, is bench/harness.py.
 
   python3 bench/decode_bench.py --mk model.mk --config bench/configs/llama-3.2-1b-shaped.json \
       [--build build] [--position 480] [--steps 32] [--repeats 3] [--out DIR]
@@ -15,8 +17,8 @@ PyTorch, all measured in one run on one GPU.
    --steps generated, per-step times from --step-times; ms/token is the
    median over positions [position, position + steps) of the fastest repeat
    of each position.
-4. PyTorch: bench/pytorch_decode.py at the same positions, on the same
-   config (random weights, bf16).
+4. PyTorch: bench/pytorch_decode.py (graph and eager) from the same
+   position, on the same config (random weights, bf16).
 Prints a table and writes decode-bench.json and decode-bench.md into --out.
 """
 import argparse
@@ -32,6 +34,8 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
+sys.path.insert(0, HERE)
+import floor  # noqa: E402
 
 
 def run(command, **kwargs):
@@ -43,21 +47,9 @@ def run(command, **kwargs):
     return result.stdout
 
 
-def streaming_rate(tmp):
-    binary = os.path.join(tmp, "stream_bandwidth")
-    run(["nvcc", "-O3", "-arch=sm_90a", "-o", binary,
-         os.path.join(HERE, "stream", "stream_bandwidth.cu")])
-    measured = json.loads(run([binary, "2.5", "20"]))
-    best = max(depth["median_tbps"] for depth in measured["loads_in_flight"].values())
-    return best * 1e12, measured
-
-
 def bytes_per_step(mk, mkc, config, position):
-    inspected = json.loads(run([mkc, "inspect", mk, "--format=json"]))
-    weights = sum(task["weightBytes"] for task in inspected["tasks"])
-    head_dim = config.get("head_dim", config["hidden_size"] // config["num_attention_heads"])
-    kv_per_position = 2 * config["num_hidden_layers"] * config["num_key_value_heads"] * head_dim * 2
-    return weights, kv_per_position * (position + 1)
+    weights = floor.weight_bytes(json.loads(run([mkc, "inspect", mk, "--format=json"])))
+    return weights, floor.kv_bytes_per_position(config) * (position + 1)
 
 
 def mkc_step_times(mk, mkrun, position, steps, repeats, tmp):
@@ -99,7 +91,7 @@ def main():
     report = {"date": time.strftime("%Y-%m-%d"), "host": platform.node(), "mk": a.mk,
               "config": a.config, "position": a.position, "steps": a.steps}
     with tempfile.TemporaryDirectory() as tmp:
-        rate, stream = streaming_rate(tmp)
+        rate, stream = floor.streaming_rate(tmp, run)
         report["stream"] = stream
         weights, kv = bytes_per_step(a.mk, mkc, config, a.position + a.steps // 2)
         floor_ms = (weights + kv) / rate * 1e3
@@ -117,8 +109,8 @@ def main():
             baseline = os.path.join(tmp, "pytorch.json")
             try:
                 subprocess.run([sys.executable, os.path.join(HERE, "pytorch_decode.py"), "--config",
-                                a.config, "--position", str(a.position), "--steps", str(a.steps),
-                                "--max-context", str(a.position + a.steps), "--json", baseline],
+                                a.config, "--positions", str(a.position), "--steps", str(a.steps),
+                                "--variants", "graph,eager", "--json", baseline],
                                check=False, timeout=a.pytorch_timeout)
             except subprocess.TimeoutExpired:
                 print(f"the PyTorch baselines took over {a.pytorch_timeout} s: left out")
@@ -126,8 +118,9 @@ def main():
                 with open(baseline) as f:
                     report["pytorch"] = json.load(f)
                 for name, result in report["pytorch"]["variants"].items():
-                    if "ms_per_token" in result:
-                        engines["pytorch " + name] = result["ms_per_token"]
+                    measured = result.get("positions", {}).get(str(a.position))
+                    if measured:
+                        engines["pytorch " + name] = measured["ms_per_token"]
 
     lines = [f"# Decode benchmark, {report['date']}", "",
              f"- GPU: {stream['gpu']} ({stream['sms']} SMs); streaming rate {rate / 1e12:.3f} TB/s "

@@ -1,24 +1,33 @@
 #!/usr/bin/env python3
 """PyTorch baselines for batch-1 decode: HF transformers in bf16 on the GPU,
-random weights of a JSON config (as bench/configs/), timed at the same
-positions as mkc: a prompt of --position tokens fills the cache, then
---steps greedy decode steps are timed, each token chosen on the GPU and fed
-back without a host round trip.
+random weights of a JSON config (bench/configs/), timed at the same
+positions as mkc. At each position P the context up to P is filled by HF
+in one batched forward (chunks of --prefill-chunk tokens), never step by
+step, then --steps greedy decode steps from P are timed, each token chosen
+on the GPU and fed back without a host round trip.
 
-  python3 bench/pytorch_decode.py --config bench/configs/llama-3.2-1b-shaped.json \
-      --position 480 --steps 32 --max-context 512 [--json OUT.json]
+  python3 bench/pytorch_decode.py --config bench/configs/llama-3.2-1b-shaped.json \\
+      --positions 1,512,4096,32768 --steps 32 --variants graph [--json OUT.json]
 
-Variants:
+Variants (bench/harness.py runs each in a process of its own, so that one
+that breaks the CUDA context cannot take the others with it):
   eager     HF transformers as most people run it: DynamicCache, one Python
             call per step.
-  compiled  HF with a StaticCache and torch.compile(mode="reduce-overhead"),
-            which replays the step as a CUDA graph.
-  graph     the same decoder written out in plain PyTorch ops (cuBLAS GEMVs,
-            SDPA over a static KV cache) and captured whole as one CUDA graph:
-            no Python or launch gaps, the best PyTorch gets without writing
-            kernels. Checked against HF eager logits before it is timed.
-            Llama-style decoders (no q/k norm).
-A variant that fails reports why instead of a time.
+  graph     the decoder in plain PyTorch ops over a static KV cache
+            (bench/graph_decoder.py), one CUDA graph per step; the attention
+            reads the cache up to P + steps.
+  compiled  gpt-fast style: the same step with its pieces (norms, the
+            projections, rotary, the MLP, lm_head and argmax) through
+            torch.compile(mode="max-autotune-no-cudagraphs") with
+            torch._inductor.config.coordinate_descent_tuning, then the whole
+            step captured as one CUDA graph by hand. The pieces never change
+            shape with P, so they compile once; the SDPA over the cache,
+            whose length does, is captured as it is.
+graph and compiled are checked against HF eager before they are timed: at
+every position, one step from the same filled cache, the logits within
+--check-rtol of HF's (max |a - b| / max |b|); a variant that fails reports
+why instead of a time. The JSON is rewritten after every position, so a
+run cut short by a timeout keeps what it measured.
 """
 import argparse
 import json
@@ -30,220 +39,229 @@ import torch
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "scripts"))
+sys.path.insert(0, HERE)
 import export_onnx  # noqa: E402
+from graph_decoder import GraphDecoder  # noqa: E402
 
 
-def decode(model, forward, cache, position, steps, first_token):
-    """Times `steps` decode steps from `position`; returns ms per step."""
-    token = torch.tensor([[first_token]], device="cuda")
-    start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    start.record()
-    for p in range(position, position + steps):
-        logits = forward(input_ids=token, position_ids=torch.tensor([[p]], device="cuda"),
-                         cache_position=torch.tensor([p], device="cuda"),
-                         past_key_values=cache, use_cache=True).logits
-        token = logits[:, -1].argmax(-1, keepdim=True)
-    stop.record()
-    torch.cuda.synchronize()
-    return start.elapsed_time(stop) / steps
+def random_model(spec, device, seed=0):
+    """export_onnx.random_model's weights (N(0, 0.08) matrices, norms near
+    1), made on the device in bf16: an 8B model initialized on the CPU in
+    f32 takes minutes and 32 GB."""
+    import transformers
 
-
-def prefill(model, cache, length):
-    ids = torch.arange(1, length + 1, device="cuda").remainder(model.config.vocab_size - 1).unsqueeze(0)
+    torch.manual_seed(seed)
+    config = export_onnx.make_config(spec)
+    with torch.device(device):
+        try:
+            model = transformers.AutoModelForCausalLM.from_config(config, dtype=torch.bfloat16)
+        except TypeError:  # transformers 4.x
+            model = transformers.AutoModelForCausalLM.from_config(config, torch_dtype=torch.bfloat16)
+    model = model.to(device=device, dtype=torch.bfloat16).eval()
     with torch.no_grad():
-        model(input_ids=ids, past_key_values=cache, use_cache=True,
-              cache_position=torch.arange(length, device="cuda"))
+        for p in model.parameters():
+            if p.dim() >= 2:
+                p.normal_(0.0, 0.08)
+            else:
+                p.copy_(1.0 + 0.1 * torch.randn_like(p))
+    return model
 
 
-def eager(model, a):
+def prompt_ids(length, vocab, device):
+    return ((torch.arange(1, length + 1, device=device) * 7) % (vocab - 1) + 1).unsqueeze(0)
+
+
+def forward(model, ids, start, cache):
+    span = torch.arange(start, start + ids.shape[1], device=ids.device)
+    kwargs = dict(input_ids=ids, position_ids=span.unsqueeze(0), cache_position=span,
+                  past_key_values=cache, use_cache=True)
+    try:
+        return model(**kwargs, logits_to_keep=1).logits[0, -1]
+    except TypeError:  # older transformers: logits for every position
+        return model(**kwargs).logits[0, -1]
+
+
+def prefill(model, length, chunk, device):
+    """A DynamicCache holding positions [0, length), filled by HF in a few
+    batched forwards."""
     from transformers import DynamicCache
 
     cache = DynamicCache()
-    prefill(model, cache, a.position)
+    ids = prompt_ids(length, model.config.vocab_size, device)
     with torch.no_grad():
-        # One untimed pass warms the allocator; the cache then holds more
-        # positions, so a fresh one is filled for the timed pass.
-        decode(model, model, cache, a.position, 2, 7)
-        cache = DynamicCache()
-        prefill(model, cache, a.position)
-        return decode(model, model, cache, a.position, a.steps, 7)
+        for start in range(0, length, chunk):
+            forward(model, ids[:, start:start + chunk], start, cache)
+    return cache
 
 
-def compiled(model, a):
-    from transformers import StaticCache
+class Timer:
+    """ms per call of `step`, by CUDA events on the GPU (steady clock
+    elsewhere, for trying the script on a CPU)."""
 
-    try:
-        cache = StaticCache(config=model.config, max_cache_len=a.max_context)
-    except TypeError:  # older signatures
-        cache = StaticCache(config=model.config, max_batch_size=1, max_cache_len=a.max_context,
-                            device="cuda", dtype=torch.bfloat16)
-    prefill(model, cache, a.position)
-    forward = torch.compile(model.forward, mode="reduce-overhead", fullgraph=True)
+    def __init__(self, device):
+        self.cuda = torch.device(device).type == "cuda"
+
+    def __call__(self, step, count):
+        if self.cuda:
+            start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            start.record()
+            for _ in range(count):
+                step()
+            stop.record()
+            torch.cuda.synchronize()
+            return start.elapsed_time(stop) / count
+        started = time.perf_counter()
+        for _ in range(count):
+            step()
+        return (time.perf_counter() - started) * 1e3 / count
+
+
+def eager(model, a, position, timer):
+    cache = prefill(model, position, a.prefill_chunk, a.device)
+    token = torch.tensor([[7]], device=a.device)
+    state = {"token": token, "p": position}
+
+    def step():
+        logits = forward(model, state["token"], state["p"], cache)
+        state["token"] = logits.argmax(-1).view(1, 1)
+        state["p"] += 1
+
     with torch.no_grad():
-        # Compilation and graph capture happen in the first calls; a static
-        # cache is written at cache_position, so the timed pass rewrites
-        # the same slots.
-        for _ in range(3):
-            decode(model, forward, cache, a.position, 4, 7)
-        return decode(model, forward, cache, a.position, a.steps, 7)
+        # One untimed pass warms the allocator; the cache is then cut back
+        # (a negative crop removes that many positions from the end).
+        warm = 2
+        for _ in range(warm):
+            step()
+        cache.crop(-warm)
+        if cache.get_seq_length() != position:
+            raise RuntimeError(f"the cache holds {cache.get_seq_length()} positions after the "
+                               f"warm-up, not {position}")
+        state.update(token=token, p=position)
+        return {"ms_per_token": timer(step, a.steps)}
 
 
-class GraphDecoder:
-    """One decode step of a Llama-style decoder in plain PyTorch ops over a
-    static KV cache, so that it can be captured as a CUDA graph: the token
-    and the position live in device tensors the step itself advances."""
-
-    def __init__(self, model, max_context):
-        config, inner = model.config, model.model
-        self.heads, self.kv_heads = config.num_attention_heads, config.num_key_value_heads
-        self.head_dim = getattr(config, "head_dim", None) or config.hidden_size // self.heads
-        self.eps = config.rms_norm_eps
-        self.layers = []
-        for layer in inner.layers:
-            attention, mlp = layer.self_attn, layer.mlp
-            projections = [attention.q_proj, attention.k_proj, attention.v_proj]
-            biases = [p.bias for p in projections]
-            self.layers.append({
-                "norm1": layer.input_layernorm.weight,
-                "qkv": torch.cat([p.weight for p in projections]),
-                "qkv_bias": torch.cat(biases) if biases[0] is not None else None,
-                "o": attention.o_proj.weight,
-                "norm2": layer.post_attention_layernorm.weight,
-                "gate_up": torch.cat([mlp.gate_proj.weight, mlp.up_proj.weight]),
-                "down": mlp.down_proj.weight,
-            })
-        self.norm, self.embed, self.lm_head = inner.norm.weight, inner.embed_tokens.weight, model.lm_head.weight
-        shape = (len(self.layers), self.kv_heads, max_context, self.head_dim)
-        self.keys = torch.zeros(shape, dtype=torch.bfloat16, device="cuda")
-        self.values = torch.zeros(shape, dtype=torch.bfloat16, device="cuda")
-        positions = torch.arange(max_context, device="cuda")
-        cos, sin = inner.rotary_emb(self.embed[:1].unsqueeze(0), positions.unsqueeze(0))
-        self.cos, self.sin = cos[0], sin[0]
-        self.slots = positions
-        self.token = torch.zeros(1, dtype=torch.long, device="cuda")
-        self.position = torch.zeros(1, dtype=torch.long, device="cuda")
-
-    def rms_norm(self, x, weight):
-        x32 = x.float()
-        return (x32 * torch.rsqrt(x32.pow(2).mean(-1, keepdim=True) + self.eps)).to(x.dtype) * weight
-
-    def rotate(self, x, cos, sin):
-        half = x.shape[-1] // 2
-        return x * cos + torch.cat([-x[..., half:], x[..., :half]], -1) * sin
-
-    def step(self):
-        F = torch.nn.functional
-        d, nq, nkv = self.head_dim, self.heads, self.kv_heads
-        x = self.embed.index_select(0, self.token)
-        cos, sin = self.cos.index_select(0, self.position), self.sin.index_select(0, self.position)
-        visible = (self.slots <= self.position).view(1, 1, 1, -1)
-        for i, layer in enumerate(self.layers):
-            qkv = F.linear(self.rms_norm(x, layer["norm1"]), layer["qkv"], layer["qkv_bias"])
-            q = self.rotate(qkv[:, :nq * d].view(nq, d), cos, sin)
-            k = self.rotate(qkv[:, nq * d:(nq + nkv) * d].view(nkv, d), cos, sin)
-            v = qkv[:, (nq + nkv) * d:].view(nkv, d)
-            self.keys[i].index_copy_(1, self.position, k.unsqueeze(1))
-            self.values[i].index_copy_(1, self.position, v.unsqueeze(1))
-            attended = F.scaled_dot_product_attention(
-                q.view(1, nq, 1, d), self.keys[i].unsqueeze(0), self.values[i].unsqueeze(0),
-                attn_mask=visible, enable_gqa=True)
-            x = x + F.linear(attended.reshape(1, nq * d), layer["o"])
-            gate, up = F.linear(self.rms_norm(x, layer["norm2"]), layer["gate_up"]).chunk(2, -1)
-            x = x + F.linear(F.silu(gate) * up, layer["down"])
-        logits = F.linear(self.rms_norm(x, self.norm), self.lm_head)
-        self.token.copy_(logits.argmax(-1))
-        self.position.add_(1)
-        return logits
-
-
-def hf_eager_logits(model, tokens):
-    from transformers import DynamicCache
-
-    cache, rows = DynamicCache(), []
-    with torch.no_grad():
-        for t, token in enumerate(tokens):
-            out = model(input_ids=torch.tensor([[token]], device="cuda"),
-                        position_ids=torch.tensor([[t]], device="cuda"),
-                        past_key_values=cache, use_cache=True)
-            rows.append(out.logits[0, -1].float())
-    return torch.stack(rows)
-
-
-def graph(model, a):
-    decoder = GraphDecoder(model, a.max_context)
-    tokens = [(7 * i) % 1000 + 1 for i in range(a.position)]
-    with torch.no_grad():
-        # The hand-written step must compute what HF computes.
-        check = tokens[:8]
-        ours = []
-        for token in check:
-            decoder.token.fill_(token)
-            ours.append(decoder.step()[0].float())
-        reference = hf_eager_logits(model, check)
-        error = float((torch.stack(ours) - reference).abs().max() / reference.abs().max())
-        if error > 5e-2:
-            raise RuntimeError(f"the graph decoder differs from HF by {error:.2e}")
-        print(f"graph: logits vs HF eager over {len(check)} steps: max relative error {error:.1e}")
-        # Fill the cache up to the timed position, step by step.
-        decoder.position.zero_()
-        for token in tokens:
-            decoder.token.fill_(token)
+def capture(decoder, device):
+    """The step as one replayable CUDA graph (on the GPU; the plain call
+    elsewhere). Warm-up runs advance the position: the caller rewinds."""
+    if torch.device(device).type != "cuda":
+        return decoder.step
+    stream = torch.cuda.Stream()
+    stream.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(stream):
+        for _ in range(2):
             decoder.step()
-        stream = torch.cuda.Stream()
-        stream.wait_stream(torch.cuda.current_stream())
-        with torch.cuda.stream(stream):
-            for _ in range(2):  # warm-up before capture, then rewind
-                decoder.step()
-            decoder.position.fill_(a.position)
-        torch.cuda.current_stream().wait_stream(stream)
-        captured = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(captured):
-            decoder.step()
-        decoder.position.fill_(a.position)
-        decoder.token.fill_(7)
-        start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        for _ in range(a.steps):
-            captured.replay()
-        stop.record()
-        torch.cuda.synchronize()
-        if int(decoder.position) != a.position + a.steps:
-            raise RuntimeError("the graph did not advance the position once per replay")
-        return start.elapsed_time(stop) / a.steps
+    torch.cuda.current_stream().wait_stream(stream)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        decoder.step()
+    return graph.replay
+
+
+class Decoded:
+    """graph and compiled: one decoder for every position, its cache as
+    large as the largest position + steps."""
+
+    def __init__(self, model, a, compiled):
+        self.decoder = GraphDecoder(model, max(a.positions) + a.steps)
+        if compiled:
+            import torch._inductor.config as inductor
+
+            inductor.coordinate_descent_tuning = True
+            for name in ("pre", "post", "head"):
+                setattr(self.decoder, name, torch.compile(
+                    getattr(self.decoder, name), mode="max-autotune-no-cudagraphs", fullgraph=True))
+
+    def __call__(self, model, a, position, timer):
+        decoder = self.decoder
+        cache = prefill(model, position, a.prefill_chunk, a.device)
+        decoder.fill(cache, position, export_onnx.cache_layer)
+        with torch.no_grad():
+            # The same step from the same context, by HF and by the decoder
+            # (the first call of a compiled decoder compiles it).
+            token = 11
+            started = time.time()
+            reference = forward(model, torch.tensor([[token]], device=a.device), position, cache).float()
+            decoder.attend = position + a.steps
+            decoder.position.fill_(position)
+            decoder.token.fill_(token)
+            ours = decoder.step()[0].float()
+            error = float((ours - reference).abs().max() / reference.abs().max())
+            first_step_s = time.time() - started
+            del cache
+            if not error <= a.check_rtol:
+                raise RuntimeError(f"at position {position} the decoder differs from HF eager by "
+                                   f"{error:.2e} (more than {a.check_rtol})")
+            print(f"  position {position}: logits vs HF eager, one step: max relative error "
+                  f"{error:.1e}", flush=True)
+            replay = capture(decoder, a.device)
+            decoder.position.fill_(position)
+            decoder.token.fill_(7)
+            ms = timer(replay, a.steps)
+            if int(decoder.position) != position + a.steps:
+                raise RuntimeError("the graph did not advance the position once per replay")
+            return {"ms_per_token": ms, "check_error": error, "first_step_s": first_step_s}
+
+
+def environment(device):
+    import transformers
+
+    facts = {"torch": torch.__version__, "transformers": transformers.__version__,
+             "cuda": torch.version.cuda}
+    if torch.device(device).type == "cuda":
+        facts["gpu"] = torch.cuda.get_device_name()
+    return facts
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--config", required=True)
-    ap.add_argument("--position", type=int, default=480)
+    ap.add_argument("--positions", default="480",
+                    help="comma-separated: the first timed step of each window")
     ap.add_argument("--steps", type=int, default=32)
-    ap.add_argument("--max-context", type=int, default=512)
-    ap.add_argument("--variants", default="graph,eager",
-                    help="comma-separated; 'compiled' is left out by default: with torch 2.11 and "
-                         "transformers 5.17 its graph hit a device-side assert (an index past the "
-                         "static cache), which leaves the process's CUDA context unusable")
-    ap.add_argument("--json", help="write the results here too")
+    ap.add_argument("--variants", default="graph,eager", help="comma-separated: eager, graph, compiled")
+    ap.add_argument("--prefill-chunk", type=int, default=4096, help="tokens per HF forward filling the context")
+    ap.add_argument("--check-rtol", type=float, default=5e-2,
+                    help="graph and compiled: the most max|ours - HF| / max|HF| of one step's logits")
+    ap.add_argument("--device", default="cuda", help="cuda; cpu only to try the script")
+    ap.add_argument("--json", help="write the results here (rewritten after every position)")
     a = ap.parse_args()
-    if a.position + a.steps > a.max_context:
-        ap.error("--position + --steps passes --max-context")
+    a.positions = [int(p) for p in a.positions.split(",")]
+    names = a.variants.split(",")
+    unknown = set(names) - {"eager", "graph", "compiled"}
+    if unknown:
+        ap.error(f"unknown variants {sorted(unknown)}")
     with open(a.config) as f:
         spec = json.load(f)
-    model = export_onnx.random_model(spec).to(device="cuda", dtype=torch.bfloat16)
-    results = {"torch": torch.__version__, "gpu": torch.cuda.get_device_name(),
-               "position": a.position, "steps": a.steps, "variants": {}}
-    for name in a.variants.split(","):
+    started = time.time()
+    model = random_model(spec, a.device)
+    results = {**environment(a.device), "config": a.config, "steps": a.steps,
+               "model_seconds": time.time() - started, "variants": {}}
+
+    def save():
+        if a.json:
+            with open(a.json + ".tmp", "w") as f:
+                json.dump(results, f, indent=1)
+            os.replace(a.json + ".tmp", a.json)
+
+    timer = Timer(a.device)
+    for name in names:
+        result = results["variants"][name] = {"positions": {}}
         started = time.time()
         try:
-            ms = {"eager": eager, "compiled": compiled, "graph": graph}[name](model, a)
-            results["variants"][name] = {"ms_per_token": ms}
-            print(f"{name}: {ms:.3f} ms/token at positions {a.position}-{a.position + a.steps - 1} "
-                  f"({time.time() - started:.0f} s with warm-up)", flush=True)
+            run = eager if name == "eager" else Decoded(model, a, compiled=name == "compiled")
+            for position in a.positions:
+                at = time.time()
+                measured = run(model, a, position, timer)
+                measured["seconds"] = time.time() - at
+                result["positions"][str(position)] = measured
+                print(f"{name}: {measured['ms_per_token']:.3f} ms/token at positions {position}-"
+                      f"{position + a.steps - 1} ({measured['seconds']:.0f} s)", flush=True)
+                save()
         except Exception as error:  # report, and go on with the other variants
-            results["variants"][name] = {"error": repr(error)[-500:]}
-            print(f"{name}: failed: {repr(error)[-500:]}", flush=True)
-    if a.json:
-        with open(a.json, "w") as f:
-            json.dump(results, f, indent=1)
+            result["error"] = repr(error)[-800:]
+            print(f"{name}: failed: {repr(error)[-800:]}", flush=True)
+        result["seconds"] = time.time() - started
+        save()
 
 
 if __name__ == "__main__":

@@ -4,7 +4,7 @@
 # MLIR, LLVM and protobuf statically and open NVRTC and libcuda at run time,
 # so they need only libc and libstdc++. The bundle also carries libmkrt, its
 # C header, the example, the scripts that export, compile and run a model,
-# and the decode benchmark (bench/).
+# and the decode benchmark (bench/: bench/harness.py finds the tools in bin/).
 #   scripts/bundle.sh [OUT.tar.gz]     (default build/mkc-bundle.tar.gz)
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -21,8 +21,8 @@ cp build/runtime/mkrt/libmkrt.a "$BUNDLE/lib/"
 cp runtime/mkrt/include/mkrt.h "$BUNDLE/include/"
 cp examples/generate.c "$BUNDLE/examples/"
 cp scripts/export_onnx.py scripts/ort_logits.py scripts/compare_logits.py scripts/run_model.sh \
-  "$BUNDLE/scripts/"
-cp bench/decode_bench.py bench/pytorch_decode.py bench/trace_summary.py "$BUNDLE/bench/"
+  scripts/fused_module.py "$BUNDLE/scripts/"
+cp bench/*.py "$BUNDLE/bench/"
 cp bench/stream/stream_bandwidth.cu "$BUNDLE/bench/stream/"
 cp bench/configs/*.json "$BUNDLE/bench/configs/"
 

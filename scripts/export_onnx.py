@@ -37,6 +37,8 @@ def make_config(spec):
 
     spec = dict(spec)
     family = spec.pop("family")
+    # Where a shape was taken from (bench/configs/): for readers, not a setting.
+    spec.pop("source", None)
     classes = {
         "llama": transformers.LlamaConfig,
         "qwen2": transformers.Qwen2Config,

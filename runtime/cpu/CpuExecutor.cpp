@@ -178,6 +178,14 @@ std::span<float> CpuExecutor::bufferValues(uint32_t buffer) {
   return state->memory->values(buffer);
 }
 
+void CpuExecutor::startAt(int64_t position) {
+  state->checkUsable();
+  if (position < 0 || position > state->graph.maxContext)
+    throw ExecutionError("start position " + std::to_string(position) + " is outside [0, " +
+                         std::to_string(state->graph.maxContext) + "], the graph's context");
+  state->nextPosition = position;
+}
+
 int64_t CpuExecutor::position() const { return state->nextPosition; }
 
 std::span<const float> CpuExecutor::logits() const {

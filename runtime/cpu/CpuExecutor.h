@@ -73,6 +73,14 @@ public:
   // last generated token. Returns the new tokens.
   std::vector<int64_t> generate(const std::vector<int64_t> &prompt, int64_t newTokens);
 
+  // The next step runs at `position` instead of where the last one left
+  // off; the KV slots below it keep what they hold (zeros in a new
+  // executor) and are attended to as such. It exists to time a step at a
+  // position without feeding a prompt through every position before it:
+  // the outputs belong to no real context. In checked mode a step then
+  // fails on reading a slot never written. 0 <= position <= maxContext.
+  void startAt(int64_t position);
+
   // The next position to be filled.
   int64_t position() const;
   // The logits of the last step run.

@@ -290,7 +290,9 @@ GpuStatus CudaGpuDevice::load(const Artifact &artifact, int64_t maxContext, std:
 
   // The KV arena keeps the compiled layout ([maxContext][kv][D] per cache,
   // caches back to back), so it is allocated whole; maxContext only bounds
-  // the positions a run may reach.
+  // the positions a run may reach. Every arena starts zeroed: a run from a
+  // start position (GpuRunRequest::firstPosition) attends to the slots
+  // below it, which must be finite and the same in every session.
   const std::span<const uint16_t> weightData = artifact.weightData;
   if (!upload(blob, artifact.scheduleBlob.data(), artifact.scheduleBlob.size(), "the schedule blob",
               error) ||
@@ -343,9 +345,10 @@ GpuStatus CudaGpuDevice::run(const GpuRunRequest &request, GpuRunResult &result,
   // token, and the last new token is returned, not fed.
   int64_t steps = request.teacherForced ? fed : fed + std::max<int64_t>(request.newTokens, 1) - 1;
   int64_t limit = request.maxContext > 0 ? std::min(request.maxContext, contextLimit) : contextLimit;
-  if (steps > limit) {
-    error = "the run needs " + std::to_string(steps) + " positions; the context holds " +
-            std::to_string(limit);
+  if (request.firstPosition < 0 || request.firstPosition > limit ||
+      steps > limit - request.firstPosition) {
+    error = "the run needs " + std::to_string(steps) + " positions from position " +
+            std::to_string(request.firstPosition) + "; the context holds " + std::to_string(limit);
     return GpuStatus::Refused;
   }
 
@@ -379,7 +382,7 @@ GpuStatus CudaGpuDevice::run(const GpuRunRequest &request, GpuRunResult &result,
 
   MkControlBlock block{};
   block.steps = steps;
-  block.firstPosition = 0;
+  block.firstPosition = request.firstPosition;
   block.forcedSteps = fed;
   block.eosFromStep = request.teacherForced ? std::numeric_limits<int64_t>::max() : fed - 1;
   block.tokens = tokens.get();

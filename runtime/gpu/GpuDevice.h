@@ -19,6 +19,10 @@ struct GpuRunRequest {
   bool teacherForced = false;  // every step's token comes from `tokens`
   bool keepLogits = false;     // copy every step's logits back
   int64_t maxContext = 0;      // positions of the KV arena (<= the compiled one)
+  // The position of step 0. The KV slots below it hold what the arena
+  // holds (zeros at load, then what earlier runs wrote): for timing a step
+  // at a position without a prompt through every position before it.
+  int64_t firstPosition = 0;
   bool keepTrace = false;      // record and return every task's times (ControlBlock.h's trace)
 };
 

@@ -31,12 +31,14 @@ public:
   }
 
 private:
-  // A fresh executor per call: a new context, from position 0.
-  template <class Body> auto run(Body &&body, bool trace = false) {
+  // A fresh executor per call: a new context, its cache all zeros, from
+  // `firstPosition`.
+  template <class Body> auto run(Body &&body, int64_t firstPosition, bool trace = false) {
     try {
       CpuExecutorOptions launch = options;
       launch.trace = trace;
       CpuExecutor executor(artifact.graph, artifact.schedule, weights, launch);
+      executor.startAt(firstPosition);
       return body(executor);
     } catch (const ExecutionError &error) {
       throw EngineError(MKRT_ERROR_EXECUTION, error.what());
@@ -45,12 +47,12 @@ private:
 
 public:
   Generation generate(const std::vector<int64_t> &prompt, int64_t newTokens,
-                      bool trace) override {
+                      int64_t firstPosition, bool trace) override {
     Generation generation;
     std::vector<int64_t> tokens = run(
         [&](CpuExecutor &executor) {
           std::vector<int64_t> generated = executor.generate(prompt, newTokens);
-          generation.steps = executor.position();
+          generation.steps = executor.position() - firstPosition;
           std::span<const double> stepMs = executor.stepMilliseconds();
           generation.stepMs.assign(stepMs.begin(), stepMs.end());
           // The CPU's trace counts from the launch's start.
@@ -58,21 +60,24 @@ public:
           generation.trace.times.assign(times.begin(), times.end());
           return generated;
         },
-        trace);
+        firstPosition, trace);
     generation.tokens =
         cutAtEos(std::move(tokens), artifact.facts.eosTokens, generation.stoppedAtEos);
     return generation;
   }
 
-  std::vector<float> evalLogits(const std::vector<int64_t> &tokens) override {
-    return run([&](CpuExecutor &executor) {
-      std::vector<float> logits;
-      for (int64_t token : tokens) {
-        std::vector<float> row = executor.step(token);
-        logits.insert(logits.end(), row.begin(), row.end());
-      }
-      return logits;
-    });
+  std::vector<float> evalLogits(const std::vector<int64_t> &tokens,
+                                int64_t firstPosition) override {
+    return run(
+        [&](CpuExecutor &executor) {
+          std::vector<float> logits;
+          for (int64_t token : tokens) {
+            std::vector<float> row = executor.step(token);
+            logits.insert(logits.end(), row.begin(), row.end());
+          }
+          return logits;
+        },
+        firstPosition);
   }
 
 private:

@@ -1,7 +1,8 @@
 // What runs a loaded .mk for libmkrt's sessions: the CPU executor of the
-// task graph, or the GPU megakernel. Each call starts a new context at
-// position 0. Failures are thrown as EngineError with the C API status they
-// map to.
+// task graph, or the GPU megakernel. Each call starts a new context at its
+// first position (0 but for timing a step at a position: mkrt.h's
+// mkrt_session_set_start_position). Failures are thrown as EngineError with
+// the C API status they map to.
 #ifndef MKC_RUNTIME_MKRT_ENGINE_H
 #define MKC_RUNTIME_MKRT_ENGINE_H
 
@@ -36,7 +37,7 @@ struct Generation {
   int64_t steps = 0;           // decode steps run
   double kernelMs = -1;        // the launch alone, when the engine can tell
   bool stoppedAtEos = false;
-  std::vector<double> stepMs;  // per step run, position 0 first
+  std::vector<double> stepMs;  // per step run, the first position first
   LaunchTrace trace;           // when asked
 };
 
@@ -44,13 +45,17 @@ class Engine {
 public:
   virtual ~Engine() = default;
   virtual std::string describe() const = 0;
-  // A non-empty prompt within the vocabulary, prompt + newTokens - 1
-  // positions within the session's context: the caller checks. `trace`:
-  // record every task's times too.
+  // A non-empty prompt within the vocabulary, its first token at
+  // `firstPosition`, firstPosition + prompt + newTokens - 1 positions within
+  // the session's context: the caller checks. The cache slots below
+  // firstPosition hold what the engine's cache holds: zeros on the CPU (a
+  // new executor per call), on the GPU zeros at load and then what earlier
+  // calls wrote. `trace`: record every task's times too.
   virtual Generation generate(const std::vector<int64_t> &prompt, int64_t newTokens,
-                              bool trace) = 0;
-  // [tokens, vocab] logits, row by row.
-  virtual std::vector<float> evalLogits(const std::vector<int64_t> &tokens) = 0;
+                              int64_t firstPosition, bool trace) = 0;
+  // [tokens, vocab] logits, row by row, the first token at `firstPosition`.
+  virtual std::vector<float> evalLogits(const std::vector<int64_t> &tokens,
+                                        int64_t firstPosition) = 0;
 };
 
 // The artifact must outlive the engine.

@@ -21,10 +21,11 @@ public:
   std::string describe() const override { return device->describe(); }
 
   Generation generate(const std::vector<int64_t> &prompt, int64_t newTokens,
-                      bool trace) override {
+                      int64_t firstPosition, bool trace) override {
     GpuRunRequest request;
     request.tokens = prompt;
     request.newTokens = newTokens;
+    request.firstPosition = firstPosition;
     request.maxContext = maxContext;
     request.keepTrace = trace;
     GpuRunResult result = run(request);
@@ -40,9 +41,11 @@ public:
     return generation;
   }
 
-  std::vector<float> evalLogits(const std::vector<int64_t> &tokens) override {
+  std::vector<float> evalLogits(const std::vector<int64_t> &tokens,
+                                int64_t firstPosition) override {
     GpuRunRequest request;
     request.tokens = tokens;
+    request.firstPosition = firstPosition;
     request.teacherForced = true;
     request.keepLogits = true;
     request.maxContext = maxContext;

@@ -20,6 +20,7 @@ struct mkrt_session {
   std::unique_ptr<mk::rt::Engine> engine;
   std::string device;
   int64_t maxContext = 0;
+  int64_t startPosition = 0;  // where every call's first token goes
   std::string tracePath;      // "": mkrt_generate records no trace
   std::vector<double> stepMs; // the last mkrt_generate's, behind mkrt_timing.step_ms
 };
@@ -72,10 +73,19 @@ void checkTokens(const mkrt_session *session, const int64_t *tokens, size_t n) {
 }
 
 void checkContext(const mkrt_session *session, size_t positions) {
-  if (positions > static_cast<size_t>(session->maxContext))
-    throw EngineError(MKRT_ERROR_CONTEXT_FULL, std::to_string(positions) +
-                                                   " positions pass the session's max context of " +
-                                                   std::to_string(session->maxContext));
+  // startPosition < maxContext (mkrt_session_set_start_position), so this
+  // cannot wrap.
+  size_t room = static_cast<size_t>(session->maxContext - session->startPosition);
+  if (positions > room)
+    throw EngineError(MKRT_ERROR_CONTEXT_FULL,
+                      session->startPosition == 0
+                          ? std::to_string(positions) +
+                                " positions pass the session's max context of " +
+                                std::to_string(session->maxContext)
+                          : "start position " + std::to_string(session->startPosition) + " + " +
+                                std::to_string(positions) +
+                                " positions pass the session's max context of " +
+                                std::to_string(session->maxContext));
 }
 
 std::unique_ptr<mk::rt::Engine> makeEngine(const mk::Artifact &artifact, const std::string &device,
@@ -194,7 +204,7 @@ mkrt_status mkrt_generate(mkrt_session *session, const int64_t *prompt, size_t n
     auto start = std::chrono::steady_clock::now();
     mk::rt::Generation generation =
         session->engine->generate(std::vector<int64_t>(prompt, prompt + n_prompt),
-                                  static_cast<int64_t>(n_new), tracing);
+                                  static_cast<int64_t>(n_new), session->startPosition, tracing);
     double totalMs =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
 
@@ -215,8 +225,8 @@ mkrt_status mkrt_generate(mkrt_session *session, const int64_t *prompt, size_t n
     if (tracing) {
       const mk::Artifact &artifact = artifactOf(session);
       std::string error = mk::rt::writeChromeTraceFile(session->tracePath, artifact.graph,
-                                                       artifact.schedule, generation.trace, 0,
-                                                       session->device);
+                                                       artifact.schedule, generation.trace,
+                                                       session->startPosition, session->device);
       if (!error.empty())
         throw EngineError(MKRT_ERROR_EXECUTION, error);
     }
@@ -231,6 +241,19 @@ mkrt_status mkrt_session_set_trace(mkrt_session *session, const char *path) {
   });
 }
 
+mkrt_status mkrt_session_set_start_position(mkrt_session *session, int64_t position) {
+  return guarded([&] {
+    require(session, "mkrt_session_set_start_position: session is NULL");
+    require(position >= 0, "start position " + std::to_string(position) + " is negative");
+    if (position >= session->maxContext)
+      throw EngineError(MKRT_ERROR_CONTEXT_FULL,
+                        "start position " + std::to_string(position) +
+                            " leaves no room in the session's max context of " +
+                            std::to_string(session->maxContext));
+    session->startPosition = position;
+  });
+}
+
 mkrt_status mkrt_eval_logits(mkrt_session *session, const int64_t *tokens, size_t n,
                              float *out_logits) {
   return guarded([&] {
@@ -239,7 +262,8 @@ mkrt_status mkrt_eval_logits(mkrt_session *session, const int64_t *tokens, size_
     checkTokens(session, tokens, n);
     checkContext(session, n);
     std::vector<float> logits =
-        session->engine->evalLogits(std::vector<int64_t>(tokens, tokens + n));
+        session->engine->evalLogits(std::vector<int64_t>(tokens, tokens + n),
+                                    session->startPosition);
     std::copy(logits.begin(), logits.end(), out_logits);
   });
 }

@@ -6,6 +6,9 @@
 //       tokens/s; generation: tokens, ms/token median/min/max, tokens/s);
 //       --step-times writes every step's time as CSV (step,position,phase,ms),
 //       --trace every task's wait and run as a Chrome trace-event file
+//   mkrun MODEL.mk --start-position 4096 --prompt-tokens 1 -n 33 --step-times FILE.csv
+//       the same from position 4096, the cache below it as the session holds
+//       it (zeros): for timing a step at a position without a prompt
 //   mkrun MODEL.mk --tokens 5,17,42 --logits OUT.npy
 //       teacher-forced logits, [tokens, vocab] float32, as `mkc eval` writes them
 //   mkrun --help | --version
@@ -50,6 +53,13 @@ constexpr const char *kHelp =
     "  --device gpu|cpu|auto   where to run (default auto: the GPU when it can run the\n"
     "                          file, else the CPU executor with a note)\n"
     "  --max-context N         positions for the run, at most the compiled ones\n"
+    "  --start-position P      place the first token at position P instead of 0; the\n"
+    "                          cache slots below P are attended to as they are (zeros\n"
+    "                          in a new session), so the outputs belong to no real\n"
+    "                          context: it exists to time a step at a position without\n"
+    "                          feeding a prompt through every position before it.\n"
+    "                          Refused when P + the positions the run needs pass the\n"
+    "                          max context; step times and traces count from P\n"
     "  -h, --help              this help\n"
     "  --version               libmkrt's version and the CUDA driver found\n"
     "Every option that takes a value may be written --flag=value or --flag value.\n"
@@ -63,6 +73,7 @@ struct Arguments {
   std::string model, device = "auto", promptTokens, tokens, logits, stepTimes, trace;
   std::optional<int64_t> newTokens;
   int64_t maxContext = 0;
+  int64_t startPosition = 0;
 };
 
 int usageError(const std::string &message) {
@@ -129,6 +140,9 @@ int parseArguments(int argc, char **argv, Arguments &args) {
     } else if (auto v = value("--max-context")) {
       if (!parseCount(*v, args.maxContext) || args.maxContext == 0)
         return usageError("--max-context must be a positive integer, got '" + *v + "'");
+    } else if (auto v = value("--start-position")) {
+      if (!parseCount(*v, args.startPosition))
+        return usageError("--start-position must be a non-negative integer, got '" + *v + "'");
     } else if (auto v = value("--prompt-tokens")) {
       args.promptTokens = *v;
     } else if (auto v = value("-n")) {
@@ -215,19 +229,50 @@ void printPhases(const double *stepMs, size_t count, size_t promptSteps) {
               total > 0 ? generation.size() * 1000.0 / total : 0.0);
 }
 
-// One row per step; each call of libmkrt starts at position 0.
+// One row per step; step 0 runs at the start position.
 std::string writeStepTimes(const std::string &path, const double *stepMs, size_t count,
-                           size_t promptSteps) {
+                           size_t promptSteps, int64_t startPosition) {
   std::FILE *file = std::fopen(path.c_str(), "w");
   if (!file)
     return "cannot open '" + path + "' for writing";
   std::fputs("step,position,phase,ms\n", file);
   for (size_t step = 0; step < count; ++step)
-    std::fprintf(file, "%zu,%zu,%s,%.6f\n", step, step,
+    std::fprintf(file, "%zu,%lld,%s,%.6f\n", step,
+                 static_cast<long long>(startPosition) + static_cast<long long>(step),
                  step < promptSteps ? "prompt" : "generation", stepMs[step]);
   bool written = !std::ferror(file);
   written = std::fclose(file) == 0 && written;
   return written ? "" : "cannot write the step times to '" + path + "'";
+}
+
+// The positions a run fills: teacher forcing one per token; generation the
+// prompt's, then one per new token but the last (returned, not fed).
+int64_t positionsFilled(const Arguments &args) {
+  std::vector<int64_t> tokens;
+  if (!args.tokens.empty()) {
+    parseTokenList(args.tokens, tokens); // checked in parseArguments
+    return static_cast<int64_t>(tokens.size());
+  }
+  parseTokenList(args.promptTokens, tokens);
+  return static_cast<int64_t>(tokens.size()) + std::max<int64_t>(*args.newTokens, 1) - 1;
+}
+
+// "" when the run fits after --start-position, else the refusal, naming the
+// option. Checked before the session exists: a refusal loads nothing onto
+// the GPU.
+std::string startPositionRefusal(const mkrt_info &info, const Arguments &args) {
+  // A --max-context past the compiled one is refused by the session, saying so.
+  if (args.startPosition == 0 || args.maxContext > info.max_context)
+    return "";
+  bool compiled = args.maxContext == 0;
+  int64_t context = compiled ? info.max_context : args.maxContext;
+  int64_t positions = positionsFilled(args);
+  if (args.startPosition < context && positions <= context - args.startPosition)
+    return "";
+  return "--start-position " + std::to_string(args.startPosition) + " and the " +
+         std::to_string(positions) + " positions the run fills pass the max context of " +
+         std::to_string(context) +
+         (compiled ? " (the compiled one: `mkc compile --max-context`)" : " (--max-context)");
 }
 
 int generate(mkrt_session *session, const mkrt_info &info, const Arguments &args) {
@@ -259,7 +304,8 @@ int generate(mkrt_session *session, const mkrt_info &info, const Arguments &args
     std::printf("kernel: %.3f ms\n", timing.kernel_ms);
   if (!args.stepTimes.empty()) {
     std::string error =
-        writeStepTimes(args.stepTimes, timing.step_ms, timing.num_step_ms, prompt.size());
+        writeStepTimes(args.stepTimes, timing.step_ms, timing.num_step_ms, prompt.size(),
+                       args.startPosition);
     if (!error.empty())
       return refuse(error);
   }
@@ -304,9 +350,19 @@ int main(int argc, char **argv) {
   mkrt_info info;
   mkrt_model_info(model, &info);
 
+  if (std::string refusal = startPositionRefusal(info, args); !refusal.empty()) {
+    mkrt_close(model);
+    return refuse(refusal);
+  }
+
   mkrt_session *session = nullptr;
   status = mkrt_session_create(model, args.device.c_str(), args.maxContext, &session, error,
                                sizeof error);
+  if (status == MKRT_OK && args.startPosition > 0) {
+    status = mkrt_session_set_start_position(session, args.startPosition);
+    if (status != MKRT_OK)
+      std::snprintf(error, sizeof error, "%s", mkrt_last_error());
+  }
   int code = status != MKRT_OK            ? refuse(error, exitCodeOf(status))
              : !args.promptTokens.empty() ? generate(session, info, args)
                                           : evaluate(session, info, args);

@@ -20,3 +20,9 @@ PYTHON="$PYTHON" "$TMP/mkc/scripts/run_model.sh" --onnx "$FIXTURE" --work "$TMP/
 "$PYTHON" "$TMP/mkc/bench/trace_summary.py" "$TMP/trace.json" "$TMP/graph.json" > "$TMP/summary.txt"
 grep -q "steps, median wall" "$TMP/summary.txt"
 "$PYTHON" "$TMP/mkc/bench/decode_bench.py" --help > /dev/null
+# The bundled harness plans with the bundled tools and reports without torch.
+"$PYTHON" "$TMP/mkc/bench/harness.py" --dry-run --out "$TMP/results" --shapes llama-3.2-1b > /dev/null
+"$PYTHON" "$TMP/mkc/bench/harness.py" --out "$TMP/results" --device cpu --no-stream --baselines none \
+  --shapes "$TMP/mkc/bench/configs/smollm2-135m-shaped.json" --positions 1 --steps 1 --repeats 1 \
+  --no-long-check --check-tokens 1 --no-trace --work "$TMP/harness-work" > /dev/null
+grep -q "| smollm2-135m | 1 |" "$TMP/results/README.md"

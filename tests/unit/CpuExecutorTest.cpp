@@ -210,6 +210,48 @@ TEST(CpuExecutor, RefusesToRunPastTheContext) {
   }
 }
 
+// A start position places the first token there, the cache below it all
+// zeros, as a reference computed op by op with the same zeros; positions,
+// step times and the trace count from it.
+TEST(CpuExecutor, StartsAtAPositionOverAZeroCache) {
+  const int64_t start = toy::kMaxContext - 5;
+  for (const Mode &mode : allModes()) {
+    if (mode.options.checked)
+      continue; // checked mode refuses reading slots never written: below
+    toy::ToyModel model = buildToyModel(4);
+    CpuExecutorOptions options = mode.options;
+    options.trace = true;
+    CpuExecutor executor(model.graph, model.schedule, model.weights, options);
+    toy::ToyReference reference(model.weights);
+    executor.startAt(start);
+    reference.startAt(start);
+    for (size_t i = 0; i < 3; ++i)
+      expectClose(executor.step(kTokens[i]), reference.step(kTokens[i]),
+                  std::string(mode.name) + ", step " + std::to_string(i) + " from " +
+                      std::to_string(start));
+    EXPECT_EQ(executor.position(), start + 3);
+  }
+
+  toy::ToyModel model = buildToyModel(4);
+  CpuExecutor fresh(model.graph, model.schedule, model.weights, {.threaded = false});
+  fresh.startAt(start);
+  std::vector<int64_t> tokens = fresh.generate({3, 17}, 3);
+  EXPECT_EQ(tokens.size(), 3u);
+  EXPECT_EQ(fresh.position(), start + 4);
+  EXPECT_EQ(fresh.stepMilliseconds().size(), 4u);
+  EXPECT_THROW(fresh.generate({}, 2), ExecutionError) << "one position left";
+
+  CpuExecutor bounds(model.graph, model.schedule, model.weights);
+  EXPECT_THROW(bounds.startAt(-1), ExecutionError);
+  EXPECT_THROW(bounds.startAt(toy::kMaxContext + 1), ExecutionError);
+  bounds.startAt(toy::kMaxContext);
+  EXPECT_THROW(bounds.step(1), ExecutionError) << "no room left";
+
+  CpuExecutor checked(model.graph, model.schedule, model.weights, {.checked = true});
+  checked.startAt(2);
+  EXPECT_THROW(checked.step(1), ExecutionError) << "slots 0 and 1 were never written";
+}
+
 TEST(CpuExecutor, RefusesInvalidGraphsAndMissingWeights) {
   toy::ToyModel model = buildToyModel(4);
   toy::ToyModel broken = buildToyModel(4);

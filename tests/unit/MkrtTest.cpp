@@ -235,6 +235,67 @@ TEST(Mkrt, TraceNamesAreEscapedJsonStrings) {
   EXPECT_EQ(countOf(text, "\"ph\":\"X\""), 2u) << "tasks that did not run have no event";
 }
 
+// A start position: the first token goes there, over a cache of zeros, in
+// every call; the step times, the trace and the refusals count from it.
+TEST(Mkrt, StartsEveryCallAtTheSessionsStartPosition) {
+  toy::ToyModel model = toy::buildToyModel(4);
+  WeightTable rounded = toy::roundedWeights(model.weights);
+  Session s(writeToyModel());
+  const int64_t start = toy::kMaxContext - 4;
+  ASSERT_EQ(mkrt_session_set_start_position(s.session, start), MKRT_OK) << mkrt_last_error();
+  std::vector<int64_t> tokens = {3, 17, 5};
+  std::vector<float> logits = evalLogits(s.session, tokens);
+  toy::ToyReference reference(rounded);
+  reference.startAt(start);
+  for (size_t t = 0; t < tokens.size(); ++t) {
+    std::vector<float> expected = reference.step(tokens[t]);
+    for (int64_t i = 0; i < toy::kVocab; ++i)
+      EXPECT_LE(std::fabs(logits[t * toy::kVocab + i] - expected[i]),
+                1e-5f * std::max(1.0f, std::fabs(expected[i])));
+  }
+  EXPECT_EQ(evalLogits(s.session, tokens), logits) << "every call starts over the same zeros";
+
+  std::string path = toy::temporaryPath("start-trace.json");
+  ASSERT_EQ(mkrt_session_set_trace(s.session, path.c_str()), MKRT_OK);
+  std::vector<int64_t> generated(3);
+  size_t produced = 0;
+  mkrt_timing timing;
+  ASSERT_EQ(mkrt_generate(s.session, tokens.data(), 2, 3, generated.data(), &produced, &timing),
+            MKRT_OK)
+      << mkrt_last_error();
+  EXPECT_EQ(timing.steps, 4);
+  EXPECT_EQ(timing.num_step_ms, 4u);
+  std::string trace = readText(path);
+  std::string first = "\"args\":{\"step\":0,\"position\":" + std::to_string(start) + ",";
+  EXPECT_GE(countOf(trace, first), model.graph.tasks.size()) << trace.substr(0, 400);
+  EXPECT_EQ(countOf(trace, first), countOf(trace, "\"args\":{\"step\":0,\"position\":"))
+      << "every event of step 0 (tasks and waits) is at the start position";
+  std::remove(path.c_str());
+  ASSERT_EQ(mkrt_session_set_trace(s.session, nullptr), MKRT_OK);
+
+  // Past the context: refused, naming the start position.
+  EXPECT_EQ(mkrt_generate(s.session, tokens.data(), 2, 4, generated.data(), &produced, nullptr),
+            MKRT_ERROR_CONTEXT_FULL);
+  EXPECT_NE(std::string(mkrt_last_error())
+                .find("start position " + std::to_string(start) +
+                      " + 5 positions pass the session's max context of " +
+                      std::to_string(toy::kMaxContext)),
+            std::string::npos)
+      << mkrt_last_error();
+  EXPECT_EQ(mkrt_session_set_start_position(s.session, toy::kMaxContext),
+            MKRT_ERROR_CONTEXT_FULL);
+  EXPECT_EQ(mkrt_session_set_start_position(s.session, -1), MKRT_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(mkrt_session_set_start_position(nullptr, 0), MKRT_ERROR_INVALID_ARGUMENT);
+
+  // 0 restores position 0: the logits of a new context.
+  ASSERT_EQ(mkrt_session_set_start_position(s.session, 0), MKRT_OK);
+  toy::ToyReference fromZero(rounded);
+  std::vector<float> again = evalLogits(s.session, {tokens[0]});
+  std::vector<float> expected = fromZero.step(tokens[0]);
+  for (int64_t i = 0; i < toy::kVocab; ++i)
+    EXPECT_LE(std::fabs(again[i] - expected[i]), 1e-5f * std::max(1.0f, std::fabs(expected[i])));
+}
+
 TEST(Mkrt, TheGpuIsUnavailableWithoutAKernel) {
   std::string path = writeToyModel();
   mkrt_model *model = nullptr;

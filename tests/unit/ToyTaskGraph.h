@@ -41,6 +41,9 @@ class ToyReference {
 public:
   explicit ToyReference(const WeightTable &weights);
   std::vector<float> step(int64_t token);
+  // The next step at `position`, the cache slots below it as they are
+  // (zeros in a new reference): CpuExecutor::startAt's contract.
+  void startAt(int64_t at) { position = at; }
 
 private:
   std::span<const float> weight(const std::string &name) const;

@@ -16,9 +16,10 @@
  *   mkrt_session_destroy(session);
  *   mkrt_close(model);
  *
- * Every call of a session starts a new context at position 0: generation is
- * greedy, and teacher-forced logits follow the same contract as
- * `mkc eval` (one row of logits per token, each token fed at the next
+ * Every call of a session starts a new context at position 0 (or at the
+ * session's start position, for timing: mkrt_session_set_start_position):
+ * generation is greedy, and teacher-forced logits follow the same contract
+ * as `mkc eval` (one row of logits per token, each token fed at the next
  * position). A session is used by one thread at a time. */
 #ifndef MKRT_H
 #define MKRT_H
@@ -73,7 +74,7 @@ typedef struct mkrt_timing {
   double ms_per_token;      /* total_ms / steps */
   double tokens_per_second; /* steps per second */
   int stopped_at_eos;       /* generation ended on an EOS token, before n_new */
-  /* The milliseconds of each decode step, position 0 first: from the end of
+  /* The milliseconds of each decode step, the first position first: from the end of
    * the previous step (step 0: the start of the launch) to the end of the
    * step's argmax, by the GPU's %globaltimer or the CPU's steady clock.
    * num_step_ms == steps. Owned by the session: valid until its next call. */
@@ -106,9 +107,24 @@ const char *mkrt_session_device(const mkrt_session *session);
 /* Feeds the prompt, then generates up to `n_new` tokens greedily into
  * `out_tokens` (room for n_new), stopping after an EOS token of the model.
  * `n_out` receives the count; `timing` may be NULL. Needs n_prompt >= 1 and
- * n_prompt + n_new - 1 <= max_context. */
+ * start position + n_prompt + n_new - 1 <= max_context (the start position
+ * is 0 unless set). */
 mkrt_status mkrt_generate(mkrt_session *session, const int64_t *prompt, size_t n_prompt,
                           size_t n_new, int64_t *out_tokens, size_t *n_out, mkrt_timing *timing);
+
+/* Starts every later mkrt_generate and mkrt_eval_logits of the session at
+ * context position `position` instead of 0: the first token fed goes there,
+ * and the cache slots below it are attended to holding whatever the
+ * session's cache holds: zeros on the CPU (every call) and in a new GPU
+ * session, later on the GPU what earlier calls wrote. It exists to time a
+ * step at a position (up to max_context) without feeding a prompt through
+ * every position before it: the tokens and logits then belong to no real
+ * context. A later call whose position plus the positions it needs pass
+ * max_context fails with MKRT_ERROR_CONTEXT_FULL, and so does a position
+ * that leaves no room (>= max_context); a negative one is
+ * MKRT_ERROR_INVALID_ARGUMENT. 0 restores the default. Traces and step times
+ * count positions from it. */
+mkrt_status mkrt_session_set_start_position(mkrt_session *session, int64_t position);
 
 /* Traces every later mkrt_generate of the session: each call records when
  * every task of every step waited, started and ended on its SM (on the CPU,

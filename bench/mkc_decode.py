@@ -1,0 +1,102 @@
+"""mkc's side of the decode harness: a shape compiled with random weights,
+its GPU logits checked against the CPU executor on the same .mk, and its
+step times at a position, all through the command-line tools (`mkc`,
+`mkrun`), as a user would run them."""
+import csv
+import json
+import os
+import statistics
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+
+
+def tools(build):
+    """mkc and mkrun of a build tree, or of an unpacked bundle
+    (scripts/bundle.sh: bin/mkc, bin/mkrun)."""
+    for mkc, mkrun in ((("compiler", "tools", "mkc"), ("runtime", "mkrun", "mkrun")),
+                       (("bin", "mkc"), ("bin", "mkrun"))):
+        mkc, mkrun = os.path.join(build, *mkc), os.path.join(build, *mkrun)
+        if os.access(mkc, os.X_OK) and os.access(mkrun, os.X_OK):
+            return mkc, mkrun
+    raise FileNotFoundError(f"no mkc and mkrun in '{build}' (a build tree or an unpacked bundle)")
+
+
+def compile_shape(run, mkc, config, context, work, name, reuse=False):
+    """The shape's mk IR (scripts/fused_module.py), then a .mk for
+    `context` positions with random weights. Returns what was built."""
+    mlir = os.path.join(work, f"{name}.mlir")
+    mk = os.path.join(work, f"{name}-c{context}.mk")
+    result = {"context": context, "mk": mk}
+    if reuse and os.path.exists(mk):
+        result.update(reused=True)
+    else:
+        run([sys.executable, os.path.join(ROOT, "scripts", "fused_module.py"), config, "-o", mlir])
+        started = time.time()
+        run([mkc, "compile", mlir, "--emit=mk", "--random-weights", f"--max-context={context}",
+             "-o", mk])
+        result["compile_seconds"] = round(time.time() - started, 1)
+    result["mk_bytes"] = os.path.getsize(mk)
+    return result
+
+
+def inspect(run, mkc, mk, path):
+    run([mkc, "inspect", mk, "--format=json", "-o", path])
+    with open(path) as f:
+        return json.load(f)
+
+
+def check_logits(run, mkrun, mk, tokens, start, tmp, rtol, device="gpu"):
+    """Teacher-forced logits of `tokens` from position `start` on `device`
+    (the GPU) and on the CPU executor, the same .mk: max |gpu - cpu| /
+    max |cpu|."""
+    import numpy as np
+
+    listed = ",".join(str(t) for t in tokens)
+    arrays, seconds = {}, {}
+    for side, engine in (("gpu", device), ("cpu", "cpu")):
+        out = os.path.join(tmp, f"check-{side}.npy")
+        started = time.time()
+        run([mkrun, mk, "--device", engine, "--start-position", start, "--tokens", listed,
+             "--logits", out])
+        seconds[side] = round(time.time() - started, 1)
+        arrays[side] = np.load(out)
+    gpu, cpu = arrays["gpu"], arrays["cpu"]
+    finite = bool(np.isfinite(gpu).all() and np.isfinite(cpu).all())
+    error = float(np.abs(gpu - cpu).max() / max(float(np.abs(cpu).max()), 1e-30)) if finite else float("inf")
+    return {"start": start, "tokens": len(tokens), "max_relative_error": error, "rtol": rtol,
+            "passed": finite and error <= rtol, "seconds": seconds,
+            "argmax_agree": int((gpu.argmax(-1) == cpu.argmax(-1)).sum())}
+
+
+def time_position(run, mkrun, mk, position, steps, repeats, tmp, device="gpu"):
+    """ms/token at `position`: `steps` generation steps at positions
+    [position, position + steps), after one prompt step at position - 1
+    (--start-position), so that every timed step is a generation step;
+    per position the fastest of `repeats` launches, then the median over
+    the window."""
+    start = max(position - 1, 0)
+    best = {}
+    for r in range(repeats):
+        times = os.path.join(tmp, f"steps-{position}-{r}.csv")
+        run([mkrun, mk, "--device", device, "--start-position", start, "--prompt-tokens", "7",
+             "-n", steps + (1 if position > 0 else 0), "--step-times", times])
+        with open(times) as f:
+            for row in csv.DictReader(f):
+                p, ms = int(row["position"]), float(row["ms"])
+                best[p] = min(ms, best.get(p, ms))
+    window = [best[p] for p in range(position, position + steps) if p in best]
+    if len(window) != steps:
+        raise RuntimeError(f"mkrun timed {len(window)} of the {steps} positions from {position}")
+    return {"ms_per_token": statistics.median(window), "min_ms": min(window), "max_ms": max(window),
+            "start_position": start, "repeats": repeats,
+            "step_ms": {str(p): round(best[p], 6) for p in sorted(best)}}
+
+
+def trace(run, mkrun, mk, position, steps, path, device="gpu"):
+    """A Chrome trace of `steps` steps from `position` (mkrun --trace)."""
+    run([mkrun, mk, "--device", device, "--start-position", position, "--prompt-tokens", "7",
+         "-n", steps, "--trace", path])
+    return path
