@@ -256,12 +256,13 @@ TEST(AttentionSpanTest, ChunksCoverThePositionAndFollowIt) {
           ASSERT_LE((used - 1) * span, p) << maxContext << " " << p;
           ASSERT_GT(used * span, p) << maxContext << " " << p;
           int64_t even = (p + numChunks) / numChunks;
-          ASSERT_LT(span, std::max<int64_t>(even, 1) + kAttentionSpanGrain)
+          ASSERT_LT(span, std::max<int64_t>(even, kShortestSpan) + kAttentionSpanGrain)
               << maxContext << " " << p << ": a span longer than the position needs";
         }
       }
-  EXPECT_EQ(attentionSpan(100, 64, 512), 16);
-  EXPECT_EQ(attentionChunksInUse(100, 64, 512), 7);
+  EXPECT_EQ(attentionSpan(100, 64, 512), 32);
+  EXPECT_EQ(attentionChunksInUse(100, 64, 512), 4);
+  EXPECT_EQ(attentionSpan(100, 64, 16), 16); // never past the compiled chunk
   EXPECT_EQ(attentionSpan(8000, 64, 512), 128);
   EXPECT_EQ(attentionSpan(32767, 64, 512), 512);
 }
