@@ -1,8 +1,8 @@
 // Finer events: replaces the one-event-per-operation joins of lowerToTasks()
 // by events over exactly the producer tiles a consumer needs, derived from
-// what each task reads and writes. AttentionPrepare of KV group g then waits
-// only on the q/k/v tiles of group g, a chunk only on its group's Prepare,
-// a merge only on its group's chunks.
+// what each task reads and writes. An AttentionChunk of KV group g then
+// waits only on the q/k/v tiles of group g, a merge only on its group's
+// chunks.
 //
 // How: a consumer needs the producers whose writes overlap its reads. A need
 // already implied through another need (the residual rows a tile adds were

@@ -1,6 +1,6 @@
 // chunkDependencies: the finer events make each consumer wait only on the
-// producer tiles that write what it reads (AttentionPrepare on its KV
-// group's q/k/v tiles, a chunk on its Prepare, a merge on its chunks), still
+// producer tiles that write what it reads (a chunk on its KV group's q/k/v
+// tiles, a merge on its chunks), still
 // name every producer of every read, and never lengthen the critical path.
 #include "FusedModuleText.h"
 

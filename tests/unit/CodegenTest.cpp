@@ -34,9 +34,9 @@ TEST(CodegenTest, SourceInstantiatesEveryShapeOfTheGraph) {
             std::string::npos);
   EXPECT_NE(text.find("gemvTask<16, MK_EPILOGUE_NONE, true, true, kThreads, kGemvLoadsInFlight>"), std::string::npos);
   // Both layers' attention shapes, told apart by their rotary dimensions.
-  std::regex prepare("attentionChunkTask<8, 2, [0-9]+, ([0-9]+), kThreads>");
+  std::regex chunk("attentionChunkTask<8, 2, [0-9]+, ([0-9]+), kThreads>");
   std::set<std::string> rotary;
-  for (auto it = std::sregex_iterator(text.begin(), text.end(), prepare); it != std::sregex_iterator();
+  for (auto it = std::sregex_iterator(text.begin(), text.end(), chunk); it != std::sregex_iterator();
        ++it)
     rotary.insert((*it)[1]);
   EXPECT_EQ(rotary.size(), 2u);
