@@ -57,14 +57,7 @@ def random_model(spec, device, seed=0):
             model = transformers.AutoModelForCausalLM.from_config(config, dtype=torch.bfloat16)
         except TypeError:  # transformers 4.x
             model = transformers.AutoModelForCausalLM.from_config(config, torch_dtype=torch.bfloat16)
-    model = model.to(device=device, dtype=torch.bfloat16).eval()
-    with torch.no_grad():
-        for p in model.parameters():
-            if p.dim() >= 2:
-                p.normal_(0.0, 0.08)
-            else:
-                p.copy_(1.0 + 0.1 * torch.randn_like(p))
-    return model
+    return export_onnx.widen_random_init(model.to(device=device, dtype=torch.bfloat16).eval())
 
 
 def prompt_ids(length, vocab, device):

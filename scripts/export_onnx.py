@@ -175,13 +175,8 @@ def hf_logits(model, tokens, generate=0):
     return np.stack(rows), generated
 
 
-def random_model(spec, seed=0):
-    import transformers
-
-    torch.manual_seed(seed)
-    config = make_config(spec)
-    model = transformers.AutoModelForCausalLM.from_config(config).eval()
-    # Random init is small; widen it so logits are not all near-tied.
+def widen_random_init(model):
+    """Random init is small; widen it so logits are not all near-tied."""
     with torch.no_grad():
         for p in model.parameters():
             if p.dim() >= 2:
@@ -189,6 +184,14 @@ def random_model(spec, seed=0):
             else:
                 p.copy_(1.0 + 0.1 * torch.randn_like(p))
     return model
+
+
+def random_model(spec, seed=0):
+    import transformers
+
+    torch.manual_seed(seed)
+    config = make_config(spec)
+    return widen_random_init(transformers.AutoModelForCausalLM.from_config(config).eval())
 
 
 def make_fixtures(folder, only=None):
