@@ -143,8 +143,10 @@ __device__ void attentionChunkTask(const TaskContext &context, const MkTaskRecor
   int keyLane = lane % kKeyLanes;
   int valueDim = warp * kValueLanes + lane % kValueLanes, valueSlice = lane / kValueLanes;
 
-  // This step's k and v, normed and rotated; for the caches, and for the
-  // chunk that holds the position. An empty chunk 0 still writes them.
+  // This step's k and v, normed and rotated: for the caches (chunk 0) and
+  // for the chunk that holds the position. (Chunk 0 always holds position 0,
+  // so the empty-chunk path below never has new entries; it is kept as
+  // measured on the H200.)
   const bool holdsPosition = first <= position && position < first + count;
   const bool newEntries = chunk == 0 || holdsPosition;
   const float *qkv = context.activations + op.input;
