@@ -144,9 +144,9 @@ __device__ void attentionChunkTask(const TaskContext &context, const MkTaskRecor
   int valueDim = warp * kValueLanes + lane % kValueLanes, valueSlice = lane / kValueLanes;
 
   // This step's k and v, normed and rotated: for the caches (chunk 0) and
-  // for the chunk that holds the position. (Chunk 0 always holds position 0,
-  // so the empty-chunk path below never has new entries; it is kept as
-  // measured on the H200.)
+  // for the chunk that holds the position. Chunk 0 always holds position 0,
+  // so an empty chunk has none; the empty path still checks, in case spans
+  // ever start elsewhere.
   const bool holdsPosition = first <= position && position < first + count;
   const bool newEntries = chunk == 0 || holdsPosition;
   const float *qkv = context.activations + op.input;
