@@ -50,14 +50,30 @@ std::string hex(uint32_t value) {
   return text;
 }
 
+// A JSON string: quotes, backslashes and control characters (a chat
+// template's newlines) escaped.
 std::string quoted(const std::string &text) {
   std::string out = "\"";
   for (char c : text) {
-    if (c == '"' || c == '\\')
+    if (c == '"' || c == '\\') {
       out += '\\';
-    out += c;
+      out += c;
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      char escape[8];
+      std::snprintf(escape, sizeof escape, "\\u%04x", static_cast<unsigned>(c));
+      out += escape;
+    } else {
+      out += c;
+    }
   }
   return out + "\"";
+}
+
+// A float as a person writes it: 0.7, not 0.699999988.
+std::string number(float value) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%g", static_cast<double>(value));
+  return text;
 }
 
 std::string tokenList(const std::vector<int64_t> &tokens, const char *separator) {
@@ -87,6 +103,21 @@ void printArtifactSummary(std::ostream &os, const LoadedArtifact &loaded) {
     os << "none (compiled with --no-kernel or without NVRTC: runs on the CPU only)\n";
   os << "EOS tokens: " << (facts.eosTokens.empty() ? "none" : tokenList(facts.eosTokens, ", "))
      << "\n";
+  const GenerationFacts &generation = facts.generation;
+  os << "tokenizer: ";
+  if (artifact.tokenizerJson.empty())
+    os << "none\n";
+  else
+    os << "tokenizer.json, " << artifact.tokenizerJson.size() << " bytes, from '"
+       << generation.tokenizerSource << "'; BOS "
+       << (generation.bosToken ? std::to_string(*generation.bosToken) : "none") << "; chat template "
+       << (generation.chatTemplate.empty() ? "none"
+                                           : std::to_string(generation.chatTemplate.size()) + " characters")
+       << "\n";
+  if (generation.temperature || generation.topK || generation.topP)
+    os << "sampling defaults:" << (generation.temperature ? " temperature " + number(*generation.temperature) : "")
+       << (generation.topK ? " top-k " + std::to_string(*generation.topK) : "")
+       << (generation.topP ? " top-p " + number(*generation.topP) : "") << "\n";
   os << "sections:\n";
   for (const SectionEntry &entry : loaded.file->entries()) {
     char line[128];
@@ -121,6 +152,10 @@ void printArtifactJson(std::ostream &os, const LoadedArtifact &loaded) {
      << ",\n    \"ptxBytes\": " << artifact.ptx.size()
      << ",\n    \"kernelFingerprint\": " << quoted(facts.kernelFingerprint)
      << ",\n    \"eosTokens\": [" << tokenList(facts.eosTokens, ", ") << "]"
+     << ",\n    \"tokenizerBytes\": " << artifact.tokenizerJson.size()
+     << ",\n    \"bosToken\": "
+     << (facts.generation.bosToken ? std::to_string(*facts.generation.bosToken) : "null")
+     << ",\n    \"chatTemplate\": " << quoted(facts.generation.chatTemplate)
      << ",\n    \"sections\": [";
   const std::vector<SectionEntry> &entries = loaded.file->entries();
   for (size_t i = 0; i < entries.size(); ++i)

@@ -27,6 +27,8 @@
 #include "compiler/driver/WriteArtifact.h"
 #include "compiler/driver/Pipeline.h"
 #include "compiler/driver/RandomWeights.h"
+#include "compiler/driver/TokenizerFiles.h"
+#include "runtime/format/ArtifactBuilder.h"
 #include "compiler/inspect/TaskGraphText.h"
 #include "frontends/onnx/DecoderImporter.h"
 #include "passes/Pipeline.h"
@@ -82,7 +84,14 @@ const char *const kCompileHelp =
     "                           default 0, none (measured slower, bench/NOTES.md)\n"
     "  --gemv-loads=N           (cuda, cubin, mk) 16-byte loads in flight per gemv\n"
     "                           lane, 1-16, default 8\n"
-    "  --eos=ID,...             (mk) the tokens that end generation\n"
+    "  --eos=ID,...             (mk) the tokens that end generation (default: the\n"
+    "                           tokenizer files')\n"
+    "  --tokenizer=DIR          (mk) the folder of tokenizer.json and, when there,\n"
+    "                           tokenizer_config.json and generation_config.json:\n"
+    "                           carried into the .mk with the EOS and BOS tokens, the\n"
+    "                           chat template and sampling defaults (default: the\n"
+    "                           model's folder when it holds a tokenizer.json)\n"
+    "  --no-tokenizer           (mk) none, even beside the model\n"
     "  --no-kernel              (mk) no kernel: a file for the CPU executor only\n"
     "  --random-weights[=SEED]  (mk) fill the weights of a SHAPE.mlir that declares\n"
     "                           them without values, at random (for benchmarks)\n"
@@ -102,6 +111,8 @@ struct CompileArguments {
   bool printIrAfterAll = false;
   CompileOptions pipeline; // for tasks, schedule and mk
   std::vector<int64_t> eosTokens;
+  std::optional<std::string> tokenizer; // for mk: the folder of the tokenizer files
+  bool noTokenizer = false;             // for mk: not even those beside the model
   std::string arch = kDefaultArch; // for cuda, cubin and mk
   KernelOptions kernelOptions;     // for cuda, cubin and mk
   bool kernel = true;              // for mk
@@ -164,6 +175,12 @@ int parseArguments(int argc, char **argv, CompileArguments &options) {
     } else if (arg.consume_front("--gemv-loads=")) {
       if (arg.getAsInteger(10, options.kernelOptions.gemvLoadsInFlight))
         return usageError("--gemv-loads must be a count, got '" + arg + "'");
+    } else if (arg.consume_front("--tokenizer=")) {
+      if (arg.empty())
+        return usageError("--tokenizer needs a folder");
+      options.tokenizer = arg.str();
+    } else if (arg == "--no-tokenizer") {
+      options.noTokenizer = true;
     } else if (arg.consume_front("--eos=")) {
       if (!parseTokenList(arg.str(), options.eosTokens))
         return usageError("--eos must be a comma-separated list of token ids, got '" + arg + "'");
@@ -193,6 +210,10 @@ int parseArguments(int argc, char **argv, CompileArguments &options) {
     return usageError("--emit=mk writes a binary file: name it with -o FILE");
   if (*options.emit != EmitLevel::Mk && !options.eosTokens.empty())
     return usageError("--eos applies to --emit=mk only");
+  if (*options.emit != EmitLevel::Mk && (options.tokenizer || options.noTokenizer))
+    return usageError("--tokenizer and --no-tokenizer apply to --emit=mk only");
+  if (options.tokenizer && options.noTokenizer)
+    return usageError("--tokenizer and --no-tokenizer contradict each other");
   if (*options.emit != EmitLevel::Mk && !options.kernel)
     return usageError("--no-kernel applies to --emit=mk only");
   if (*options.emit != EmitLevel::Mk && options.randomSeed)
@@ -287,6 +308,43 @@ int emitKernel(mlir::MLIRContext &context, const CompileArguments &options) {
   return 0;
 }
 
+// The tokenizer files (given, or beside the model) and the EOS tokens
+// (--eos, else theirs) into `artifact`, every id checked against the
+// model's vocabulary; 0, or the exit code.
+int addTokenizer(const CompileArguments &options, int64_t vocab, ArtifactOptions &artifact) {
+  std::optional<std::string> folder = options.tokenizer;
+  if (!folder && !options.noTokenizer)
+    folder = tokenizerBeside(options.model);
+  if (folder) {
+    auto files = readTokenizerFiles(*folder);
+    if (!files)
+      return refuse(llvm::toString(files.takeError()));
+    if (files->vocabSize > static_cast<uint64_t>(vocab))
+      return refuse("the tokenizer in '" + *folder + "' has token ids up to " +
+                    llvm::Twine(files->vocabSize - 1) + ", past the model's vocabulary of " +
+                    llvm::Twine(vocab));
+    artifact.eosTokens = std::move(files->eosTokens);
+    artifact.generation = std::move(files->generation);
+    artifact.tokenizerJson = std::move(files->tokenizerJson);
+    llvm::errs() << "mkc: tokenizer from '" << *folder << "': " << files->vocabSize
+                 << " tokens, EOS "
+                 << (artifact.eosTokens.empty() ? std::string("none")
+                                                : formatTokenList(artifact.eosTokens))
+                 << (artifact.generation.chatTemplate.empty() ? "" : ", a chat template") << "\n";
+  }
+  if (!options.eosTokens.empty())
+    artifact.eosTokens = options.eosTokens;
+  for (int64_t token : artifact.eosTokens)
+    if (token < 0 || token >= vocab)
+      return refuse("EOS token " + llvm::Twine(token) + " is outside the model's vocabulary of " +
+                    llvm::Twine(vocab));
+  if (artifact.generation.bosToken &&
+      (*artifact.generation.bosToken < 0 || *artifact.generation.bosToken >= vocab))
+    return refuse("BOS token " + llvm::Twine(*artifact.generation.bosToken) +
+                  " is outside the model's vocabulary of " + llvm::Twine(vocab));
+  return 0;
+}
+
 // The artifact: the schedule, its weights in bf16, the model's facts and
 // the kernel. Without NVRTC the file is still useful, on the CPU, so its
 // absence is a note; a kernel that fails to compile is an error.
@@ -304,7 +362,9 @@ int emitArtifact(mlir::MLIRContext &context, const CompileArguments &options) {
   if (options.randomSeed)
     compiled->imported.weights = randomWeights(compiled->tasks, *options.randomSeed);
   ArtifactOptions artifact;
-  artifact.eosTokens = options.eosTokens;
+  if (int status = addTokenizer(options, describeModel(compiled->tasks, compiled->schedule).vocab,
+                                artifact))
+    return status;
   artifact.targetArch = options.arch;
   if (options.kernel) {
     auto nvrtc = Nvrtc::get();

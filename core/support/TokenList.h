@@ -36,6 +36,14 @@ inline bool parseTokenList(const std::string &text, std::vector<int64_t> &tokens
   return !tokens.empty();
 }
 
+// The same syntax back: "5,17,42".
+inline std::string formatTokenList(const std::vector<int64_t> &tokens) {
+  std::string text;
+  for (size_t i = 0; i < tokens.size(); ++i)
+    text += (i ? "," : "") + std::to_string(tokens[i]);
+  return text;
+}
+
 } // namespace mk
 
 #endif

@@ -6,6 +6,7 @@
 #include "core/taskgraph/TaskGraph.h"
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -19,6 +20,15 @@ struct WeightEntry {
   uint64_t offset = 0; // in bf16 elements from the start of the weights section
 };
 
+// What the model's own files say about generation; see manifest.proto.
+struct GenerationFacts {
+  std::optional<int64_t> bosToken;
+  std::string chatTemplate;
+  std::optional<float> temperature, topP;
+  std::optional<int64_t> topK;
+  std::string tokenizerSource;
+};
+
 struct ModelFacts {
   int64_t numLayers = 0, hidden = 0, numHeads = 0, numKvHeads = 0, headDim = 0, vocab = 0;
   int64_t maxContext = 0;          // the context the schedule was compiled for
@@ -27,6 +37,7 @@ struct ModelFacts {
   uint32_t numSms = 0;
   std::string compilerVersion;
   std::string kernelFingerprint;   // hash of the CUBIN
+  GenerationFacts generation;
 };
 
 struct Artifact {
@@ -37,6 +48,7 @@ struct Artifact {
   std::vector<uint8_t> scheduleBlob; // MkBlobHeader..., see ScheduleBlob.h
   std::vector<uint8_t> cubin;        // empty when compiled without NVRTC
   std::string ptx;
+  std::string tokenizerJson;         // the TOKENIZER section; empty: none
   std::span<const uint16_t> weightData; // bf16, the weights section (mapped)
 };
 

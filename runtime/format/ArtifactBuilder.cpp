@@ -65,6 +65,8 @@ std::unique_ptr<BuiltArtifact> buildArtifact(const TaskGraph &graph, const Sched
   artifact.facts.kernelFingerprint = kernelFingerprint(options.cubin, options.ptx);
   artifact.cubin = std::move(options.cubin);
   artifact.ptx = std::move(options.ptx);
+  artifact.facts.generation = std::move(options.generation);
+  artifact.tokenizerJson = std::move(options.tokenizerJson);
   return built;
 }
 

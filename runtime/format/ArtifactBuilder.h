@@ -24,6 +24,8 @@ struct ArtifactOptions {
   std::string compilerVersion;
   std::vector<uint8_t> cubin; // both empty: the artifact has no kernel
   std::string ptx;
+  GenerationFacts generation;
+  std::string tokenizerJson;  // the TOKENIZER section; empty: none
 };
 
 // An Artifact whose weightData views the packed weights it owns.

@@ -83,6 +83,10 @@ std::string checkManifest(const Manifest &manifest, const Artifact &artifact) {
     if (token < 0 || token >= facts.vocab)
       return "EOS token " + std::to_string(token) + " is outside the vocabulary of " +
              std::to_string(facts.vocab);
+  if (facts.generation.bosToken &&
+      (*facts.generation.bosToken < 0 || *facts.generation.bosToken >= facts.vocab))
+    return "BOS token " + std::to_string(*facts.generation.bosToken) +
+           " is outside the vocabulary of " + std::to_string(facts.vocab);
   return "";
 }
 
@@ -114,6 +118,8 @@ std::string load(const MkFile &file, Artifact &artifact) {
   artifact.cubin.assign(cubin.begin(), cubin.end());
   std::span<const uint8_t> ptx = file.section(SectionKind::Ptx);
   artifact.ptx.assign(ptx.begin(), ptx.end());
+  std::span<const uint8_t> tokenizer = file.section(SectionKind::Tokenizer);
+  artifact.tokenizerJson.assign(tokenizer.begin(), tokenizer.end());
   artifact.facts = manifest.facts;
   if (std::string problem = checkBlob(artifact); !problem.empty())
     return problem;
@@ -130,12 +136,14 @@ bool writeArtifact(const std::string &path, const Artifact &artifact, std::strin
   std::span<const uint8_t> weights(reinterpret_cast<const uint8_t *>(artifact.weightData.data()),
                                    artifact.weightData.size() * 2);
   // Weights last: the big section, on its page alignment, after everything small.
-  SectionData sections[] = {{SectionKind::Manifest, manifest},
-                            {SectionKind::TaskGraph, graph},
-                            {SectionKind::Schedule, artifact.scheduleBlob},
-                            {SectionKind::Ptx, asBytes(artifact.ptx)},
-                            {SectionKind::Cubin, artifact.cubin},
-                            {SectionKind::Weights, weights}};
+  std::vector<SectionData> sections = {{SectionKind::Manifest, manifest},
+                                       {SectionKind::TaskGraph, graph},
+                                       {SectionKind::Schedule, artifact.scheduleBlob},
+                                       {SectionKind::Ptx, asBytes(artifact.ptx)},
+                                       {SectionKind::Cubin, artifact.cubin}};
+  if (!artifact.tokenizerJson.empty())
+    sections.push_back({SectionKind::Tokenizer, asBytes(artifact.tokenizerJson)});
+  sections.push_back({SectionKind::Weights, weights});
   return writeMkFile(path, sections, error);
 }
 

@@ -39,6 +39,18 @@ std::vector<uint8_t> encodeManifest(const Manifest &manifest) {
   }
   message.mutable_kernel()->set_present(manifest.hasKernel);
   message.mutable_kernel()->set_fingerprint(facts.kernelFingerprint);
+  const GenerationFacts &generation = facts.generation;
+  format::Generation *out = message.mutable_generation();
+  out->set_has_bos(generation.bosToken.has_value());
+  out->set_bos_token_id(generation.bosToken.value_or(0));
+  out->set_chat_template(generation.chatTemplate);
+  out->set_has_temperature(generation.temperature.has_value());
+  out->set_temperature(generation.temperature.value_or(0.0f));
+  out->set_has_top_k(generation.topK.has_value());
+  out->set_top_k(generation.topK.value_or(0));
+  out->set_has_top_p(generation.topP.has_value());
+  out->set_top_p(generation.topP.value_or(0.0f));
+  out->set_tokenizer_source(generation.tokenizerSource);
 
   std::string bytes = message.SerializeAsString();
   return std::vector<uint8_t>(bytes.begin(), bytes.end());
@@ -64,6 +76,17 @@ std::string decodeManifest(std::span<const uint8_t> bytes, Manifest &manifest) {
   facts.numSms = message.target().num_sms();
   facts.eosTokens.assign(message.io().eos_token_ids().begin(), message.io().eos_token_ids().end());
   facts.kernelFingerprint = message.kernel().fingerprint();
+  const format::Generation &generation = message.generation();
+  if (generation.has_bos())
+    facts.generation.bosToken = generation.bos_token_id();
+  facts.generation.chatTemplate = generation.chat_template();
+  if (generation.has_temperature())
+    facts.generation.temperature = generation.temperature();
+  if (generation.has_top_k())
+    facts.generation.topK = generation.top_k();
+  if (generation.has_top_p())
+    facts.generation.topP = generation.top_p();
+  facts.generation.tokenizerSource = generation.tokenizer_source();
   decoded.hasKernel = message.kernel().present();
   decoded.layout = {message.buffers().activation_elements(),
                     message.buffers().kv_elements(),

@@ -36,6 +36,7 @@ enum class SectionKind : uint32_t {
   Schedule = 4,  // the schedule blob (ScheduleBlob.h)
   Weights = 5,   // bf16 weights, indexed by the manifest
   TaskGraph = 6, // the task graph and schedule (TaskGraphCodec.h)
+  Tokenizer = 7, // optional: the model's tokenizer.json, byte for byte (HF tokenizers)
 };
 
 // Every kind above; a version-1 file holds each exactly once.

@@ -180,6 +180,8 @@ std::string sectionKindName(uint32_t kind) {
     return "WEIGHTS";
   case SectionKind::TaskGraph:
     return "TASKGRAPH";
+  case SectionKind::Tokenizer:
+    return "TOKENIZER";
   }
   return "kind " + std::to_string(kind);
 }
