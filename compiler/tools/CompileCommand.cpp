@@ -30,6 +30,7 @@
 #include "compiler/driver/TokenizerFiles.h"
 #include "runtime/format/ArtifactBuilder.h"
 #include "compiler/inspect/TaskGraphText.h"
+#include "frontends/gguf/GgufFile.h"
 #include "frontends/onnx/DecoderImporter.h"
 #include "passes/Pipeline.h"
 #include "core/support/TokenList.h"
@@ -224,6 +225,10 @@ int parseArguments(int argc, char **argv, CompileArguments &options) {
   // output is not the input.
   if (std::string error = checkInputFile(options.model); !error.empty())
     return refuse(error);
+  // Not compiled yet; said plainly rather than as a failed ONNX parse.
+  if (looksLikeGguf(options.model))
+    return refuse("'" + options.model + "' is a GGUF file: mkc compile does not read GGUF yet "
+                  "(mkc inspect summarizes it)");
   if (std::string error = checkOutput(options.output, {options.model}); !error.empty())
     return refuse(error);
   return 0;

@@ -3,15 +3,19 @@
 // with --layer since a model is too big to draw). It compiles an ONNX model
 // (or mk IR), or reads a .mk artifact, checked as the loader checks it, and
 // then shows what the file holds too (compiler/inspect/ArtifactSummary.h).
-// A .mk file is told by its magic bytes, not by its name.
+// A .mk file is told by its magic bytes, not by its name. A GGUF file
+// (llama.cpp's format, told the same way) is read and summarized: its
+// metadata and tensors; it is not compiled yet, so it has no task graph.
 #include "compiler/tools/Commands.h"
 #include "compiler/tools/CommandFiles.h"
 
 #include "compiler/driver/Pipeline.h"
 #include "compiler/inspect/ArtifactSummary.h"
+#include "compiler/inspect/GgufSummary.h"
 #include "compiler/inspect/TaskGraphDot.h"
 #include "compiler/inspect/TaskGraphJson.h"
 #include "compiler/inspect/TaskGraphText.h"
+#include "frontends/gguf/GgufFile.h"
 #include "runtime/format/ArtifactFile.h"
 
 #include "mlir/IR/MLIRContext.h"
@@ -27,13 +31,16 @@
 namespace mk {
 
 const char *const kInspectHelp =
-    "usage: mkc inspect MODEL.onnx|MODEL.mlir|MODEL.mk [--format=text|json|dot] [--layer N]\n"
-    "                   [-o FILE] [--max-context=N] [--num-sms=N]\n"
+    "usage: mkc inspect MODEL.onnx|MODEL.mlir|MODEL.mk|MODEL.gguf [--format=text|json|dot]\n"
+    "                   [--layer N] [-o FILE] [--max-context=N] [--num-sms=N]\n"
     "\n"
     "Shows a model's task graph and static schedule. An ONNX model (or mk IR) is\n"
     "compiled first; a .mk file (recognized by its magic bytes, whatever its name)\n"
     "is read and checked as the loader checks it, and what it holds is shown too:\n"
     "dimensions, target and kernel, EOS tokens, versions, sections, weights.\n"
+    "A GGUF file (llama.cpp's format, also recognized by its magic) is read and\n"
+    "checked, and summarized: its version, architecture and hyperparameters,\n"
+    "tokenizer, metadata and every tensor (text or json; it is not compiled yet).\n"
     "\n"
     "options:\n"
     "  --format=text      a summary (default)\n"
@@ -60,6 +67,7 @@ struct InspectArguments {
   CompileOptions compile;
   bool compileOptionGiven = false;
   bool artifact = false; // the model is a .mk file
+  bool gguf = false;     // the model is a GGUF file
 };
 
 // What is shown: a compiled model's graph, or one read from a .mk file
@@ -138,6 +146,16 @@ int parseArguments(int argc, char **argv, InspectArguments &arguments) {
                                       {arguments.model});
       !error.empty())
     return refuse(error);
+  arguments.gguf = looksLikeGguf(arguments.model);
+  if (arguments.gguf) {
+    if (arguments.compileOptionGiven)
+      return usageError("--max-context and --num-sms apply when compiling; '" + arguments.model +
+                        "' is a GGUF file, which is summarized, not compiled");
+    if (arguments.format == Format::Dot)
+      return usageError("--format=dot draws a task graph; '" + arguments.model +
+                        "' is a GGUF file, which has none yet (text and json summarize it)");
+    return 0;
+  }
   arguments.artifact = isArtifact(arguments.model);
   if (arguments.artifact && arguments.compileOptionGiven)
     return usageError("--max-context and --num-sms apply when compiling; '" + arguments.model +
@@ -199,12 +217,28 @@ void print(std::ostream &os, const InspectArguments &arguments, const Inspected 
   }
 }
 
+int inspectGguf(const InspectArguments &arguments) {
+  std::string error;
+  std::unique_ptr<GgufFile> file = GgufFile::open(arguments.model, error);
+  if (!file)
+    return refuse(error);
+  std::ostringstream text;
+  if (arguments.format == Format::Json)
+    printGgufJson(text, *file);
+  else
+    printGgufSummary(text, *file);
+  error = writeOutputFile(arguments.output.empty() ? "-" : arguments.output, text.str());
+  return error.empty() ? 0 : refuse(error);
+}
+
 } // namespace
 
 int inspectCommand(int argc, char **argv) {
   InspectArguments arguments;
   if (int status = parseArguments(argc, argv, arguments))
     return status;
+  if (arguments.gguf)
+    return inspectGguf(arguments);
 
   auto inspected = readModel(arguments);
   if (!inspected)

@@ -1,0 +1,187 @@
+#include "frontends/gguf/GgufQuants.h"
+
+#include "frontends/gguf/GgufFile.h"
+
+#include <bit>
+#include <cstring>
+
+namespace mk {
+
+namespace {
+
+uint16_t loadU16(const uint8_t *p) { return uint16_t(p[0] | (p[1] << 8)); }
+float loadHalf(const uint8_t *p) { return halfToFloat(loadU16(p)); }
+
+// Q4_0: f16 d, then 16 bytes; byte j holds element j (low nibble) and
+// element j + 16 (high nibble). value = (q - 8) * d.
+void blockQ4_0(const uint8_t *block, float *out) {
+  float d = loadHalf(block);
+  const uint8_t *qs = block + 2;
+  for (int j = 0; j < 16; ++j) {
+    out[j] = float(int(qs[j] & 0x0f) - 8) * d;
+    out[j + 16] = float(int(qs[j] >> 4) - 8) * d;
+  }
+}
+
+// Q4_1: f16 d, f16 m, then nibbles as in Q4_0. value = q * d + m.
+void blockQ4_1(const uint8_t *block, float *out) {
+  float d = loadHalf(block), m = loadHalf(block + 2);
+  const uint8_t *qs = block + 4;
+  for (int j = 0; j < 16; ++j) {
+    out[j] = float(qs[j] & 0x0f) * d + m;
+    out[j + 16] = float(qs[j] >> 4) * d + m;
+  }
+}
+
+// Q8_0: f16 d, then 32 int8. value = q * d.
+void blockQ8_0(const uint8_t *block, float *out) {
+  float d = loadHalf(block);
+  for (int j = 0; j < 32; ++j)
+    out[j] = float(int8_t(block[2 + j])) * d;
+}
+
+// Q4_K's 12 bytes of scales hold 8 six-bit scales and 8 six-bit mins: for
+// sub-block j < 4 the low 6 bits of bytes j (scale) and j + 4 (min); for
+// j >= 4 the nibbles of byte j + 4 (scale low, min high) with the top two
+// bits of bytes j - 4 (scale) and j (min) above them.
+void scaleMinQ4_K(const uint8_t *scales, int j, int &scale, int &min) {
+  if (j < 4) {
+    scale = scales[j] & 63;
+    min = scales[j + 4] & 63;
+  } else {
+    scale = (scales[j + 4] & 0x0f) | ((scales[j - 4] >> 6) << 4);
+    min = (scales[j + 4] >> 4) | ((scales[j] >> 6) << 4);
+  }
+}
+
+// Q4_K: 256 weights in 8 sub-blocks of 32: f16 d, f16 dmin, 12 bytes of
+// scales and mins, 128 bytes of nibbles. Each 32 bytes of nibbles hold two
+// sub-blocks: low nibbles the first, high nibbles the second.
+// value = (d * scale) * q - (dmin * min).
+void blockQ4_K(const uint8_t *block, float *out) {
+  float d = loadHalf(block), dmin = loadHalf(block + 2);
+  const uint8_t *scales = block + 4;
+  const uint8_t *qs = block + 16;
+  for (int pair = 0; pair < 4; ++pair) {
+    int scale0, min0, scale1, min1;
+    scaleMinQ4_K(scales, 2 * pair, scale0, min0);
+    scaleMinQ4_K(scales, 2 * pair + 1, scale1, min1);
+    float d0 = d * float(scale0), m0 = dmin * float(min0);
+    float d1 = d * float(scale1), m1 = dmin * float(min1);
+    const uint8_t *q = qs + 32 * pair;
+    float *y = out + 64 * pair;
+    for (int l = 0; l < 32; ++l) {
+      y[l] = d0 * float(q[l] & 0x0f) - m0;
+      y[l + 32] = d1 * float(q[l] >> 4) - m1;
+    }
+  }
+}
+
+// Q6_K: 256 weights: 128 bytes ql (low 4 bits), 64 bytes qh (high 2 bits),
+// 16 int8 scales (one per 16 weights), f16 d. Each half of 128 weights uses
+// 64 bytes of ql and 32 of qh: weight l + 32 k (k = 0..3, l = 0..31) takes
+// ql[l + 32 (k & 1)]'s low (k < 2) or high nibble and bits 2k..2k+1 of qh[l].
+// value = (d * scale) * (q - 32).
+void blockQ6_K(const uint8_t *block, float *out) {
+  const uint8_t *ql = block, *qh = block + 128;
+  const int8_t *scales = reinterpret_cast<const int8_t *>(block + 192);
+  float d = loadHalf(block + 208);
+  for (int half = 0; half < 2; ++half) {
+    const uint8_t *l4 = ql + 64 * half, *h2 = qh + 32 * half;
+    float *y = out + 128 * half;
+    for (int k = 0; k < 4; ++k)
+      for (int l = 0; l < 32; ++l) {
+        int low = k < 2 ? l4[l + 32 * (k & 1)] & 0x0f : l4[l + 32 * (k & 1)] >> 4;
+        int high = (h2[l] >> (2 * k)) & 3;
+        int index = 32 * k + l;
+        float scale = d * float(scales[8 * half + index / 16]);
+        y[index] = scale * float((low | (high << 4)) - 32);
+      }
+  }
+}
+
+using BlockFunction = void (*)(const uint8_t *, float *);
+
+BlockFunction blockFunction(uint32_t code) {
+  switch (static_cast<GgmlType>(code)) {
+  case GgmlType::Q4_0: return blockQ4_0;
+  case GgmlType::Q4_1: return blockQ4_1;
+  case GgmlType::Q8_0: return blockQ8_0;
+  case GgmlType::Q4_K: return blockQ4_K;
+  case GgmlType::Q6_K: return blockQ6_K;
+  default: return nullptr;
+  }
+}
+
+} // namespace
+
+float halfToFloat(uint16_t bits) {
+  uint32_t sign = uint32_t(bits & 0x8000) << 16;
+  uint32_t exponent = (bits >> 10) & 0x1f;
+  uint32_t mantissa = bits & 0x03ff;
+  uint32_t result;
+  if (exponent == 0x1f) {
+    // Infinity, or a NaN made quiet (as F16C and numpy's conversion do).
+    result = sign | 0x7f800000 | (mantissa << 13) | (mantissa ? 0x00400000 : 0);
+  } else if (exponent != 0) {
+    result = sign | ((exponent + 127 - 15) << 23) | (mantissa << 13);
+  } else if (mantissa == 0) {
+    result = sign;
+  } else {
+    // A subnormal half is a normal float: shift its leading one into place.
+    int shift = std::countl_zero(uint16_t(mantissa)) - 5; // 1..10
+    mantissa = (mantissa << shift) & 0x03ff;
+    result = sign | (uint32_t(127 - 15 + 1 - shift) << 23) | (mantissa << 13);
+  }
+  return std::bit_cast<float>(result);
+}
+
+float bfloat16ToFloat(uint16_t bits) { return std::bit_cast<float>(uint32_t(bits) << 16); }
+
+bool canDequantize(uint32_t code) {
+  return code == uint32_t(GgmlType::F32) || code == uint32_t(GgmlType::F16) ||
+         code == uint32_t(GgmlType::BF16) || blockFunction(code) != nullptr;
+}
+
+std::string dequantize(uint32_t code, std::span<const uint8_t> raw, std::span<float> out) {
+  const GgmlTypeInfo *type = ggmlTypeInfo(code);
+  if (!type || !canDequantize(code))
+    return "ggml type " + ggmlTypeName(code) + " cannot be dequantized yet (F32, F16, BF16, "
+           "Q4_0, Q4_1, Q8_0, Q4_K and Q6_K can)";
+  if (out.size() % type->blockElements != 0 ||
+      raw.size() != out.size() / type->blockElements * type->blockBytes)
+    return std::to_string(out.size()) + " elements of " + type->name + " take " +
+           std::to_string(out.size() / type->blockElements * type->blockBytes) +
+           " bytes in whole blocks of " + std::to_string(type->blockElements) + ", not " +
+           std::to_string(raw.size());
+  switch (static_cast<GgmlType>(code)) {
+  case GgmlType::F32:
+    std::memcpy(out.data(), raw.data(), raw.size());
+    return "";
+  case GgmlType::F16:
+    for (size_t i = 0; i < out.size(); ++i)
+      out[i] = halfToFloat(loadU16(raw.data() + 2 * i));
+    return "";
+  case GgmlType::BF16:
+    for (size_t i = 0; i < out.size(); ++i)
+      out[i] = bfloat16ToFloat(loadU16(raw.data() + 2 * i));
+    return "";
+  default:
+    break;
+  }
+  BlockFunction block = blockFunction(code);
+  size_t blocks = out.size() / type->blockElements;
+  for (size_t b = 0; b < blocks; ++b)
+    block(raw.data() + b * type->blockBytes, out.data() + b * type->blockElements);
+  return "";
+}
+
+std::string dequantizeTensor(const GgufTensor &tensor, std::span<float> out) {
+  if (out.size() != tensor.elements)
+    return "tensor '" + std::string(tensor.name) + "' has " + std::to_string(tensor.elements) +
+           " elements, not " + std::to_string(out.size());
+  std::string error = dequantize(tensor.typeCode, tensor.data, out);
+  return error.empty() ? "" : "tensor '" + std::string(tensor.name) + "': " + error;
+}
+
+} // namespace mk
