@@ -207,29 +207,29 @@ llvm::Expected<TokenizerFiles> readTokenizerFiles(const std::string &folder) {
   files.tokenizerJson = std::move(**tokenizerText);
   files.vocabSize = static_cast<uint64_t>(vocabulary->size);
 
-  std::string configPath = pathIn(folder, "tokenizer_config.json");
-  auto configText = readIfPresent(configPath);
-  if (!configText)
-    return configText.takeError();
-  if (*configText) {
-    auto config = parseObject(configPath, **configText);
+  // tokenizer_config.json first: generation_config.json's ids win.
+  auto readConfig = [&](const char *name, auto read) -> llvm::Error {
+    std::string path = pathIn(folder, name);
+    auto text = readIfPresent(path);
+    if (!text)
+      return text.takeError();
+    if (!*text)
+      return llvm::Error::success();
+    auto config = parseObject(path, **text);
     if (!config)
       return config.takeError();
-    if (auto problem = readTokenizerConfig(configPath, *config, *vocabulary, files))
-      return std::move(problem);
-  }
-
-  std::string generationPath = pathIn(folder, "generation_config.json");
-  auto generationText = readIfPresent(generationPath);
-  if (!generationText)
-    return generationText.takeError();
-  if (*generationText) {
-    auto generation = parseObject(generationPath, **generationText);
-    if (!generation)
-      return generation.takeError();
-    if (auto problem = readGenerationConfig(generationPath, *generation, files))
-      return std::move(problem);
-  }
+    return read(path, *config);
+  };
+  if (auto problem = readConfig("tokenizer_config.json", [&](const std::string &path,
+                                                             const llvm::json::Object &config) {
+        return readTokenizerConfig(path, config, *vocabulary, files);
+      }))
+    return std::move(problem);
+  if (auto problem = readConfig("generation_config.json", [&](const std::string &path,
+                                                              const llvm::json::Object &config) {
+        return readGenerationConfig(path, config, files);
+      }))
+    return std::move(problem);
   return files;
 }
 

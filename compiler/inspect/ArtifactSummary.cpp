@@ -1,4 +1,5 @@
 #include "compiler/inspect/ArtifactSummary.h"
+#include "compiler/inspect/TextFormat.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -30,43 +31,10 @@ uint64_t totalWeightBytes(const Artifact &artifact) {
   return total;
 }
 
-// "12.3 MiB" beside an exact byte count, for a reader's eye.
-std::string human(uint64_t bytes) {
-  const char *units[] = {"bytes", "KiB", "MiB", "GiB", "TiB"};
-  double value = static_cast<double>(bytes);
-  int unit = 0;
-  while (value >= 1024 && unit < 4) {
-    value /= 1024;
-    ++unit;
-  }
-  char text[32];
-  std::snprintf(text, sizeof text, unit == 0 ? "%.0f %s" : "%.1f %s", value, units[unit]);
-  return text;
-}
-
 std::string hex(uint32_t value) {
   char text[16];
   std::snprintf(text, sizeof text, "0x%08x", value);
   return text;
-}
-
-// A JSON string: quotes, backslashes and control characters (a chat
-// template's newlines) escaped.
-std::string quoted(const std::string &text) {
-  std::string out = "\"";
-  for (char c : text) {
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += c;
-    } else if (static_cast<unsigned char>(c) < 0x20) {
-      char escape[8];
-      std::snprintf(escape, sizeof escape, "\\u%04x", static_cast<unsigned>(c));
-      out += escape;
-    } else {
-      out += c;
-    }
-  }
-  return out + "\"";
 }
 
 // A float as a person writes it: 0.7, not 0.699999988.
@@ -88,7 +56,7 @@ std::string tokenList(const std::vector<int64_t> &tokens, const char *separator)
 void printArtifactSummary(std::ostream &os, const LoadedArtifact &loaded) {
   const Artifact &artifact = loaded.artifact;
   const ModelFacts &facts = artifact.facts;
-  os << "file: " << loaded.file->size() << " bytes (" << human(loaded.file->size())
+  os << "file: " << loaded.file->size() << " bytes (" << humanBytes(loaded.file->size())
      << "), .mk format version " << kMkFormatVersion << ", compiled by "
      << facts.compilerVersion << "\n";
   os << "dimensions: hidden " << facts.hidden << ", " << facts.numLayers << " layers, "
@@ -129,7 +97,7 @@ void printArtifactSummary(std::ostream &os, const LoadedArtifact &loaded) {
   }
   std::vector<const WeightEntry *> sorted = bySize(artifact);
   os << "weights: " << sorted.size() << " tensors, " << totalWeightBytes(artifact) << " bytes ("
-     << human(totalWeightBytes(artifact)) << ") of bf16; the largest:\n";
+     << humanBytes(totalWeightBytes(artifact)) << ") of bf16; the largest:\n";
   for (size_t i = 0; i < sorted.size() && i < kLargestWeightsShown; ++i)
     os << "  " << sorted[i]->name << " [" << sorted[i]->rows << ", " << sorted[i]->cols << "] "
        << weightBytes(*sorted[i]) << " bytes\n";
@@ -140,33 +108,33 @@ void printArtifactJson(std::ostream &os, const LoadedArtifact &loaded) {
   const ModelFacts &facts = artifact.facts;
   os << "{\n    \"fileBytes\": " << loaded.file->size()
      << ",\n    \"formatVersion\": " << kMkFormatVersion
-     << ",\n    \"compilerVersion\": " << quoted(facts.compilerVersion)
+     << ",\n    \"compilerVersion\": " << jsonString(facts.compilerVersion)
      << ",\n    \"hidden\": " << facts.hidden << ",\n    \"numLayers\": " << facts.numLayers
      << ",\n    \"numHeads\": " << facts.numHeads << ",\n    \"numKvHeads\": " << facts.numKvHeads
      << ",\n    \"headDim\": " << facts.headDim << ",\n    \"vocab\": " << facts.vocab
      << ",\n    \"maxContext\": " << facts.maxContext
-     << ",\n    \"targetArch\": " << quoted(facts.targetArch)
+     << ",\n    \"targetArch\": " << jsonString(facts.targetArch)
      << ",\n    \"numSms\": " << facts.numSms
      << ",\n    \"hasKernel\": " << (hasKernel(artifact) ? "true" : "false")
      << ",\n    \"cubinBytes\": " << artifact.cubin.size()
      << ",\n    \"ptxBytes\": " << artifact.ptx.size()
-     << ",\n    \"kernelFingerprint\": " << quoted(facts.kernelFingerprint)
+     << ",\n    \"kernelFingerprint\": " << jsonString(facts.kernelFingerprint)
      << ",\n    \"eosTokens\": [" << tokenList(facts.eosTokens, ", ") << "]"
      << ",\n    \"tokenizerBytes\": " << artifact.tokenizerJson.size()
      << ",\n    \"bosToken\": "
      << (facts.generation.bosToken ? std::to_string(*facts.generation.bosToken) : "null")
-     << ",\n    \"chatTemplate\": " << quoted(facts.generation.chatTemplate)
+     << ",\n    \"chatTemplate\": " << jsonString(facts.generation.chatTemplate)
      << ",\n    \"sections\": [";
   const std::vector<SectionEntry> &entries = loaded.file->entries();
   for (size_t i = 0; i < entries.size(); ++i)
-    os << (i ? ",\n      " : "\n      ") << "{\"kind\": " << quoted(sectionKindName(entries[i].kind))
+    os << (i ? ",\n      " : "\n      ") << "{\"kind\": " << jsonString(sectionKindName(entries[i].kind))
        << ", \"offset\": " << entries[i].offset << ", \"size\": " << entries[i].size
        << ", \"crc32\": " << entries[i].crc32 << "}";
   os << "\n    ],\n    \"weightBytes\": " << totalWeightBytes(artifact)
      << ",\n    \"weights\": [";
   std::vector<const WeightEntry *> sorted = bySize(artifact);
   for (size_t i = 0; i < sorted.size(); ++i)
-    os << (i ? ",\n      " : "\n      ") << "{\"name\": " << quoted(sorted[i]->name)
+    os << (i ? ",\n      " : "\n      ") << "{\"name\": " << jsonString(sorted[i]->name)
        << ", \"rows\": " << sorted[i]->rows << ", \"cols\": " << sorted[i]->cols
        << ", \"bytes\": " << weightBytes(*sorted[i]) << "}";
   os << "\n    ]\n  }";

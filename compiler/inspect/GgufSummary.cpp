@@ -1,4 +1,5 @@
 #include "compiler/inspect/GgufSummary.h"
+#include "compiler/inspect/TextFormat.h"
 
 #include <charconv>
 #include <cstdio>
@@ -51,22 +52,6 @@ template <typename T> std::string number(T value) {
   return std::string(text, end);
 }
 
-std::string quoted(std::string_view text) {
-  std::string out = "\"";
-  for (char c : text) {
-    if (c == '"' || c == '\\')
-      out += '\\';
-    if (static_cast<unsigned char>(c) < 0x20) {
-      char escape[8];
-      std::snprintf(escape, sizeof escape, "\\u%04x", c);
-      out += escape;
-    } else {
-      out += c;
-    }
-  }
-  return out + "\"";
-}
-
 // A value as text: numbers as numbers, a string quoted, an array as its
 // element type and count (a vocabulary is too long to print).
 std::string valueText(const GgufValue &value) {
@@ -82,7 +67,7 @@ std::string valueText(const GgufValue &value) {
   case GgufValueType::Float32: return number(load<float>(value));
   case GgufValueType::Float64: return number(load<double>(value));
   case GgufValueType::Bool: return load<uint8_t>(value) ? "true" : "false";
-  case GgufValueType::String: return quoted(value.text);
+  case GgufValueType::String: return jsonString(value.text);
   case GgufValueType::Array:
     return "\"array of " + std::to_string(value.count) + " " +
            ggufValueTypeName(value.elementType) + "\"";
@@ -95,19 +80,6 @@ std::string dimsText(const std::vector<uint64_t> &dims) {
   for (size_t i = 0; i < dims.size(); ++i)
     text += (i ? ", " : "") + std::to_string(dims[i]);
   return text + "]";
-}
-
-std::string human(uint64_t bytes) {
-  const char *units[] = {"bytes", "KiB", "MiB", "GiB", "TiB"};
-  double value = static_cast<double>(bytes);
-  int unit = 0;
-  while (value >= 1024 && unit < 4) {
-    value /= 1024;
-    ++unit;
-  }
-  char text[32];
-  std::snprintf(text, sizeof text, unit == 0 ? "%.0f %s" : "%.1f %s", value, units[unit]);
-  return text;
 }
 
 uint64_t tokenCount(const GgufFile &file) {
@@ -123,7 +95,7 @@ std::string tokenizerModel(const GgufFile &file) {
 } // namespace
 
 void printGgufSummary(std::ostream &os, const GgufFile &file) {
-  os << "file: " << file.fileBytes() << " bytes (" << human(file.fileBytes())
+  os << "file: " << file.fileBytes() << " bytes (" << humanBytes(file.fileBytes())
      << "), GGUF version " << file.version() << ", alignment " << file.alignment()
      << ", data at offset " << file.dataOffset() << "\n";
   std::string architecture = architectureOf(file);
@@ -146,7 +118,7 @@ void printGgufSummary(std::ostream &os, const GgufFile &file) {
     ++entry.first;
     entry.second += tensor.bytes;
   }
-  os << "tensors: " << file.tensors().size() << ", " << total << " bytes (" << human(total)
+  os << "tensors: " << file.tensors().size() << ", " << total << " bytes (" << humanBytes(total)
      << ")\n";
   for (const auto &[type, entry] : byType)
     os << "  " << type << ": " << entry.first << (entry.first == 1 ? " tensor, " : " tensors, ")
@@ -161,22 +133,22 @@ void printGgufJson(std::ostream &os, const GgufFile &file) {
   os << "{\n  \"gguf\": {\n    \"fileBytes\": " << file.fileBytes()
      << ",\n    \"version\": " << file.version() << ",\n    \"alignment\": " << file.alignment()
      << ",\n    \"dataOffset\": " << file.dataOffset()
-     << ",\n    \"architecture\": " << quoted(architecture)
+     << ",\n    \"architecture\": " << jsonString(architecture)
      << ",\n    \"metadataKeys\": " << file.metadata().size() << ",\n    \"hyperparameters\": {";
   bool first = true;
   if (!architecture.empty())
     for (const char *name : kHyperparameters)
       if (const GgufValue *value = file.find(architecture + "." + name)) {
-        os << (first ? "\n" : ",\n") << "      " << quoted(name) << ": " << valueText(*value);
+        os << (first ? "\n" : ",\n") << "      " << jsonString(name) << ": " << valueText(*value);
         first = false;
       }
   os << (first ? "}" : "\n    }") << ",\n    \"tokenizer\": {\"model\": "
-     << quoted(tokenizerModel(file)) << ", \"tokens\": " << tokenCount(file)
+     << jsonString(tokenizerModel(file)) << ", \"tokens\": " << tokenCount(file)
      << "},\n    \"tensors\": [";
   for (size_t i = 0; i < file.tensors().size(); ++i) {
     const GgufTensor &tensor = file.tensors()[i];
-    os << (i ? ",\n" : "\n") << "      {\"name\": " << quoted(tensor.name)
-       << ", \"type\": " << quoted(tensor.type->name) << ", \"dims\": " << dimsText(tensor.dims)
+    os << (i ? ",\n" : "\n") << "      {\"name\": " << jsonString(tensor.name)
+       << ", \"type\": " << jsonString(tensor.type->name) << ", \"dims\": " << dimsText(tensor.dims)
        << ", \"offset\": " << tensor.offset << ", \"bytes\": " << tensor.bytes << "}";
   }
   os << (file.tensors().empty() ? "]" : "\n    ]") << "\n  }\n}\n";

@@ -1,4 +1,5 @@
 #include "compiler/inspect/TaskGraphJson.h"
+#include "compiler/inspect/TextFormat.h"
 
 #include "compiler/inspect/TaskLabels.h"
 #include "core/taskgraph/TaskNames.h"
@@ -11,23 +12,6 @@ namespace mk {
 
 namespace {
 
-std::string quoted(const std::string &text) {
-  std::string out = "\"";
-  for (unsigned char c : text) {
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += c;
-    } else if (c < 0x20) {
-      char escape[8];
-      std::snprintf(escape, sizeof escape, "\\u%04x", c);
-      out += escape;
-    } else {
-      out += c;
-    }
-  }
-  return out + "\"";
-}
-
 // JSON has no NaN or infinity; such a value cannot come out of a verified
 // module, so null marks it rather than a parse error downstream.
 std::string number(double value) {
@@ -39,7 +23,7 @@ std::string number(double value) {
 }
 
 std::string weight(const WeightRef &ref) {
-  return "{\"name\": " + quoted(ref.name) + ", \"rows\": " + std::to_string(ref.rows) +
+  return "{\"name\": " + jsonString(ref.name) + ", \"rows\": " + std::to_string(ref.rows) +
          ", \"cols\": " + std::to_string(ref.cols) + "}";
 }
 
@@ -62,7 +46,7 @@ void ranges(std::ostream &os, const std::vector<BufferRange> &items) {
 }
 
 void operation(std::ostream &os, const Operation &op) {
-  os << "{\"name\": " << quoted(op.name) << ", \"kind\": " << quoted(opKindName(op.kind))
+  os << "{\"name\": " << jsonString(op.name) << ", \"kind\": " << jsonString(opKindName(op.kind))
      << ", \"layer\": " << op.layer << ", \"input\": " << op.input
      << ", \"output\": " << op.output << ", \"inputLength\": " << op.inputLength
      << ", \"outputLength\": " << op.outputLength << ", \"weights\": ";
@@ -70,7 +54,7 @@ void operation(std::ostream &os, const Operation &op) {
   if (op.kind == OpKind::Gemv) {
     os << ", \"biases\": ";
     list(os, op.biases, [&](const WeightRef &ref) { os << weight(ref); });
-    os << ", \"epilogue\": " << quoted(epilogueName(op.epilogue));
+    os << ", \"epilogue\": " << jsonString(epilogueName(op.epilogue));
     if (op.epilogue == Epilogue::Residual)
       os << ", \"residual\": " << op.residual;
     if (!op.norm.name.empty())
@@ -96,7 +80,7 @@ void operation(std::ostream &os, const Operation &op) {
 }
 
 void task(std::ostream &os, const Task &task) {
-  os << "{\"id\": " << task.id << ", \"kind\": " << quoted(taskKindName(task.kind))
+  os << "{\"id\": " << task.id << ", \"kind\": " << jsonString(taskKindName(task.kind))
      << ", \"op\": " << task.op << ", \"begin\": " << task.begin << ", \"end\": " << task.end
      << ", \"waits\": ";
   list(os, task.waits, [&](const Wait &wait) {
@@ -117,8 +101,8 @@ void printJson(std::ostream &os, const TaskGraph &graph, const Schedule *schedul
      << ",\n  \"buffers\": [";
   for (size_t i = 0; i < graph.buffers.size(); ++i) {
     const Buffer &buffer = graph.buffers[i];
-    os << (i ? ",\n    " : "\n    ") << "{\"name\": " << quoted(buffer.name)
-       << ", \"kind\": " << quoted(bufferKindName(buffer.kind))
+    os << (i ? ",\n    " : "\n    ") << "{\"name\": " << jsonString(buffer.name)
+       << ", \"kind\": " << jsonString(bufferKindName(buffer.kind))
        << ", \"elements\": " << buffer.elements << "}";
   }
   os << "\n  ],\n  \"operations\": [";
@@ -130,7 +114,7 @@ void printJson(std::ostream &os, const TaskGraph &graph, const Schedule *schedul
   for (size_t i = 0; i < graph.events.size(); ++i) {
     const Event &event = graph.events[i];
     os << (i ? ",\n    " : "\n    ") << "{\"id\": " << event.id
-       << ", \"name\": " << quoted(event.name) << ", \"triggerCount\": " << event.triggerCount
+       << ", \"name\": " << jsonString(event.name) << ", \"triggerCount\": " << event.triggerCount
        << "}";
   }
   os << "\n  ],\n  \"tasks\": [";

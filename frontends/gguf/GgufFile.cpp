@@ -66,7 +66,7 @@ std::string readValue(GgufCursor &cursor, GgufValue &value, const std::string &w
 } // namespace
 
 std::unique_ptr<GgufFile> GgufFile::open(const std::string &path, std::string &error) {
-  std::unique_ptr<GgufMapping> mapping = GgufMapping::open(path, error);
+  std::unique_ptr<MappedFile> mapping = MappedFile::open(path, error);
   if (!mapping)
     return nullptr;
   std::unique_ptr<GgufFile> file(new GgufFile());

@@ -7,7 +7,7 @@
 #ifndef MKC_FRONTENDS_GGUF_GGUFFILE_H
 #define MKC_FRONTENDS_GGUF_GGUFFILE_H
 
-#include "frontends/gguf/GgufMapping.h"
+#include "core/support/MappedFile.h"
 #include "frontends/gguf/GgufTypes.h"
 
 #include <cstdint>
@@ -88,7 +88,7 @@ private:
   std::string placeTensors(uint64_t infosEnd);
   std::string typed(std::string_view key, GgufValueType expected, const GgufValue *&value) const;
 
-  std::unique_ptr<GgufMapping> mapping;
+  std::unique_ptr<MappedFile> mapping;
   std::span<const uint8_t> bytes;
   uint32_t formatVersion = 0;
   uint64_t dataAlignment = kGgufDefaultAlignment;

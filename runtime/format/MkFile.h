@@ -9,6 +9,7 @@
 #ifndef MKC_RUNTIME_FORMAT_MKFILE_H
 #define MKC_RUNTIME_FORMAT_MKFILE_H
 
+#include "core/support/MappedFile.h"
 #include "core/support/RegularFile.h"
 
 #include <cstdint>
@@ -97,8 +98,7 @@ public:
 private:
   MkFile() = default;
 
-  void *mapping = nullptr;
-  size_t mappedBytes = 0;
+  std::unique_ptr<MappedFile> mapping; // null for a view of bytes held elsewhere
   std::span<const uint8_t> bytes;
   std::vector<SectionEntry> table;
 };

@@ -8,12 +8,8 @@
 
 #include <algorithm>
 #include <bit>
-#include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 namespace mk {
 
@@ -196,31 +192,12 @@ std::unique_ptr<MkFile> MkFile::view(std::span<const uint8_t> bytes, std::string
 }
 
 std::unique_ptr<MkFile> MkFile::open(const std::string &path, std::string &error) {
-  int fd = openRegularFile(path, "", error);
-  if (fd < 0)
+  std::unique_ptr<MappedFile> mapping = MappedFile::open(path, error);
+  if (!mapping)
     return nullptr;
-  struct stat status;
-  if (fstat(fd, &status) != 0) {
-    error = "cannot open '" + path + "': " + std::strerror(errno);
-    ::close(fd);
-    return nullptr;
-  }
-  size_t size = static_cast<size_t>(status.st_size);
-  void *mapping = nullptr;
-  if (size > 0) {
-    mapping = mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
-    if (mapping == MAP_FAILED) {
-      error = "cannot map '" + path + "': " + std::strerror(errno);
-      ::close(fd);
-      return nullptr;
-    }
-  }
-  ::close(fd);
-
   std::unique_ptr<MkFile> file(new MkFile());
-  file->mapping = mapping;
-  file->mappedBytes = size;
-  file->bytes = std::span<const uint8_t>(static_cast<const uint8_t *>(mapping), size);
+  file->bytes = mapping->bytes();
+  file->mapping = std::move(mapping);
   std::string problem = checkFile(file->bytes, file->table);
   if (!problem.empty()) {
     error = "'" + path + "': " + problem;
@@ -229,10 +206,7 @@ std::unique_ptr<MkFile> MkFile::open(const std::string &path, std::string &error
   return file;
 }
 
-MkFile::~MkFile() {
-  if (mapping)
-    munmap(mapping, mappedBytes);
-}
+MkFile::~MkFile() = default;
 
 std::span<const uint8_t> MkFile::section(SectionKind kind) const {
   for (const SectionEntry &entry : table)

@@ -1,4 +1,4 @@
-#include "frontends/gguf/GgufMapping.h"
+#include "core/support/MappedFile.h"
 
 #include "core/support/RegularFile.h"
 
@@ -10,7 +10,7 @@
 
 namespace mk {
 
-std::unique_ptr<GgufMapping> GgufMapping::open(const std::string &path, std::string &error) {
+std::unique_ptr<MappedFile> MappedFile::open(const std::string &path, std::string &error) {
   int fd = openRegularFile(path, "", error);
   if (fd < 0)
     return nullptr;
@@ -20,7 +20,7 @@ std::unique_ptr<GgufMapping> GgufMapping::open(const std::string &path, std::str
     ::close(fd);
     return nullptr;
   }
-  std::unique_ptr<GgufMapping> mapping(new GgufMapping());
+  std::unique_ptr<MappedFile> mapping(new MappedFile());
   mapping->size = static_cast<size_t>(status.st_size);
   // An empty file cannot be mapped; it is an empty span, refused by the reader.
   if (mapping->size > 0) {
@@ -36,7 +36,7 @@ std::unique_ptr<GgufMapping> GgufMapping::open(const std::string &path, std::str
   return mapping;
 }
 
-GgufMapping::~GgufMapping() {
+MappedFile::~MappedFile() {
   if (base)
     munmap(base, size);
 }

@@ -1,7 +1,7 @@
-// A file mapped read-only into memory: a GGUF file holds gigabytes of
+// A file mapped read-only into memory: .mk and GGUF files hold gigabytes of
 // weights, which are seen in place rather than copied.
-#ifndef MKC_FRONTENDS_GGUF_GGUFMAPPING_H
-#define MKC_FRONTENDS_GGUF_GGUFMAPPING_H
+#ifndef MKC_CORE_SUPPORT_MAPPEDFILE_H
+#define MKC_CORE_SUPPORT_MAPPEDFILE_H
 
 #include <cstdint>
 #include <memory>
@@ -10,19 +10,19 @@
 
 namespace mk {
 
-class GgufMapping {
+class MappedFile {
 public:
   // The regular file `path` mapped, or nullptr with `error` set
   // ("cannot open 'PATH': why", "cannot map 'PATH': why").
-  static std::unique_ptr<GgufMapping> open(const std::string &path, std::string &error);
-  ~GgufMapping();
-  GgufMapping(const GgufMapping &) = delete;
-  GgufMapping &operator=(const GgufMapping &) = delete;
+  static std::unique_ptr<MappedFile> open(const std::string &path, std::string &error);
+  ~MappedFile();
+  MappedFile(const MappedFile &) = delete;
+  MappedFile &operator=(const MappedFile &) = delete;
 
   std::span<const uint8_t> bytes() const { return {static_cast<const uint8_t *>(base), size}; }
 
 private:
-  GgufMapping() = default;
+  MappedFile() = default;
   void *base = nullptr;
   size_t size = 0;
 };
