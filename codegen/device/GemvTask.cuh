@@ -9,9 +9,10 @@
 // its share of the row's bf16 weights in 16-byte loads, several in flight,
 // accumulates in f32, and the group sums with shuffles. SiluMul rows read
 // the gate row j and the up row N + j together; Residual adds the residual
-// row. The task's first rows are usually in shared memory already, staged
-// by the interpreter while it waited (WeightStaging.cuh): those are read
-// from there, the rest streamed from global memory.
+// row. While the task waits for its input, the interpreter has already had
+// its first weights prefetched into L2 (Prefetch.cuh); in a kernel built
+// with stage buffers (WeightStaging.cuh, off by default) its first rows are
+// in shared memory instead, read from there, the rest streamed as before.
 // Store: the group's first lane writes the row.
 #ifndef MKC_CODEGEN_DEVICE_GEMVTASK_CUH
 #define MKC_CODEGEN_DEVICE_GEMVTASK_CUH
@@ -99,18 +100,18 @@ __device__ void loadGemvInput(const TaskContext &context, const MkOperationRecor
   __syncthreads();
 }
 
+// Eight staged bf16 weights: 16 bytes of shared memory.
+__device__ __forceinline__ uint4 loadStaged8(const unsigned short *address) {
+  return *reinterpret_cast<const uint4 *>(address);
+}
+
 // One group's partial dot products of kRows stacked weight rows with x; the
 // caller sums the group. The lane's 16-byte chunks of every row are loaded
 // a batch at a time, all before the first is used, so that kLoadsInFlight
 // loads per lane are outstanding: one SM needs tens of kilobytes in flight
 // to take its share of HBM bandwidth. Each x chunk is read once for all
 // rows. Every lane of the warp calls it (a row may be null for lanes past
-// the tile: it contributes 0).
-// Eight staged bf16 weights: 16 bytes of shared memory.
-__device__ __forceinline__ uint4 loadStaged8(const unsigned short *address) {
-  return *reinterpret_cast<const uint4 *>(address);
-}
-
+// the tile: it contributes 0); a row marked `staged` is in shared memory.
 template <int kInput, int kLanes, int kRows, int kLoadsInFlight>
 __device__ __forceinline__ void rowsDot(const unsigned short *const (&rows)[kRows],
                                         const bool (&staged)[kRows], const float *x, int lane,
