@@ -339,14 +339,10 @@ int addTokenizer(const CompileArguments &options, int64_t vocab, ArtifactOptions
   }
   if (!options.eosTokens.empty())
     artifact.eosTokens = options.eosTokens;
-  for (int64_t token : artifact.eosTokens)
-    if (token < 0 || token >= vocab)
-      return refuse("EOS token " + llvm::Twine(token) + " is outside the model's vocabulary of " +
-                    llvm::Twine(vocab));
-  if (artifact.generation.bosToken &&
-      (*artifact.generation.bosToken < 0 || *artifact.generation.bosToken >= vocab))
-    return refuse("BOS token " + llvm::Twine(*artifact.generation.bosToken) +
-                  " is outside the model's vocabulary of " + llvm::Twine(vocab));
+  if (std::string problem =
+          checkSpecialTokens(artifact.eosTokens, artifact.generation.bosToken, vocab);
+      !problem.empty())
+    return refuse(problem);
   return 0;
 }
 

@@ -70,4 +70,16 @@ std::unique_ptr<BuiltArtifact> buildArtifact(const TaskGraph &graph, const Sched
   return built;
 }
 
+std::string checkSpecialTokens(const std::vector<int64_t> &eosTokens,
+                               const std::optional<int64_t> &bosToken, int64_t vocab) {
+  for (int64_t token : eosTokens)
+    if (token < 0 || token >= vocab)
+      return "EOS token " + std::to_string(token) + " is outside the vocabulary of " +
+             std::to_string(vocab);
+  if (bosToken && (*bosToken < 0 || *bosToken >= vocab))
+    return "BOS token " + std::to_string(*bosToken) + " is outside the vocabulary of " +
+           std::to_string(vocab);
+  return "";
+}
+
 } // namespace mk

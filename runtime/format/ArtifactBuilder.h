@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -36,6 +37,12 @@ struct BuiltArtifact {
 
 // The facts the task graph states: layers, widths, heads, vocabulary, context.
 ModelFacts describeModel(const TaskGraph &graph, const Schedule &schedule);
+
+// "" when every EOS token and the BOS token are ids of a vocabulary of
+// `vocab`, else which is not: the compiler refuses such options before any
+// work, and the loader such a file.
+std::string checkSpecialTokens(const std::vector<int64_t> &eosTokens,
+                               const std::optional<int64_t> &bosToken, int64_t vocab);
 
 // nullptr with `error` set when a weight is missing or the blob cannot hold
 // the graph.

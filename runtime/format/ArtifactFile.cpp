@@ -79,15 +79,7 @@ std::string checkManifest(const Manifest &manifest, const Artifact &artifact) {
   if (facts.kernelFingerprint != fingerprint)
     return "the kernel's fingerprint is '" + fingerprint + "', the manifest records '" +
            facts.kernelFingerprint + "'";
-  for (int64_t token : facts.eosTokens)
-    if (token < 0 || token >= facts.vocab)
-      return "EOS token " + std::to_string(token) + " is outside the vocabulary of " +
-             std::to_string(facts.vocab);
-  if (facts.generation.bosToken &&
-      (*facts.generation.bosToken < 0 || *facts.generation.bosToken >= facts.vocab))
-    return "BOS token " + std::to_string(*facts.generation.bosToken) +
-           " is outside the vocabulary of " + std::to_string(facts.vocab);
-  return "";
+  return checkSpecialTokens(facts.eosTokens, facts.generation.bosToken, facts.vocab);
 }
 
 std::string load(const MkFile &file, Artifact &artifact) {
