@@ -1,5 +1,6 @@
 #include "codegen/KernelSource.h"
 
+#include "core/protocol/SharedMemory.h"
 #include "core/taskgraph/KernelVariants.h"
 #include "core/taskgraph/TaskKind.h"
 #include "runtime/format/ControlBlock.h"
@@ -72,25 +73,27 @@ uint64_t sharedFloats(const KernelVariants &variants) {
   return floats;
 }
 
-// Each stage buffer's bytes, in whole KiB: what was asked (automatic: what
-// the largest gemv task streams), at most half of what the tasks leave of
-// `freeBytes`.
-uint32_t stageBufferBytes(const TaskGraph &graph, uint64_t freeBytes, uint32_t asked) {
-  uint64_t largest = 0;
-  for (const Task &task : graph.tasks)
-    if (task.kind == TaskKind::Gemv)
-      largest = std::max(largest, task.weightBytes);
-  uint64_t wanted = asked == KernelOptions::kAutomaticStage ? largest : asked;
-  return static_cast<uint32_t>(std::min(freeBytes / 2, (wanted + 1023) / 1024 * 1024) / 1024 * 1024);
+// 16-byte slots per thread for a gemv's first weights (codegen/device/
+// GemvTask.cuh): as many as its first batch of loads wants, when the
+// largest gemv input leaves room for them within `limitBytes`; else none.
+uint32_t gemvEarlySlots(const KernelVariants &variants, uint64_t limitBytes,
+                        const KernelOptions &options) {
+  uint64_t slots = options.gemvLoadsInFlight;
+  for (const KernelVariant &variant : variants.variants)
+    if (variant.kind == TaskKind::Gemv &&
+        gemvSharedBytesWithEarlyWeights(variant.arguments[0], kMegakernelThreads, slots) > limitBytes)
+      return 0;
+  return static_cast<uint32_t>(slots);
 }
 
 void emitConstants(std::ostream &os, const TaskGraph &graph, const Schedule &schedule,
                    const ModelShapes &shapes, const KernelVariants &variants,
-                   const KernelSource &source, uint32_t sharedBytesPerCta) {
+                   const KernelSource &source, uint32_t sharedBytesPerCta,
+                   uint32_t earlySlots) {
   os << "constexpr int kThreads = " << kMegakernelThreads << ";\n"
      << "constexpr int kSharedBytes = " << source.sharedBytes << "; // dynamic, per CTA\n"
-     << "constexpr int kStageBytes = " << source.stageBytes << "; // each of two stage buffers\n"
-     << "constexpr int kTaskSharedBytes = kSharedBytes - 2 * kStageBytes;\n"
+     << "constexpr int kGemvEarlySlots = " << earlySlots
+     << "; // 16-byte units per thread of a gemv's first weights\n"
      << "constexpr int kNumSms = " << schedule.numSms << ";\n"
      << "constexpr int kNumTasks = " << graph.tasks.size() << ";\n"
      << "constexpr int kNumEvents = " << graph.events.size() << ";\n"
@@ -109,12 +112,13 @@ void emitDispatcher(std::ostream &os, const KernelVariants &variants,
                     const KernelOptions &options) {
   os << "struct Tasks {\n"
      << "  static constexpr unsigned long long kPrefetchBytes = " << options.prefetchBytes << ";\n"
-     << "  static constexpr unsigned long long kStageBytes = model::kStageBytes;\n"
-     << "  static constexpr unsigned long long kTaskSharedBytes = model::kTaskSharedBytes;\n"
+     << "  static constexpr unsigned long long kTaskSharedBytes = model::kSharedBytes;\n"
      << "  static constexpr int kGemvLoadsInFlight = " << options.gemvLoadsInFlight << ";\n"
+     << "  static constexpr int kGemvEarlySlots = model::kGemvEarlySlots;\n"
      << "  static constexpr int kStaticSharedReserve = " << kStaticSharedReserve << ";\n\n"
+     << "  template <class AwaitInputs>\n"
      << "  __device__ static void run(const mk::gpu::TaskContext &context, const MkTaskRecord &task,\n"
-     << "                             const MkOperationRecord &op) {\n"
+     << "                             const MkOperationRecord &op, const AwaitInputs &awaitInputs) {\n"
      << "    using namespace mk::gpu;\n"
      << "    switch (task.variant) {\n";
   for (size_t number = 0; number < variants.variants.size(); ++number) {
@@ -126,7 +130,7 @@ void emitDispatcher(std::ostream &os, const KernelVariants &variants,
        << "      static_assert(" << kind.sharedFloatsFunction << "(" << arguments
        << ") * sizeof(float) <= kTaskSharedBytes, \"" << kind.name << "'s shared memory\");\n"
        << "      return " << kind.deviceFunction << "<" << arguments << ", " << kind.kernelArguments
-       << ">(context, task, op);\n";
+       << ">(context, task, op, awaitInputs);\n";
   }
   os << "    }\n"
      << "    if (threadIdx.x == 0)\n"
@@ -171,9 +175,6 @@ llvm::Error checkSupported(const TaskGraph &graph, const ModelShapes &shapes,
 } // namespace
 
 std::string checkKernelOptions(const KernelOptions &options) {
-  if (options.stageBytes != KernelOptions::kAutomaticStage && options.stageBytes % 1024 != 0)
-    return "the stage buffers must be whole KiB, got " + std::to_string(options.stageBytes) +
-           " bytes";
   if (options.prefetchBytes % 16 != 0)
     return "the prefetch must be a multiple of 16 bytes, got " +
            std::to_string(options.prefetchBytes);
@@ -196,19 +197,22 @@ llvm::Expected<KernelSource> generateKernelSource(const TaskGraph &graph, const 
   KernelVariants variants = listKernelVariants(graph);
   if (auto problem = checkSupported(graph, shapes, variants))
     return std::move(problem);
-  // Stage buffers start 128-byte aligned, past every task's own.
   uint64_t taskBytes = (sharedFloats(variants) * sizeof(float) + 127) / 128 * 128;
   if (taskBytes + kStaticSharedReserve > sharedBytesPerCta)
     return error("a task needs " + llvm::Twine(taskBytes) + " bytes of shared memory; one CTA has " +
                  llvm::Twine(sharedBytesPerCta) + ", " + llvm::Twine(kStaticSharedReserve) +
                  " of them kept for the interpreter");
 
+  // The gemvs' first weights, where shared memory leaves them room.
+  uint32_t earlySlots = gemvEarlySlots(variants, sharedBytesPerCta - kStaticSharedReserve, options);
+  for (const KernelVariant &variant : variants.variants)
+    if (variant.kind == TaskKind::Gemv)
+      taskBytes = std::max(taskBytes, gemvSharedBytesWithEarlyWeights(variant.arguments[0],
+                                                                      kMegakernelThreads, earlySlots));
+
   KernelSource source;
   source.threads = kMegakernelThreads;
-  if (options.stageBytes > 0)
-    source.stageBytes =
-        stageBufferBytes(graph, sharedBytesPerCta - kStaticSharedReserve - taskBytes, options.stageBytes);
-  source.sharedBytes = static_cast<uint32_t>(taskBytes + 2 * source.stageBytes);
+  source.sharedBytes = static_cast<uint32_t>(taskBytes);
   std::ostringstream os;
   os << "// Generated by mkc: the persistent megakernel of one compiled model, "
      << graph.tasks.size() << " tasks\n// on " << schedule.numSms
@@ -218,7 +222,7 @@ llvm::Expected<KernelSource> generateKernelSource(const TaskGraph &graph, const 
      << " KV heads of " << shapes.headDim << ", vocabulary " << shapes.vocab << ".\n"
      << "#include \"codegen/device/Megakernel.cuh\"\n\n"
      << "namespace model {\n\n";
-  emitConstants(os, graph, schedule, shapes, variants, source, sharedBytesPerCta);
+  emitConstants(os, graph, schedule, shapes, variants, source, sharedBytesPerCta, earlySlots);
   emitDispatcher(os, variants, options);
   os << "\n} // namespace model\n\n"
      << "extern \"C\" __constant__ MkKernelInfo mk_kernel_info = {\n"

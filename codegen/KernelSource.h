@@ -27,22 +27,14 @@ constexpr uint32_t kStaticSharedReserve = 2048;
 
 // Tuning of the generated kernel that does not change what it computes.
 struct KernelOptions {
-  // Bytes of its next task's weights each CTA has prefetched into L2 while
-  // it waits on a task's events (0: none). The sum over the SMs must leave
-  // L2 room for the weights being streamed.
-  uint32_t prefetchBytes = 64 * 1024;
+  // Bytes of its next task's weights each CTA asks into L2 as a task ends
+  // (0: none). The sum over the SMs must leave L2 room for the weights
+  // being streamed. Off by default: since each gemv copies its own first
+  // weights while it waits, 64 KiB measured 5% slower on the Llama-3.2-1B
+  // shape (bench/NOTES.md): the prefetch competes with the task's tail.
+  uint32_t prefetchBytes = 0;
   // 16-byte weight loads each gemv lane keeps in flight (1 to 16).
   uint32_t gemvLoadsInFlight = 8;
-  // Bytes of each of two stage buffers in the shared memory the task bodies
-  // leave, into which the copy engine brings a gemv's first rows while the
-  // gemv before it runs (codegen/device/WeightStaging.cuh); they replace the
-  // L2 prefetch. kAutomaticStage: as much as shared memory leaves, capped at
-  // the largest gemv task; 0: none. Only targets with bulk copies (sm_90
-  // and later) stage. Off by default: on the H200 it measured 3% slower on
-  // the Llama-3.2-1B shape (bench/NOTES.md), because the stager's record
-  // loads and copies lie on the path to the CTA's barrier before each task.
-  static constexpr uint32_t kAutomaticStage = 0xffffffffu;
-  uint32_t stageBytes = 0;
 };
 
 // "" when `options` are in range, else what is not.
@@ -51,8 +43,7 @@ std::string checkKernelOptions(const KernelOptions &options);
 struct KernelSource {
   std::string text;           // the generated translation unit
   uint32_t threads = 0;       // per CTA
-  uint32_t sharedBytes = 0;   // dynamic shared memory per CTA: the tasks', then the stages
-  uint32_t stageBytes = 0;    // each of the two stage buffers (0: no staging)
+  uint32_t sharedBytes = 0;   // dynamic shared memory per CTA, the most any task needs
 };
 
 // An included file of the device library: its include name and text.

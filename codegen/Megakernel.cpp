@@ -17,14 +17,13 @@ llvm::Error error(const llvm::Twine &message) {
 struct Architecture {
   const char *name;
   uint32_t sharedBytesPerCta; // the most one CTA can opt in to
-  bool bulkCopies;            // cp.async.bulk and mbarrier transaction counts (sm_90 on)
 };
 
 // Every one compiles (tests/codegen); the H200's sm_90a is the one run.
 constexpr Architecture kArchitectures[] = {
-    {"sm_80", 163 * 1024, false},   {"sm_86", 99 * 1024, false},  {"sm_89", 99 * 1024, false},
-    {"sm_90", 227 * 1024, true},    {"sm_90a", 227 * 1024, true}, {"sm_100", 227 * 1024, true},
-    {"sm_100a", 227 * 1024, true},  {"sm_120", 99 * 1024, true},
+    {"sm_80", 163 * 1024},  {"sm_86", 99 * 1024},   {"sm_89", 99 * 1024},
+    {"sm_90", 227 * 1024},  {"sm_90a", 227 * 1024}, {"sm_100", 227 * 1024},
+    {"sm_100a", 227 * 1024}, {"sm_120", 99 * 1024},
 };
 
 llvm::Expected<const Architecture &> findArchitecture(const std::string &arch) {
@@ -59,10 +58,7 @@ llvm::Expected<KernelSource> sourceFor(const TaskGraph &graph, const Schedule &s
   auto target = findArchitecture(arch);
   if (!target)
     return target.takeError();
-  KernelOptions forTarget = options;
-  if (!target->bulkCopies)
-    forTarget.stageBytes = 0;
-  return generateKernelSource(graph, schedule, target->sharedBytesPerCta, forTarget);
+  return generateKernelSource(graph, schedule, target->sharedBytesPerCta, options);
 }
 
 } // namespace

@@ -36,9 +36,9 @@ __device__ __forceinline__ Candidate warpBest(Candidate candidate) {
   return candidate;
 }
 
-template <int kVocab, int kThreads>
+template <int kVocab, int kThreads, class AwaitInputs>
 __device__ void argmaxTask(const TaskContext &context, const MkTaskRecord &,
-                           const MkOperationRecord &op) {
+                           const MkOperationRecord &op, const AwaitInputs &awaitInputs) {
   constexpr int kWarps = kThreads / kWarpSize;
   constexpr unsigned kNone = 0xffffffffu;
   __shared__ Candidate warpBests[kWarps];
@@ -47,7 +47,8 @@ __device__ void argmaxTask(const TaskContext &context, const MkTaskRecord &,
   MkControlBlock *control = context.control;
   if (threadIdx.x == 0)
     firstNonFinite = kNone;
-  __syncthreads();
+  if (!awaitInputs()) // its barrier also publishes firstNonFinite
+    return;
 
   // Load and compute. Four logits per 16-byte load when the logits are so
   // aligned, several loads in flight per thread: one SM reads the whole

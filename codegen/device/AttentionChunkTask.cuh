@@ -99,9 +99,9 @@ __device__ void rotateHeads(const TaskContext &context, const MkOperationRecord 
   }
 }
 
-template <int kHeadDim, int kGroup, int kChunk, int kRotaryDim, int kThreads>
+template <int kHeadDim, int kGroup, int kChunk, int kRotaryDim, int kThreads, class AwaitInputs>
 __device__ void attentionChunkTask(const TaskContext &context, const MkTaskRecord &task,
-                                   const MkOperationRecord &op) {
+                                   const MkOperationRecord &op, const AwaitInputs &awaitInputs) {
   using Layout = AttentionShape<kHeadDim, kGroup>;
   const AttentionLayout layout = Layout::of(op);
   constexpr int kWarps = kThreads / kWarpSize;
@@ -167,6 +167,8 @@ __device__ void attentionChunkTask(const TaskContext &context, const MkTaskRecor
 
   // Store: an empty chunk's partials (count is the same for every thread).
   if (count == 0) {
+    if (!awaitInputs())
+      return;
     if (newEntries) {
       loadNewEntries();
       __syncthreads();
@@ -207,8 +209,10 @@ __device__ void attentionChunkTask(const TaskContext &context, const MkTaskRecor
   };
   auto fromCache = [&](int t) { return t < count && t != newSlot; };
 
-  // Load: the first keys and values from the cache (this step's after it is
-  // rotated, below), with q and this step's k and v.
+  // Load: the first keys and values from the cache, before the inputs are
+  // ready: earlier steps wrote them, and this CTA acquired those writes at
+  // the end of the step before (this step's own entry comes after it is
+  // rotated, below). Then q and this step's k and v.
   float key[kKeySlices], value[kValueBatch];
   {
     int t = keyPosition(0);
@@ -226,6 +230,8 @@ __device__ void attentionChunkTask(const TaskContext &context, const MkTaskRecor
                      : 0.0f;
     }
   }
+  if (!awaitInputs())
+    return;
   for (int i = threadIdx.x; i < Layout::kGroupLength; i += kThreads)
     queries[i] = qkv[layout.query(group) + i];
   if (newEntries)

@@ -17,9 +17,11 @@
 
 namespace mk::gpu {
 
-template <int kHeadDim, int kGroup, int kThreads>
+template <int kHeadDim, int kGroup, int kThreads, class AwaitInputs>
 __device__ void attentionMergeTask(const TaskContext &context, const MkTaskRecord &task,
-                                   const MkOperationRecord &op) {
+                                   const MkOperationRecord &op, const AwaitInputs &awaitInputs) {
+  if (!awaitInputs())
+    return;
   using Layout = AttentionShape<kHeadDim, kGroup>;
   const AttentionLayout layout = Layout::of(op);
   constexpr int kBatch = 16;

@@ -13,24 +13,14 @@ namespace mk::gpu {
 constexpr int kWarpSize = 32;
 constexpr unsigned kFullMask = 0xffffffffu;
 
-// The first rows of the running gemv, already copied into shared memory
-// (WeightStaging.cuh): stacked part p's row i at (p * count + i) * K.
-struct StagedRows {
-  const unsigned short *rows;
-  unsigned count;           // rows of each part staged (0: none)
-  unsigned long long *full; // the mbarrier to wait on before reading them
-  unsigned parity;          // the phase that completes them
-};
-
 // Everything a task function reads or writes, resolved once per launch.
 struct TaskContext {
   const MkBlobHeader *header;
-  const MkTaskRecord *tasks;
-  const MkWaitRecord *waits;
-  const MkEventRecord *events;
-  const MkOperationRecord *operations;
-  const unsigned *taskOrder;
   const MkQueue *queues;
+  const MkQueueEntry *entries;
+  const MkTaskRecord *tasks;
+  const MkWaitRecord *waits; // those past a queue entry's MK_ENTRY_WAITS
+  const MkEventRecord *events;
   const float *params;
   const unsigned short *weights; // bf16 bits
   float *activations;
@@ -38,7 +28,6 @@ struct TaskContext {
   unsigned *counters;
   MkControlBlock *control;
   float *shared; // the dynamic shared memory, sized by the generator
-  StagedRows staged; // the running task's staged weights
   long long step;
   long long position;
   unsigned taskId;
@@ -66,6 +55,27 @@ __device__ __forceinline__ uint4 loadWeights8(const unsigned short *address) {
       : "=r"(value.x), "=r"(value.y), "=r"(value.z), "=r"(value.w)
       : "l"(address));
   return value;
+}
+
+// 16 bytes from global into shared memory without holding a register:
+// cp.async (sm_80 on), completed by copyWait() for the thread's own copies.
+// Zeros when `inside` is false (source size 0: nothing is read).
+__device__ __forceinline__ void copyAsync16(void *sharedTarget, const void *source, bool inside) {
+#if __CUDA_ARCH__ >= 800
+  unsigned address = static_cast<unsigned>(__cvta_generic_to_shared(sharedTarget));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(address), "l"(source),
+               "r"(inside ? 16 : 0)
+               : "memory");
+#else
+  *reinterpret_cast<uint4 *>(sharedTarget) =
+      inside ? *reinterpret_cast<const uint4 *>(source) : make_uint4(0, 0, 0, 0);
+#endif
+}
+
+__device__ __forceinline__ void copyWait() {
+#if __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.wait_all;" ::: "memory");
+#endif
 }
 
 __device__ __forceinline__ unsigned long long globalTimer() {

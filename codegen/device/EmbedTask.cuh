@@ -9,9 +9,11 @@
 namespace mk::gpu {
 
 // kRow: the table's row length, the hidden size.
-template <int kRow, int kThreads>
+template <int kRow, int kThreads, class AwaitInputs>
 __device__ void embedTask(const TaskContext &context, const MkTaskRecord &task,
-                          const MkOperationRecord &op) {
+                          const MkOperationRecord &op, const AwaitInputs &awaitInputs) {
+  if (!awaitInputs())
+    return;
   // Load: the token.
   const MkControlBlock *control = context.control;
   long long token =

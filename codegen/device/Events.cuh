@@ -56,13 +56,21 @@ __device__ inline bool waitForCount(const TaskContext &context, unsigned event,
   }
 }
 
-// All waits of `task` for the context's step; called by one thread.
-__device__ inline bool waitForTask(const TaskContext &context, const MkTaskRecord &task) {
-  for (unsigned i = 0; i < task.numWaits; ++i) {
-    MkWaitRecord wait = context.waits[task.firstWait + i];
+// All waits of a queue entry's task for the context's step; called by one
+// thread. The entry holds the first MK_ENTRY_WAITS resolved; any more are
+// read from the blob's waits and events.
+__device__ inline bool waitForTask(const TaskContext &context, const MkQueueEntry &entry) {
+  for (unsigned i = 0; i < entry.task.numWaits; ++i) {
+    MkResolvedWait wait;
+    if (i < MK_ENTRY_WAITS) {
+      wait = entry.waits[i];
+    } else {
+      MkWaitRecord record = context.waits[entry.task.firstWait + i];
+      wait = {record.event, context.events[record.event].triggerCount, record.stepOffset, 0};
+    }
     // The validator keeps every threshold of a launch within 32 bits.
     unsigned target = static_cast<unsigned>(
-        mk_event_threshold(context.events[wait.event].triggerCount, context.step, wait.stepOffset));
+        mk_event_threshold(wait.triggerCount, context.step, wait.stepOffset));
     if (target == 0)
       continue; // the previous step of step 0: nothing to wait for
     if (!waitForCount(context, wait.event, target))

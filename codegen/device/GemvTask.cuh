@@ -9,16 +9,15 @@
 // its share of the row's bf16 weights in 16-byte loads, several in flight,
 // accumulates in f32, and the group sums with shuffles. SiluMul rows read
 // the gate row j and the up row N + j together; Residual adds the residual
-// row. While the task waits for its input, the interpreter has already had
-// its first weights prefetched into L2 (Prefetch.cuh); in a kernel built
-// with stage buffers (WeightStaging.cuh, off by default) its first rows are
-// in shared memory instead, read from there, the rest streamed as before.
+// row. Weights never change in a launch, so each lane issues its first
+// batch of weight loads before the task waits for its input: the first
+// pass's weights stream while the producers finish, and the wait is
+// followed by the input's load, not by HBM's latency.
 // Store: the group's first lane writes the row.
 #ifndef MKC_CODEGEN_DEVICE_GEMVTASK_CUH
 #define MKC_CODEGEN_DEVICE_GEMVTASK_CUH
 
 #include "codegen/device/Common.cuh"
-#include "codegen/device/WeightStaging.cuh"
 #include "core/protocol/SharedMemory.h"
 
 namespace mk::gpu {
@@ -100,121 +99,171 @@ __device__ void loadGemvInput(const TaskContext &context, const MkOperationRecor
   __syncthreads();
 }
 
-// Eight staged bf16 weights: 16 bytes of shared memory.
-__device__ __forceinline__ uint4 loadStaged8(const unsigned short *address) {
-  return *reinterpret_cast<const uint4 *>(address);
-}
-
-// One group's partial dot products of kRows stacked weight rows with x; the
-// caller sums the group. The lane's 16-byte chunks of every row are loaded
-// a batch at a time, all before the first is used, so that kLoadsInFlight
-// loads per lane are outstanding: one SM needs tens of kilobytes in flight
-// to take its share of HBM bandwidth. Each x chunk is read once for all
-// rows. Every lane of the warp calls it (a row may be null for lanes past
-// the tile: it contributes 0); a row marked `staged` is in shared memory.
+// One lane's part of kRows stacked weight rows (a row may be null for lanes
+// past the tile: it contributes 0), streamed a batch of 16-byte chunks at a
+// time: every load of a batch is issued before the first is used, so that
+// kLoadsInFlight loads per lane are outstanding (one SM needs tens of
+// kilobytes in flight to take its share of HBM bandwidth).
 template <int kInput, int kLanes, int kRows, int kLoadsInFlight>
+struct RowStream {
+  static constexpr bool kVector = kInput % 8 == 0; // else rowsDot reads scalars
+  static constexpr int kChunks = kInput / 8;
+  static constexpr int kPerLane = (kChunks + kLanes - 1) / kLanes;
+  static constexpr int kWanted = kLoadsInFlight / kRows > 0 ? kLoadsInFlight / kRows : 1;
+  static constexpr int kBatch = kWanted < kPerLane ? kWanted : kPerLane;
+
+  uint4 weights[kRows][kBatch];
+
+  // `copied`: the batch's chunks are in the thread's slots (see copy).
+  template <int kThreads>
+  __device__ __forceinline__ void load(const unsigned short *const (&rows)[kRows], int lane,
+                                       int base, const uint4 *copied) {
+#pragma unroll
+    for (int b = 0; b < kBatch; ++b) {
+      int chunk = lane + (base + b) * kLanes;
+#pragma unroll
+      for (int r = 0; r < kRows; ++r)
+        weights[r][b] = copied ? copied[(b * kRows + r) * kThreads + threadIdx.x]
+                        : rows[r] == nullptr || chunk >= kChunks ? make_uint4(0, 0, 0, 0)
+                                                                 : loadWeights8(rows[r] + chunk * 8);
+    }
+  }
+
+  // The same loads, as copies into the thread's slots of shared memory
+  // (cp.async: no registers held while they are in flight), zeros past the
+  // rows; read by `load` once copyWait() has returned.
+  // Slot b*kRows + r of a thread at slots[(b * kRows + r) * kThreads + tid].
+  template <int kThreads>
+  __device__ static __forceinline__ void copy(const unsigned short *const (&rows)[kRows], int lane,
+                                              uint4 *slots) {
+#pragma unroll
+    for (int b = 0; b < kBatch; ++b) {
+      int chunk = lane + b * kLanes;
+#pragma unroll
+      for (int r = 0; r < kRows; ++r) {
+        bool inside = rows[r] != nullptr && chunk < kChunks;
+        copyAsync16(slots + (b * kRows + r) * kThreads + threadIdx.x,
+                    inside ? rows[r] + chunk * 8 : nullptr, inside);
+      }
+    }
+  }
+  // The batch's dot products with x, added to sums. Each x chunk is read
+  // once for all rows.
+  __device__ __forceinline__ void accumulate(const float *x, int lane, int base,
+                                             float (&sums)[kRows]) const {
+#pragma unroll
+    for (int b = 0; b < kBatch; ++b) {
+      int chunk = lane + (base + b) * kLanes;
+      if (chunk >= kChunks)
+        continue;
+      float4 x0 = *reinterpret_cast<const float4 *>(x + chunk * 8);
+      float4 x1 = *reinterpret_cast<const float4 *>(x + chunk * 8 + 4);
+#pragma unroll
+      for (int r = 0; r < kRows; ++r) {
+        const uint4 w = weights[r][b];
+        float sum = sums[r];
+        sum = fmaf(bf16Low(w.x), x0.x, sum);
+        sum = fmaf(bf16High(w.x), x0.y, sum);
+        sum = fmaf(bf16Low(w.y), x0.z, sum);
+        sum = fmaf(bf16High(w.y), x0.w, sum);
+        sum = fmaf(bf16Low(w.z), x1.x, sum);
+        sum = fmaf(bf16High(w.z), x1.y, sum);
+        sum = fmaf(bf16Low(w.w), x1.z, sum);
+        sum = fmaf(bf16High(w.w), x1.w, sum);
+        sums[r] = sum;
+      }
+    }
+  }
+};
+
+// One group's partial dot products of kRows stacked rows with x; the caller
+// sums the group. `copied`, when not null, holds the first batch.
+template <int kInput, int kLanes, int kRows, int kLoadsInFlight, int kThreads>
 __device__ __forceinline__ void rowsDot(const unsigned short *const (&rows)[kRows],
-                                        const bool (&staged)[kRows], const float *x, int lane,
-                                        float (&sums)[kRows]) {
+                                        const float *x, int lane, float (&sums)[kRows],
+                                        const uint4 *copied) {
 #pragma unroll
   for (int r = 0; r < kRows; ++r)
     sums[r] = 0.0f;
-  if constexpr (kInput % 8 == 0) {
-    constexpr int kChunks = kInput / 8;
-    constexpr int kPerLane = (kChunks + kLanes - 1) / kLanes;
-    constexpr int kWanted = kLoadsInFlight / kRows > 0 ? kLoadsInFlight / kRows : 1;
-    constexpr int kBatch = kWanted < kPerLane ? kWanted : kPerLane;
-    for (int base = 0; base < kPerLane; base += kBatch) {
-      uint4 weights[kRows][kBatch];
-#pragma unroll
-      for (int b = 0; b < kBatch; ++b) {
-        int chunk = lane + (base + b) * kLanes;
-#pragma unroll
-        for (int r = 0; r < kRows; ++r)
-          weights[r][b] = rows[r] == nullptr || chunk >= kChunks ? make_uint4(0, 0, 0, 0)
-                          : staged[r] ? loadStaged8(rows[r] + chunk * 8)
-                                      : loadWeights8(rows[r] + chunk * 8);
-      }
-#pragma unroll
-      for (int b = 0; b < kBatch; ++b) {
-        int chunk = lane + (base + b) * kLanes;
-        if (chunk >= kChunks)
-          continue;
-        float4 x0 = *reinterpret_cast<const float4 *>(x + chunk * 8);
-        float4 x1 = *reinterpret_cast<const float4 *>(x + chunk * 8 + 4);
-#pragma unroll
-        for (int r = 0; r < kRows; ++r) {
-          const uint4 w = weights[r][b];
-          float sum = sums[r];
-          sum = fmaf(bf16Low(w.x), x0.x, sum);
-          sum = fmaf(bf16High(w.x), x0.y, sum);
-          sum = fmaf(bf16Low(w.y), x0.z, sum);
-          sum = fmaf(bf16High(w.y), x0.w, sum);
-          sum = fmaf(bf16Low(w.z), x1.x, sum);
-          sum = fmaf(bf16High(w.z), x1.y, sum);
-          sum = fmaf(bf16Low(w.w), x1.z, sum);
-          sum = fmaf(bf16High(w.w), x1.w, sum);
-          sums[r] = sum;
-        }
-      }
-    }
-  } else {
+  using Stream = RowStream<kInput, kLanes, kRows, kLoadsInFlight>;
+  if constexpr (!Stream::kVector) {
     // Rows not a multiple of 16 bytes cannot be read in 16-byte loads.
 #pragma unroll
     for (int r = 0; r < kRows; ++r)
       if (rows[r] != nullptr)
         for (int i = lane; i < kInput; i += kLanes)
           sums[r] = fmaf(bf16ToFloat(rows[r][i]), x[i], sums[r]);
+  } else {
+    for (int base = 0; base < Stream::kPerLane; base += Stream::kBatch) {
+      Stream batch;
+      batch.template load<kThreads>(rows, lane, base, base == 0 ? copied : nullptr);
+      batch.accumulate(x, lane, base, sums);
+    }
   }
 }
 
-template <int kInput, int kEpilogue, bool kNorm, bool kBias, int kThreads, int kLoadsInFlight>
+template <int kInput, int kEpilogue, bool kNorm, bool kBias, int kThreads, int kLoadsInFlight,
+          int kEarlySlots, int kSharedBytes, class AwaitInputs>
 __device__ void gemvTask(const TaskContext &context, const MkTaskRecord &task,
-                         const MkOperationRecord &op) {
+                         const MkOperationRecord &op, const AwaitInputs &awaitInputs) {
   static_assert(kThreads % kWarpSize == 0, "whole warps");
   static_assert(kInput == gemvSharedFloats(kInput, kEpilogue, kNorm, kBias),
                 "x is what core/protocol/SharedMemory.h reserves");
-  float *x = context.shared; // [kInput]
-  loadGemvInput<kInput, kNorm, kThreads>(context, op, x);
-  const StagedRows staged = context.staged;
-  waitStaged(context, staged);
-
   constexpr int kLanes = gemvLanesPerRow(kInput / 8);
   constexpr int kRowsPerWarp = kWarpSize / kLanes;
   constexpr int kRowsPerPass = kThreads / kLanes;
   // A SiluMul output row needs the gate row j and the up row N + j.
   constexpr int kRows = kEpilogue == MK_EPILOGUE_SILU_MUL ? 2 : 1;
+  using Stream = RowStream<kInput, kLanes, kRows, kLoadsInFlight>;
   int warp = threadIdx.x / kWarpSize, lane = threadIdx.x % kLanes;
   int groupInWarp = (threadIdx.x % kWarpSize) / kLanes;
   float *out = context.activations + op.output;
+  // A lane's rows in the pass starting at `first` (null past the tile).
+  auto rowsAt = [&](unsigned long long first, const unsigned short *(&rows)[kRows]) {
+    unsigned long long row = first + groupInWarp;
+    bool active = row < task.end;
+    rows[0] = active ? stackedRow<kInput>(context, op, row) : nullptr;
+    if constexpr (kRows == 2)
+      rows[1] = active ? stackedRow<kInput>(context, op, op.outputLength + row) : nullptr;
+  };
 
-  // The loop bound is the warp's first row, so a warp's lanes run the same
-  // passes and every shuffle has all 32 of them.
-  for (unsigned long long first = task.begin + warp * kRowsPerWarp; first < task.end;
-       first += kRowsPerPass) {
+  // Load, before the input is ready: the first batch of the warp's first
+  // pass, copied into shared memory where the kernel left room for it
+  // (kEarlySlots). The loop bound is the warp's first row, so a warp's
+  // lanes run the same passes and every shuffle has all 32 of them.
+  constexpr bool kEarly = Stream::kVector && kEarlySlots >= kRows * Stream::kBatch;
+  static_assert(!kEarly || gemvSharedBytesWithEarlyWeights(kInput, kThreads, kEarlySlots) <=
+                               kSharedBytes,
+                "the first weights fit the kernel's shared memory");
+  uint4 *early = reinterpret_cast<uint4 *>(reinterpret_cast<char *>(context.shared) +
+                                           gemvEarlyWeightsOffset(kInput));
+  const unsigned long long warpFirst = task.begin + warp * kRowsPerWarp;
+  if (kEarly && warpFirst < task.end) {
+    const unsigned short *rows[kRows];
+    rowsAt(warpFirst, rows);
+    Stream::template copy<kThreads>(rows, lane, early);
+  }
+  if (!awaitInputs())
+    return;
+  float *x = context.shared; // [kInput]
+  loadGemvInput<kInput, kNorm, kThreads>(context, op, x);
+  if (kEarly)
+    copyWait(); // the thread's own copies: it alone reads its slots
+
+  // Compute and store, a pass of rows at a time; the first pass finds its
+  // first batch copied.
+  for (unsigned long long first = warpFirst; first < task.end; first += kRowsPerPass) {
     unsigned long long row = first + groupInWarp;
     bool active = row < task.end;
     // Read before the weights, so that its latency hides behind theirs.
     float residual = 0.0f;
     if constexpr (kEpilogue == MK_EPILOGUE_RESIDUAL)
       residual = active && lane == 0 ? context.activations[op.residual + row] : 0.0f;
-    // Row i of the tile, of stacked part r: staged at (r * count + i) * K.
-    const unsigned long long i = row - task.begin;
-    const bool inStage = active && i < staged.count;
     const unsigned short *rows[kRows];
-    bool fromStage[kRows];
-    rows[0] = !active ? nullptr
-              : inStage ? staged.rows + i * kInput
-                        : stackedRow<kInput>(context, op, row);
-    fromStage[0] = inStage;
-    if constexpr (kRows == 2) {
-      rows[1] = !active ? nullptr
-                : inStage ? staged.rows + (staged.count + i) * kInput
-                          : stackedRow<kInput>(context, op, op.outputLength + row);
-      fromStage[1] = inStage;
-    }
+    rowsAt(first, rows);
     float sums[kRows];
-    rowsDot<kInput, kLanes, kRows, kLoadsInFlight>(rows, fromStage, x, lane, sums);
+    rowsDot<kInput, kLanes, kRows, kLoadsInFlight, kThreads>(
+        rows, x, lane, sums, kEarly && first == warpFirst ? early : nullptr);
 #pragma unroll
     for (int r = 0; r < kRows; ++r) {
       sums[r] = groupSum<kLanes>(sums[r]);

@@ -2,24 +2,26 @@
 // SM's queue of the schedule blob, every step of the launch. Its threads
 // play named roles, each written in one place below:
 //
-//   controller  thread 0. Before a task: waits on its events (Events.cuh)
-//               and marks the trace. After it: triggers the task's event,
-//               a release that publishes every consumer's stores (the
-//               storer's part). At a step's end: waits for the argmax and
+//   controller  thread 0. When the task asks (AwaitInputs): waits on its
+//               events (Events.cuh) and marks the trace. After it:
+//               triggers the task's event, a release that publishes every
+//               consumer's stores. At a step's end: waits for the argmax and
 //               decides whether the launch goes on.
-//   loader      warp 1: copies the task's records into shared memory while
-//               the controller waits.
-//   stager      lane 0 of warp 2: while the controller waits, has the copy
-//               engine bring the first rows of the next task's weights into
-//               a stage buffer in shared memory (WeightStaging.cuh), or,
-//               where the kernel has no stage buffers, into L2 (Prefetch.cuh).
+//   loader      warp 1: while a task runs, copies the next task's queue
+//               entry (its record, its operation's, its waits resolved) into
+//               shared memory, so that no task waits on a record load, and
+//               then asks for the next task's first weights in L2.
 //   consumers   every thread: the task's device function (Tasks::run, the
-//               generated dispatcher over the kernel variants).
+//               generated dispatcher over the kernel variants). A task
+//               function first issues the loads that need no input of this
+//               step (its first weights, earlier steps' cache entries), then
+//               calls awaitInputs(): the controller's wait and a barrier.
 //
 //   for each step:
-//     for each task of this CTA's queue:
-//       controller waits | loader copies records | stager stages; barrier
-//       consumers run the task; barrier
+//     for each task of this CTA's queue (its entry already in shared memory):
+//       loader starts copying the next entry
+//       consumers run the task: loads of constants | awaitInputs() | the rest
+//       loader finishes the copy; barrier
 //       controller triggers the task's event
 //     controller waits for this step's argmax, reads stop and error; barrier
 //     every CTA leaves at the same step
@@ -29,30 +31,29 @@
 #include "codegen/device/Common.cuh"
 #include "codegen/device/Events.cuh"
 #include "codegen/device/Prefetch.cuh"
-#include "codegen/device/WeightStaging.cuh"
 
 namespace mk::gpu {
 
 // Which threads play which role, and what the roles need of a CTA.
 template <int kThreads>
 struct Roles {
-  static constexpr int kLoaderWarp = 1, kStagerWarp = 2, kRoleWarps = 3;
+  static constexpr int kLoaderWarp = 1, kRoleWarps = 2;
   static_assert(kThreads % kWarpSize == 0 && kThreads <= 1024, "whole warps, one CTA");
   static_assert(kThreads / kWarpSize >= kRoleWarps,
-                "the controller, the loader and the stager each need a warp of their own");
+                "the controller and the loader each need a warp of their own");
   // __launch_bounds__(kThreads, 1): one CTA per SM shares its 64K registers.
   static_assert(65536 / kThreads >= 64, "at least 64 registers per thread for the task bodies");
 
   __device__ static bool controller() { return threadIdx.x == 0; }
   __device__ static bool loader() { return threadIdx.x / kWarpSize == kLoaderWarp; }
-  __device__ static bool stager() { return threadIdx.x == kStagerWarp * kWarpSize; }
 };
 
 // What the roles share in static shared memory.
 struct InterpreterState {
-  MkTaskRecord task; // the loader's copies of the current task's records
-  MkOperationRecord operation;
-  WeightStages stages;
+  // The running task's queue entry and the next one's, by the parity of
+  // the task's place in the launch: the loader fills one while the
+  // consumers read the other.
+  MkQueueEntry entries[2];
   unsigned argmaxTask;
   int launchRefused, taskAbandoned;
   // By step parity: a CTA with an empty queue passes from one step's end to
@@ -64,6 +65,9 @@ struct InterpreterState {
   // so that tracing costs the task bodies no register.
   unsigned long long *trace, *times;
 };
+// The entries come first, and the state is declared 16-byte aligned.
+static_assert(sizeof(MkQueueEntry) % 16 == 0,
+              "queue entries are copied in 16-byte units to 16-byte aligned places");
 
 __device__ inline TaskContext makeContext(const MkKernelArgs &args, float *shared) {
   const unsigned char *blob = reinterpret_cast<const unsigned char *>(args.blob);
@@ -71,11 +75,10 @@ __device__ inline TaskContext makeContext(const MkKernelArgs &args, float *share
   TaskContext context;
   context.header = header;
   context.queues = reinterpret_cast<const MkQueue *>(blob + header->queuesOffset);
-  context.taskOrder = reinterpret_cast<const unsigned *>(blob + header->taskOrderOffset);
+  context.entries = reinterpret_cast<const MkQueueEntry *>(blob + header->entriesOffset);
   context.tasks = reinterpret_cast<const MkTaskRecord *>(blob + header->tasksOffset);
   context.waits = reinterpret_cast<const MkWaitRecord *>(blob + header->waitsOffset);
   context.events = reinterpret_cast<const MkEventRecord *>(blob + header->eventsOffset);
-  context.operations = reinterpret_cast<const MkOperationRecord *>(blob + header->operationsOffset);
   context.params = reinterpret_cast<const float *>(blob + header->paramsOffset);
   context.weights = reinterpret_cast<const unsigned short *>(args.weights);
   context.activations = reinterpret_cast<float *>(args.activations);
@@ -83,7 +86,6 @@ __device__ inline TaskContext makeContext(const MkKernelArgs &args, float *share
   context.counters = reinterpret_cast<unsigned *>(args.counters);
   context.control = reinterpret_cast<MkControlBlock *>(args.control);
   context.shared = shared;
-  context.staged = {nullptr, 0, nullptr, 0};
   context.step = 0;
   context.position = 0;
   context.taskId = 0xffffffffu;
@@ -138,12 +140,12 @@ __device__ __forceinline__ void markTime(unsigned long long *times, int which) {
 // The roles' work, one function each.
 // ---------------------------------------------------------------------------
 
-// Controller, before a task: its waits, marked in the trace.
+// Controller, when the running task asks: its waits, marked in the trace.
 __device__ __forceinline__ void controllerWait(InterpreterState &state, const TaskContext &context,
-                                               unsigned id, const MkTaskRecord &record) {
-  state.times = traceTimes(state.trace, context, id);
+                                               const MkQueueEntry &entry) {
+  state.times = traceTimes(state.trace, context, entry.id);
   markTime(state.times, MK_TRACE_WAIT);
-  state.taskAbandoned = !waitForTask(context, record);
+  state.taskAbandoned = !waitForTask(context, entry);
   markTime(state.times, MK_TRACE_START);
 }
 
@@ -168,70 +170,42 @@ __device__ __forceinline__ bool controllerStepEnds(const TaskContext &context,
          loadRelaxed(&context.control->error) != MK_ERROR_NONE;
 }
 
-// Loader: a record into shared memory, with the threads of one warp.
-template <class Record>
-__device__ __forceinline__ void copyRecord(Record &into, const Record &from, int lane) {
-  static_assert(sizeof(Record) % 4 == 0, "records are whole words");
-  constexpr int kWords = sizeof(Record) / 4;
-  for (int i = lane; i < kWords; i += kWarpSize)
-    reinterpret_cast<unsigned *>(&into)[i] = reinterpret_cast<const unsigned *>(&from)[i];
+// Loader: starts copying a queue entry into shared memory, 16 bytes a lane,
+// without waiting for it (cp.async: the copy needs no register, and the
+// loader's lanes go on to run the task); loaderFinish waits for it.
+__device__ __forceinline__ void loaderStart(MkQueueEntry &into, const MkQueueEntry &from) {
+  constexpr int kUnits = sizeof(MkQueueEntry) / 16;
+  for (int i = threadIdx.x % kWarpSize; i < kUnits; i += kWarpSize)
+    copyAsync16(reinterpret_cast<uint4 *>(&into) + i, reinterpret_cast<const uint4 *>(&from) + i,
+                true);
 }
 
-__device__ __forceinline__ void loaderCopy(InterpreterState &state, const TaskContext &context,
-                                           const MkTaskRecord &record) {
-  int lane = threadIdx.x % kWarpSize;
-  copyRecord(state.task, record, lane);
-  copyRecord(state.operation, context.operations[record.op], lane);
-}
+__device__ __forceinline__ void loaderFinish() { copyWait(); }
 
-// The stage buffers, after the task bodies' shared memory.
-template <class Tasks>
-__device__ __forceinline__ unsigned short *stageBuffers(const TaskContext &context) {
-  return reinterpret_cast<unsigned short *>(reinterpret_cast<char *>(context.shared) +
-                                            Tasks::kTaskSharedBytes);
-}
-
-// Stager: the weights of the task after the k-th of the queue (the last
-// task's next is the first of the next step), into the stage buffer the
-// k-th task does not read, or without stage buffers into L2.
-template <class Tasks>
-__device__ __forceinline__ void stageNext(InterpreterState &state, const TaskContext &context,
-                                          const MkQueue &queue, unsigned k, unsigned current,
-                                          unsigned currentKind) {
-  unsigned next = context.taskOrder[queue.first + (k + 1 < queue.count ? k + 1 : 0)];
-  const MkTaskRecord &record = context.tasks[next];
-  if constexpr (Tasks::kStageBytes > 0) {
-    // Only while a gemv streams: the copies would otherwise queue ahead of
-    // the latency-bound loads of attention and of the hops between phases.
-    if (record.kind != MK_TASK_GEMV || currentKind != MK_TASK_GEMV || next == current ||
-        stagedBuffer(state.stages, next) >= 0)
-      return;
-    int b = stagedBuffer(state.stages, current) == 0 ? 1 : 0;
-    stageTask(context, state.stages, stageBuffers<Tasks>(context) + b * (Tasks::kStageBytes / 2),
-              Tasks::kStageBytes, b, next);
-  } else {
-    prefetchTaskWeights(context, record, Tasks::kPrefetchBytes);
+// What a task function calls once it has issued the loads that need no
+// input of this step: the controller waits on the task's events, then a
+// barrier passes what the wait acquired to every thread. Every thread calls
+// it exactly once, in uniform control flow; false when the launch is over
+// (an error or a timeout) and the task must stop.
+struct AwaitInputs {
+  InterpreterState &state;
+  const TaskContext &context;
+  const MkQueueEntry &entry;
+  __device__ __forceinline__ bool operator()() const {
+    if (threadIdx.x == 0)
+      controllerWait(state, context, entry);
+    __syncthreads();
+    return !state.taskAbandoned;
   }
-}
+};
 
-// What the running task finds staged, for its body.
-template <class Tasks>
-__device__ __forceinline__ StagedRows stagedFor(InterpreterState &state,
-                                                const TaskContext &context, unsigned id) {
-  if constexpr (Tasks::kStageBytes > 0)
-    return stagedRows(state.stages, stageBuffers<Tasks>(context), Tasks::kStageBytes, id);
-  else
-    return {nullptr, 0, nullptr, 0};
-}
-
-// The CTA's way out, taken by every thread: the stager first waits for its
-// copies in flight.
-template <class Tasks>
-__device__ __forceinline__ void leave(InterpreterState &state, bool stager) {
-  if constexpr (Tasks::kStageBytes > 0)
-    if (stager)
-      drainStages(state.stages);
-}
+// The same for a task run alone, whose inputs the host has written.
+struct InputsWritten {
+  __device__ __forceinline__ bool operator()() const {
+    __syncthreads();
+    return true;
+  }
+};
 
 // ---------------------------------------------------------------------------
 // The loop.
@@ -243,15 +217,13 @@ __device__ void runMegakernel(const MkKernelArgs &args) {
   static_assert(sizeof(InterpreterState) + kThreads / kWarpSize * 16 <= Tasks::kStaticSharedReserve,
                 "the interpreter's state and the reductions' scratch fit the reserve");
   extern __shared__ float4 dynamicShared[];
-  __shared__ InterpreterState state;
+  __shared__ __align__(16) InterpreterState state;
 
   TaskContext context = makeContext(args, reinterpret_cast<float *>(dynamicShared));
   MkControlBlock *control = context.control;
 
-  if (Role::controller()) {
+  if (Role::controller())
     state.argmaxTask = 0xffffffffu;
-    initStages(state.stages);
-  }
   __syncthreads();
   for (unsigned id = threadIdx.x; id < context.header->numTasks; id += kThreads)
     if (context.tasks[id].kind == MK_TASK_ARGMAX)
@@ -273,35 +245,43 @@ __device__ void runMegakernel(const MkKernelArgs &args) {
   }
 
   const MkQueue queue = context.queues[blockIdx.x];
+  const MkQueueEntry *entries = context.entries + queue.first;
   const unsigned argmaxEvent = context.tasks[state.argmaxTask].trigger;
   const unsigned argmaxTriggers = context.events[argmaxEvent].triggerCount;
-  const bool staging =
-      (Tasks::kStageBytes > 0 || Tasks::kPrefetchBytes > 0) && Role::stager() && queue.count > 0;
-  if (staging) // the first task's weights: stageNext looks one task ahead
-    stageNext<Tasks>(state, context, queue, queue.count - 1, kNoTask, MK_TASK_GEMV);
+  if (Role::loader() && queue.count > 0) {
+    loaderStart(state.entries[0], entries[0]);
+    loaderFinish();
+  }
+  __syncthreads();
 
+  unsigned slot = 0; // which of state.entries holds the running task's
   for (long long step = 0; step < control->steps; ++step) {
     context.step = step;
     context.position = control->firstPosition + step;
     for (unsigned k = 0; k < queue.count; ++k) {
-      unsigned id = context.taskOrder[queue.first + k];
-      const MkTaskRecord &record = context.tasks[id];
-      if (Role::controller())
-        controllerWait(state, context, id, record);
-      else if (Role::loader())
-        loaderCopy(state, context, record);
-      else if (staging)
-        stageNext<Tasks>(state, context, queue, k, id, record.kind);
-      __syncthreads();
-      if (state.taskAbandoned)
-        return leave<Tasks>(state, Role::stager());
-      const unsigned triggerEvent = state.task.trigger;
-      context.taskId = id;
-      context.staged = stagedFor<Tasks>(state, context, id);
-      Tasks::run(context, state.task, state.operation); // the consumers
+      const MkQueueEntry &entry = state.entries[slot];
+      // Read now: the loader overwrites this entry while the next task runs.
+      const unsigned triggerEvent = entry.task.trigger;
+      MkQueueEntry &next = state.entries[slot ^ 1];
+      if (Role::loader()) // the last task's next is the first of the next step
+        loaderStart(next, entries[k + 1 < queue.count ? k + 1 : 0]);
+      context.taskId = entry.id;
+      Tasks::run(context, entry.task, entry.operation, AwaitInputs{state, context, entry});
+      if (state.taskAbandoned) {
+        loaderFinish();
+        return;
+      }
+      if (Role::loader()) {
+        loaderFinish();
+        // The next task's first weights into L2, while this one's closing
+        // barrier, its release and the next one's wait go by.
+        if (Tasks::kPrefetchBytes > 0 && threadIdx.x % kWarpSize == 0)
+          prefetchTaskWeights(context, next.task, next.operation, Tasks::kPrefetchBytes);
+      }
       __syncthreads();
       if (Role::controller())
         controllerRelease(state, context, triggerEvent);
+      slot ^= 1;
     }
 
     context.taskId = 0xffffffffu; // a timeout here is no task's
@@ -309,38 +289,34 @@ __device__ void runMegakernel(const MkKernelArgs &args) {
       state.stepEnded[step & 1] = controllerStepEnds(context, argmaxEvent, argmaxTriggers, step);
     __syncthreads();
     if (state.stepEnded[step & 1])
-      return leave<Tasks>(state, Role::stager());
+      return;
   }
-  leave<Tasks>(state, Role::stager());
 }
 
 // One task alone, on one CTA, for step 0 at `position`: no waits and no
-// trigger. The loader copies the records and the consumers run the task, as
-// in the loop; the host has filled the memory the task reads.
+// trigger. The loader copies the task's records as in the loop; the host
+// has filled the memory the task reads.
 template <class Tasks, int kThreads>
 __device__ void runOneTask(const MkKernelArgs &args, unsigned id, long long position) {
   using Role = Roles<kThreads>;
   extern __shared__ float4 dynamicShared[];
-  __shared__ InterpreterState state;
+  __shared__ __align__(16) InterpreterState state;
   TaskContext context = makeContext(args, reinterpret_cast<float *>(dynamicShared));
-  if (id >= context.header->numTasks)
+  const MkBlobHeader *header = context.header;
+  // The task's place in some queue: its entry.
+  unsigned place = 0;
+  while (place < header->numTasks && context.entries[place].id != id)
+    ++place;
+  if (place == header->numTasks)
     return;
   context.position = position;
   context.taskId = id;
-  // The task's own first rows are staged, so that the check covers the
-  // rows read from shared memory and those streamed past them.
-  if (Role::controller())
-    initStages(state.stages);
+  if (Role::loader()) {
+    loaderStart(state.entries[0], context.entries[place]);
+    loaderFinish();
+  }
   __syncthreads();
-  if (Role::loader())
-    loaderCopy(state, context, context.tasks[id]);
-  if constexpr (Tasks::kStageBytes > 0)
-    if (Role::stager() && context.tasks[id].kind == MK_TASK_GEMV)
-      stageTask(context, state.stages, stageBuffers<Tasks>(context), Tasks::kStageBytes, 0, id);
-  __syncthreads();
-  context.staged = stagedFor<Tasks>(state, context, id);
-  Tasks::run(context, state.task, state.operation);
-  leave<Tasks>(state, Role::stager());
+  Tasks::run(context, state.entries[0].task, state.entries[0].operation, InputsWritten{});
 }
 
 } // namespace mk::gpu

@@ -1,10 +1,10 @@
-// Weight prefetch into L2: while a CTA waits on the events of one task (its
-// input is not ready yet), the weights of its next task are already known,
-// since weights do not change during a launch and every SM's queue is fixed.
-// One thread asks the copy engine to bring the first kPrefetchBytes of them
-// into L2 (cp.async.bulk.prefetch: no registers, no shared memory, no
-// completion to wait for), so that HBM keeps streaming through the waits
-// and the task's own loads then start from L2.
+// Weight prefetch into L2: as a task ends, the weights of the CTA's next
+// task are already known, since weights do not change during a launch and
+// every SM's queue is fixed. One thread asks the copy engine to bring the
+// first kPrefetchBytes of them into L2 (cp.async.bulk.prefetch: no
+// registers, no shared memory, no completion to wait for), so that HBM
+// keeps streaming through the closing barrier, the release and the next
+// task's wait.
 #ifndef MKC_CODEGEN_DEVICE_PREFETCH_CUH
 #define MKC_CODEGEN_DEVICE_PREFETCH_CUH
 
@@ -56,10 +56,10 @@ __device__ inline unsigned long long prefetchStackedRows(const TaskContext &cont
 // streams them: a SiluMul tile reads gate row j with up row j, so each half
 // of the budget goes to one of them. Only gemv tasks stream weights.
 __device__ inline void prefetchTaskWeights(const TaskContext &context, const MkTaskRecord &task,
+                                           const MkOperationRecord &op,
                                            unsigned long long budget) {
   if (task.kind != MK_TASK_GEMV)
     return;
-  const MkOperationRecord &op = context.operations[task.op];
   // Rows that are not whole 16-byte units cannot be bulk-copied.
   if ((op.inputLength * sizeof(unsigned short)) % 16 != 0)
     return;

@@ -76,13 +76,7 @@ const char *const kCompileHelp =
     "  --num-sms=N              (tasks and later) the SMs to schedule for\n"
     "  --arch=sm_XX             (cuda, cubin, mk) the target, default sm_90a\n"
     "  --prefetch-bytes=N       (cuda, cubin, mk) L2 prefetch of each SM's next task's\n"
-    "                           weights where there is no weight staging, default\n"
-    "                           65536, 0: none\n"
-    "  --stage-bytes=N|auto     (cuda, cubin, mk) each of the two shared-memory\n"
-    "                           buffers into which the copy engine brings a gemv's\n"
-    "                           first rows while the gemv before it runs (sm_90 and\n"
-    "                           later), whole KiB; auto: what shared memory leaves;\n"
-    "                           default 0, none (measured slower, bench/NOTES.md)\n"
+    "                           weights (sm_90 and later), default 0: none\n"
     "  --gemv-loads=N           (cuda, cubin, mk) 16-byte loads in flight per gemv\n"
     "                           lane, 1-16, default 8\n"
     "  --eos=ID,...             (mk) the tokens that end generation (default: the\n"
@@ -168,11 +162,6 @@ int parseArguments(int argc, char **argv, CompileArguments &options) {
     } else if (arg.consume_front("--prefetch-bytes=")) {
       if (arg.getAsInteger(10, options.kernelOptions.prefetchBytes))
         return usageError("--prefetch-bytes must be a byte count, got '" + arg + "'");
-    } else if (arg.consume_front("--stage-bytes=")) {
-      if (arg == "auto")
-        options.kernelOptions.stageBytes = KernelOptions::kAutomaticStage;
-      else if (arg.getAsInteger(10, options.kernelOptions.stageBytes))
-        return usageError("--stage-bytes must be a byte count, got '" + arg + "'");
     } else if (arg.consume_front("--gemv-loads=")) {
       if (arg.getAsInteger(10, options.kernelOptions.gemvLoadsInFlight))
         return usageError("--gemv-loads must be a count, got '" + arg + "'");

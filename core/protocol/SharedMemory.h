@@ -20,6 +20,17 @@ MK_HOST_DEVICE constexpr mk_u64 gemvSharedFloats(mk_i64 input, mk_i64 /*epilogue
   return static_cast<mk_u64>(input);
 }
 
+// Past the input, 16-byte aligned: the gemv's first weights, copied there
+// before its input is ready (`slots` 16-byte units per thread; the code
+// generator picks how many the target's shared memory leaves).
+MK_HOST_DEVICE constexpr mk_u64 gemvEarlyWeightsOffset(mk_i64 input) {
+  return (static_cast<mk_u64>(input) * 4 + 15) / 16 * 16;
+}
+MK_HOST_DEVICE constexpr mk_u64 gemvSharedBytesWithEarlyWeights(mk_i64 input, mk_i64 threads,
+                                                               mk_i64 slots) {
+  return gemvEarlyWeightsOffset(input) + static_cast<mk_u64>(threads * slots) * 16;
+}
+
 // The group's q heads, this step's k and v (q and k normed and rotated in
 // place), the q heads' scores over the chunk, and per head the max score
 // and the sum of exponentials, in that order.

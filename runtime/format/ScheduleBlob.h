@@ -11,6 +11,9 @@
  *   MkEventRecord[numEvents]
  *   MkOperationRecord[numOperations]
  *   float params[numParams]      small f32 parameters: norms, biases, inv_freq
+ *   MkQueueEntry[numTasks]       taskOrder's tasks, each with what running it
+ *                                reads: its record, its operation's, its waits
+ *                                resolved (one contiguous copy a task ahead)
  *
  * Offsets in records count elements of one of four regions the loader
  * allocates: the activation arena (f32), the KV arena (f32), the params
@@ -22,7 +25,7 @@
 #include "core/protocol/TaskKindList.h"
 
 #define MK_BLOB_MAGIC 0x42534b4du /* "MKSB" */
-#define MK_BLOB_VERSION 3u /* 2: task records carry their kernel variant; 3: no attention prepare */
+#define MK_BLOB_VERSION 4u /* 2: task records carry their kernel variant; 3: no attention prepare; 4: queue entries */
 
 /* TaskKind values (core/protocol/TaskKindList.h) and Epilogue values, as in
  * core/taskgraph/TaskGraph.h. */
@@ -33,6 +36,7 @@ enum MkBlobEpilogue { MK_EPILOGUE_NONE = 0, MK_EPILOGUE_SILU_MUL = 1, MK_EPILOGU
 
 #define MK_NO_OFFSET 0xffffffffffffffffull
 #define MK_MAX_GEMV_WEIGHTS 4
+#define MK_ENTRY_WAITS 4 /* waits a queue entry holds resolved; the rest stay in the waits region */
 
 typedef struct MkBlobHeader {
   mk_u32 magic, version;
@@ -45,7 +49,7 @@ typedef struct MkBlobHeader {
   mk_u64 logitsOffset, vocab; /* activation-arena offset and length of the logits */
   /* byte offsets from the start of the blob */
   mk_u64 queuesOffset, taskOrderOffset, tasksOffset, waitsOffset, eventsOffset, operationsOffset,
-      paramsOffset, totalBytes;
+      paramsOffset, entriesOffset, totalBytes;
 } MkBlobHeader;
 
 typedef struct MkQueue {
@@ -91,5 +95,26 @@ typedef struct MkOperationRecord {
   mk_u64 keyCache, valueCache;   /* KV-arena offsets: [maxContext][numKvHeads][headDim] each */
   mk_u64 partials;               /* activation-arena offset (scratch) */
 } MkOperationRecord;
+
+/* A wait with its event's trigger count, so that its threshold needs no
+ * further load. */
+typedef struct MkResolvedWait {
+  mk_u32 event, triggerCount;
+  mk_i32 stepOffset;
+  mk_u32 reserved;
+} MkResolvedWait;
+
+/* Everything a CTA reads to run the task at one place of its queue, in one
+ * block of whole 16-byte units: the kernel copies the next entry into shared
+ * memory while the current task runs, so that a task starts with no record
+ * load between its events and its first instruction. The first
+ * min(task.numWaits, MK_ENTRY_WAITS) waits are here, any more in the waits
+ * region from task.firstWait + MK_ENTRY_WAITS. */
+typedef struct MkQueueEntry {
+  MkTaskRecord task;
+  mk_u32 id, reserved;
+  MkResolvedWait waits[MK_ENTRY_WAITS];
+  MkOperationRecord operation;
+} MkQueueEntry;
 
 #endif

@@ -8,10 +8,12 @@
 
 namespace mk {
 
-static_assert(sizeof(MkBlobHeader) == 152 && sizeof(MkQueue) == 8 && sizeof(MkTaskRecord) == 32 &&
+static_assert(sizeof(MkBlobHeader) == 160 && sizeof(MkQueue) == 8 && sizeof(MkTaskRecord) == 32 &&
                   sizeof(MkWaitRecord) == 8 && sizeof(MkEventRecord) == 8 &&
-                  sizeof(MkOperationRecord) == 232,
+                  sizeof(MkOperationRecord) == 232 && sizeof(MkResolvedWait) == 16 &&
+                  sizeof(MkQueueEntry) == 336,
               "the blob's records have no padding, so NVRTC and the host agree on them");
+static_assert(sizeof(MkQueueEntry) % 16 == 0, "queue entries are copied in 16-byte units");
 
 namespace {
 
@@ -151,6 +153,26 @@ private:
   std::map<std::string, const WeightEntry *> index;
 };
 
+// The task at one place of a queue, with its operation and its first waits
+// resolved against the events.
+MkQueueEntry queueEntry(const Task &task, const MkTaskRecord &record,
+                        const MkOperationRecord &operation,
+                        const std::vector<MkEventRecord> &events) {
+  MkQueueEntry entry{};
+  entry.task = record;
+  entry.id = task.id;
+  for (size_t w = 0; w < task.waits.size() && w < MK_ENTRY_WAITS; ++w) {
+    const Wait &wait = task.waits[w];
+    if (wait.event >= events.size())
+      throw ScheduleBlobError("task " + std::to_string(task.id) + " waits on event " +
+                              std::to_string(wait.event) + " of " +
+                              std::to_string(events.size()));
+    entry.waits[w] = {wait.event, events[wait.event].triggerCount, wait.stepOffset, 0};
+  }
+  entry.operation = operation;
+  return entry;
+}
+
 // The blob's bytes, region by region.
 class BlobWriter {
 public:
@@ -209,6 +231,13 @@ std::vector<uint8_t> buildScheduleBlob(
   std::vector<MkOperationRecord> operations;
   for (const Operation &op : graph.operations)
     operations.push_back(operationRecords.build(op));
+  std::vector<MkQueueEntry> entries;
+  for (uint32_t id : taskOrder) {
+    if (id >= tasks.size() || tasks[id].op >= operations.size())
+      throw ScheduleBlobError("the schedule names task " + std::to_string(id) + " of " +
+                              std::to_string(tasks.size()) + ", or its operation is not the graph's");
+    entries.push_back(queueEntry(graph.tasks[id], tasks[id], operations[tasks[id].op], events));
+  }
 
   BlobWriter writer;
   MkBlobHeader header{};
@@ -233,6 +262,7 @@ std::vector<uint8_t> buildScheduleBlob(
   header.eventsOffset = writer.region(events);
   header.operationsOffset = writer.region(operations);
   header.paramsOffset = writer.region(params.values);
+  header.entriesOffset = writer.region(entries);
   header.totalBytes = writer.bytes.size();
   std::memcpy(writer.bytes.data(), &header, sizeof header);
   return std::move(writer.bytes);

@@ -241,12 +241,12 @@ int checkFixture(const std::string &path, int64_t maxContext) {
   std::vector<int64_t> prompt(tokens.begin(), tokens.begin() + 5);
   int64_t newTokens = std::min<int64_t>(20, maxContext - 5);
   GpuRunResult generated;
-  if (!gpuRun(*device, {prompt, newTokens, false, false, 0}, generated))
+  if (!gpuRun(*device, {.tokens = prompt, .newTokens = newTokens}, generated))
     return 1;
   std::vector<int64_t> fed = prompt;
   fed.insert(fed.end(), generated.generated.begin(), generated.generated.end() - 1);
   GpuRunResult replay;
-  if (!gpuRun(*device, {fed, 0, true, true, 0}, replay))
+  if (!gpuRun(*device, {.tokens = fed, .teacherForced = true, .keepLogits = true}, replay))
     return 1;
   std::vector<int64_t> replayed(replay.generated.begin() + prompt.size() - 1, replay.generated.end());
   report(static_cast<int64_t>(generated.generated.size()) == newTokens &&
@@ -267,7 +267,7 @@ int checkFixture(const std::string &path, int64_t maxContext) {
   checkStepTimes(generated, "generation");
   report(generated.trace.empty(), "an untraced launch returns no trace");
   GpuRunResult traced;
-  if (!gpuRun(*device, {prompt, newTokens, false, false, 0, true}, traced))
+  if (!gpuRun(*device, {.tokens = prompt, .newTokens = newTokens, .keepTrace = true}, traced))
     return 1;
   report(traced.generated == generated.generated, "a traced launch generates the same tokens");
   checkStepTimes(traced, "traced generation");
@@ -280,22 +280,28 @@ int checkFixture(const std::string &path, int64_t maxContext) {
   std::unique_ptr<BuiltArtifact> withEos = compile(*model, {eos});
   GpuRunResult stopped;
   if (!withEos || device->load(withEos->artifact, 0, error) != GpuStatus::Ok ||
-      !gpuRun(*device, {prompt, newTokens, false, false, 0}, stopped))
+      !gpuRun(*device, {.tokens = prompt, .newTokens = newTokens}, stopped))
     return 1;
   std::vector<int64_t> expected(generated.generated.begin(), generated.generated.begin() + stop + 1);
   report(stopped.generated == expected && stopped.stopReason == "eos",
          "EOS token " + std::to_string(eos) + " stops generation after " +
              std::to_string(stop + 1) + " tokens");
 
-  // A wait no producer can satisfy: event 0 expects far more triggers.
+  // A wait no producer can satisfy: event 0 expects far more triggers, in
+  // its record and in the queue entries' resolved waits.
   Artifact broken = withEos->artifact;
   MkBlobHeader header;
   std::memcpy(&header, broken.scheduleBlob.data(), sizeof header);
   MkEventRecord *events = reinterpret_cast<MkEventRecord *>(broken.scheduleBlob.data() + header.eventsOffset);
   events[0].triggerCount += 1000;
+  MkQueueEntry *entries = reinterpret_cast<MkQueueEntry *>(broken.scheduleBlob.data() + header.entriesOffset);
+  for (uint32_t k = 0; k < header.numTasks; ++k)
+    for (uint32_t w = 0; w < entries[k].task.numWaits && w < MK_ENTRY_WAITS; ++w)
+      if (entries[k].waits[w].event == 0)
+        entries[k].waits[w].triggerCount = events[0].triggerCount;
   GpuRunResult hung;
   bool brokenLoaded = device->load(broken, 0, error) == GpuStatus::Ok;
-  GpuStatus ran = brokenLoaded ? device->run({prompt, 2, false, false, 0}, hung, error)
+  GpuStatus ran = brokenLoaded ? device->run({.tokens = prompt, .newTokens = 2}, hung, error)
                                : GpuStatus::Ok;
   report(brokenLoaded && ran == GpuStatus::Failed &&
              error.find("MK_ERROR_WAIT_TIMEOUT") != std::string::npos,
@@ -309,7 +315,7 @@ int checkFixture(const std::string &path, int64_t maxContext) {
   GpuRunResult poisoned;
   error.clear();
   bool poisonedLoaded = device->load(artifact, 0, error) == GpuStatus::Ok;
-  ran = poisonedLoaded ? device->run({prompt, 2, false, false, 0}, poisoned, error)
+  ran = poisonedLoaded ? device->run({.tokens = prompt, .newTokens = 2}, poisoned, error)
                        : GpuStatus::Ok;
   report(poisonedLoaded && ran == GpuStatus::Failed &&
              error.find("MK_ERROR_NON_FINITE_LOGIT") != std::string::npos,

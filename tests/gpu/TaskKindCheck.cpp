@@ -290,11 +290,7 @@ int main(int argc, char **argv) {
   std::optional<Model> model = loadModel(path, maxContext);
   if (!model)
     return 1;
-  // Stage buffers smaller than most gemv tiles, so that each tile reads its
-  // first rows from shared memory and streams the rest: both paths checked.
-  KernelOptions options;
-  options.stageBytes = 1024;
-  std::unique_ptr<BuiltArtifact> built = compile(*model, {}, options);
+  std::unique_ptr<BuiltArtifact> built = compile(*model, {});
   if (!built)
     return 1;
   if (int loaded = loadOnDevice(*device, built->artifact); loaded != 0)

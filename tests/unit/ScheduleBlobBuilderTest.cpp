@@ -66,7 +66,8 @@ TEST(ScheduleBlob, HeaderCountsTheGraphAndRegionsFollowInOrder) {
       {h.waitsOffset, h.numWaits * sizeof(MkWaitRecord)},
       {h.eventsOffset, h.numEvents * sizeof(MkEventRecord)},
       {h.operationsOffset, h.numOperations * sizeof(MkOperationRecord)},
-      {h.paramsOffset, h.numParams * 4}};
+      {h.paramsOffset, h.numParams * 4},
+      {h.entriesOffset, h.numTasks * sizeof(MkQueueEntry)}};
   uint64_t end = sizeof(MkBlobHeader);
   for (auto [offset, bytes] : regions) {
     EXPECT_EQ(offset % 16, 0u);
@@ -104,6 +105,36 @@ TEST(ScheduleBlob, TaskQueueAndWaitRecordsAreTheSchedules) {
   auto events = records<MkEventRecord>(toy.blob, h.eventsOffset, h.numEvents);
   for (const Event &event : toy.model.graph.events)
     EXPECT_EQ(events[event.id].triggerCount, event.triggerCount);
+}
+
+TEST(ScheduleBlob, QueueEntriesHoldEachQueuedTaskWithItsOperationAndResolvedWaits) {
+  ToyBlob toy;
+  const MkBlobHeader &h = toy.header;
+  auto order = records<uint32_t>(toy.blob, h.taskOrderOffset, h.numTasks);
+  auto tasks = records<MkTaskRecord>(toy.blob, h.tasksOffset, h.numTasks);
+  auto operations = records<MkOperationRecord>(toy.blob, h.operationsOffset, h.numOperations);
+  auto entries = records<MkQueueEntry>(toy.blob, h.entriesOffset, h.numTasks);
+  const TaskGraph &graph = toy.model.graph;
+  size_t resolved = 0;
+  for (size_t k = 0; k < order.size(); ++k) {
+    const MkQueueEntry &entry = entries[k];
+    const Task &task = graph.tasks[order[k]];
+    EXPECT_EQ(entry.id, order[k]);
+    EXPECT_EQ(std::memcmp(&entry.task, &tasks[order[k]], sizeof(MkTaskRecord)), 0);
+    EXPECT_EQ(std::memcmp(&entry.operation, &operations[task.op], sizeof(MkOperationRecord)), 0);
+    for (size_t w = 0; w < MK_ENTRY_WAITS; ++w) {
+      if (w >= task.waits.size()) {
+        EXPECT_EQ(entry.waits[w].event, 0u);
+        EXPECT_EQ(entry.waits[w].triggerCount, 0u);
+        continue;
+      }
+      EXPECT_EQ(entry.waits[w].event, task.waits[w].event);
+      EXPECT_EQ(entry.waits[w].stepOffset, task.waits[w].stepOffset);
+      EXPECT_EQ(entry.waits[w].triggerCount, graph.events[task.waits[w].event].triggerCount);
+      ++resolved;
+    }
+  }
+  EXPECT_GT(resolved, 0u) << "the toy graph's tasks have waits to resolve";
 }
 
 TEST(ScheduleBlob, BuffersGetDisjointAlignedPlacesInTheirArenas) {
