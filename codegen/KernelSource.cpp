@@ -73,17 +73,23 @@ uint64_t sharedFloats(const KernelVariants &variants) {
   return floats;
 }
 
-// 16-byte slots per thread for a gemv's first weights (codegen/device/
-// GemvTask.cuh): as many as its first batch of loads wants, when the
-// largest gemv input leaves room for them within `limitBytes`; else none.
+// 16-byte slots per thread for a gemv's weights in shared memory (codegen/
+// device/GemvTask.cuh): two batches of loads (copied while the one before
+// is summed), else one (the first, copied while the gemv waits), whichever
+// the largest gemv input leaves room for within `limitBytes`; else none.
 uint32_t gemvEarlySlots(const KernelVariants &variants, uint64_t limitBytes,
                         const KernelOptions &options) {
-  uint64_t slots = options.gemvLoadsInFlight;
-  for (const KernelVariant &variant : variants.variants)
-    if (variant.kind == TaskKind::Gemv &&
-        gemvSharedBytesWithEarlyWeights(variant.arguments[0], kMegakernelThreads, slots) > limitBytes)
-      return 0;
-  return static_cast<uint32_t>(slots);
+  for (uint64_t slots : {2 * uint64_t(options.gemvLoadsInFlight), uint64_t(options.gemvLoadsInFlight)}) {
+    bool fits = true;
+    for (const KernelVariant &variant : variants.variants)
+      if (variant.kind == TaskKind::Gemv &&
+          gemvSharedBytesWithEarlyWeights(variant.arguments[0], kMegakernelThreads, slots) >
+              limitBytes)
+        fits = false;
+    if (fits)
+      return static_cast<uint32_t>(slots);
+  }
+  return 0;
 }
 
 void emitConstants(std::ostream &os, const TaskGraph &graph, const Schedule &schedule,
@@ -93,7 +99,7 @@ void emitConstants(std::ostream &os, const TaskGraph &graph, const Schedule &sch
   os << "constexpr int kThreads = " << kMegakernelThreads << ";\n"
      << "constexpr int kSharedBytes = " << source.sharedBytes << "; // dynamic, per CTA\n"
      << "constexpr int kGemvEarlySlots = " << earlySlots
-     << "; // 16-byte units per thread of a gemv's first weights\n"
+     << "; // 16-byte units per thread of a gemv's weights in shared memory\n"
      << "constexpr int kNumSms = " << schedule.numSms << ";\n"
      << "constexpr int kNumTasks = " << graph.tasks.size() << ";\n"
      << "constexpr int kNumEvents = " << graph.events.size() << ";\n"
@@ -203,7 +209,7 @@ llvm::Expected<KernelSource> generateKernelSource(const TaskGraph &graph, const 
                  llvm::Twine(sharedBytesPerCta) + ", " + llvm::Twine(kStaticSharedReserve) +
                  " of them kept for the interpreter");
 
-  // The gemvs' first weights, where shared memory leaves them room.
+  // The gemvs' weight slots, where shared memory leaves them room.
   uint32_t earlySlots = gemvEarlySlots(variants, sharedBytesPerCta - kStaticSharedReserve, options);
   for (const KernelVariant &variant : variants.variants)
     if (variant.kind == TaskKind::Gemv)

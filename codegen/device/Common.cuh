@@ -78,6 +78,22 @@ __device__ __forceinline__ void copyWait() {
 #endif
 }
 
+// Closes the thread's copies issued since the last commit into a group.
+__device__ __forceinline__ void copyCommit() {
+#if __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.commit_group;" ::: "memory");
+#endif
+}
+
+// Waits until at most kPending of the thread's committed groups are in
+// flight.
+template <int kPending>
+__device__ __forceinline__ void copyWaitAllBut() {
+#if __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.wait_group %0;" ::"n"(kPending) : "memory");
+#endif
+}
+
 __device__ __forceinline__ unsigned long long globalTimer() {
   unsigned long long nanoseconds;
   asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(nanoseconds));

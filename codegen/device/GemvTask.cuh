@@ -9,10 +9,11 @@
 // its share of the row's bf16 weights in 16-byte loads, several in flight,
 // accumulates in f32, and the group sums with shuffles. SiluMul rows read
 // the gate row j and the up row N + j together; Residual adds the residual
-// row. Weights never change in a launch, so each lane issues its first
-// batch of weight loads before the task waits for its input: the first
-// pass's weights stream while the producers finish, and the wait is
-// followed by the input's load, not by HBM's latency.
+// row. Weights never change in a launch, so each thread copies its first
+// batch of weights into shared memory (cp.async) before the task waits for
+// its input: they stream while the producers finish. Rows too short for a
+// batch to hold the loads in flight wanted go on through two stages of
+// copies; longer rows load the rest into registers.
 // Store: the group's first lane writes the row.
 #ifndef MKC_CODEGEN_DEVICE_GEMVTASK_CUH
 #define MKC_CODEGEN_DEVICE_GEMVTASK_CUH
@@ -131,14 +132,14 @@ struct RowStream {
 
   // The same loads, as copies into the thread's slots of shared memory
   // (cp.async: no registers held while they are in flight), zeros past the
-  // rows; read by `load` once copyWait() has returned.
+  // rows; read by `load` once the copies' group has completed.
   // Slot b*kRows + r of a thread at slots[(b * kRows + r) * kThreads + tid].
   template <int kThreads>
   __device__ static __forceinline__ void copy(const unsigned short *const (&rows)[kRows], int lane,
-                                              uint4 *slots) {
+                                              int base, uint4 *slots) {
 #pragma unroll
     for (int b = 0; b < kBatch; ++b) {
-      int chunk = lane + b * kLanes;
+      int chunk = lane + (base + b) * kLanes;
 #pragma unroll
       for (int r = 0; r < kRows; ++r) {
         bool inside = rows[r] != nullptr && chunk < kChunks;
@@ -176,32 +177,6 @@ struct RowStream {
   }
 };
 
-// One group's partial dot products of kRows stacked rows with x; the caller
-// sums the group. `copied`, when not null, holds the first batch.
-template <int kInput, int kLanes, int kRows, int kLoadsInFlight, int kThreads>
-__device__ __forceinline__ void rowsDot(const unsigned short *const (&rows)[kRows],
-                                        const float *x, int lane, float (&sums)[kRows],
-                                        const uint4 *copied) {
-#pragma unroll
-  for (int r = 0; r < kRows; ++r)
-    sums[r] = 0.0f;
-  using Stream = RowStream<kInput, kLanes, kRows, kLoadsInFlight>;
-  if constexpr (!Stream::kVector) {
-    // Rows not a multiple of 16 bytes cannot be read in 16-byte loads.
-#pragma unroll
-    for (int r = 0; r < kRows; ++r)
-      if (rows[r] != nullptr)
-        for (int i = lane; i < kInput; i += kLanes)
-          sums[r] = fmaf(bf16ToFloat(rows[r][i]), x[i], sums[r]);
-  } else {
-    for (int base = 0; base < Stream::kPerLane; base += Stream::kBatch) {
-      Stream batch;
-      batch.template load<kThreads>(rows, lane, base, base == 0 ? copied : nullptr);
-      batch.accumulate(x, lane, base, sums);
-    }
-  }
-}
-
 template <int kInput, int kEpilogue, bool kNorm, bool kBias, int kThreads, int kLoadsInFlight,
           int kEarlySlots, int kSharedBytes, class AwaitInputs>
 __device__ void gemvTask(const TaskContext &context, const MkTaskRecord &task,
@@ -227,43 +202,90 @@ __device__ void gemvTask(const TaskContext &context, const MkTaskRecord &task,
       rows[1] = active ? stackedRow<kInput>(context, op, op.outputLength + row) : nullptr;
   };
 
-  // Load, before the input is ready: the first batch of the warp's first
-  // pass, copied into shared memory where the kernel left room for it
-  // (kEarlySlots). The loop bound is the warp's first row, so a warp's
-  // lanes run the same passes and every shuffle has all 32 of them.
-  constexpr bool kEarly = Stream::kVector && kEarlySlots >= kRows * Stream::kBatch;
-  static_assert(!kEarly || gemvSharedBytesWithEarlyWeights(kInput, kThreads, kEarlySlots) <=
-                               kSharedBytes,
-                "the first weights fit the kernel's shared memory");
-  uint4 *early = reinterpret_cast<uint4 *>(reinterpret_cast<char *>(context.shared) +
+  // The warp's batches of weights, pass by pass (the loop bound is the
+  // warp's first row, so a warp's lanes run the same passes and every
+  // shuffle has all 32 of them). Where the kernel left shared memory for
+  // them (kEarlySlots), batch 0 is copied into the thread's slots before
+  // the input is ready. Rows too short to give a batch the loads in flight
+  // wanted cannot cover HBM's latency with one batch: there, with two
+  // stages of slots, batch i + 1 is copied while batch i is summed. Longer
+  // rows load into registers after batch 0: the copies' round trip through
+  // shared memory measured 6% slower on the Llama-3.2-1B shape, the second
+  // stage 15% faster on SmolLM2-135M (bench/NOTES.md).
+  constexpr int kStageSlots = kRows * Stream::kBatch;
+  constexpr bool kShortRows = kStageSlots < kLoadsInFlight;
+  constexpr int kStages = !Stream::kVector                                    ? 0
+                          : kShortRows && kEarlySlots >= 2 * kStageSlots ? 2
+                          : kEarlySlots >= kStageSlots                       ? 1
+                                                                             : 0;
+  static_assert(kStages == 0 || gemvSharedBytesWithEarlyWeights(kInput, kThreads, kEarlySlots) <=
+                                    kSharedBytes,
+                "the weight slots fit the kernel's shared memory");
+  constexpr int kBatchesPerPass = (Stream::kPerLane + Stream::kBatch - 1) / Stream::kBatch;
+  uint4 *slots = reinterpret_cast<uint4 *>(reinterpret_cast<char *>(context.shared) +
                                            gemvEarlyWeightsOffset(kInput));
+  auto stage = [&](int i) { return slots + (i % 2) * kStageSlots * kThreads; };
   const unsigned long long warpFirst = task.begin + warp * kRowsPerWarp;
-  if (kEarly && warpFirst < task.end) {
+  const int batches =
+      warpFirst < task.end
+          ? static_cast<int>((task.end - warpFirst + kRowsPerPass - 1) / kRowsPerPass) *
+                kBatchesPerPass
+          : 0;
+  auto copyBatch = [&](int i) {
     const unsigned short *rows[kRows];
-    rowsAt(warpFirst, rows);
-    Stream::template copy<kThreads>(rows, lane, early);
-  }
+    rowsAt(warpFirst + static_cast<unsigned long long>(i / kBatchesPerPass) * kRowsPerPass, rows);
+    Stream::template copy<kThreads>(rows, lane, (i % kBatchesPerPass) * Stream::kBatch, stage(i));
+    copyCommit();
+  };
+
+  // Load, before the input is ready: the first batch.
+  if (kStages > 0 && batches > 0)
+    copyBatch(0);
   if (!awaitInputs())
     return;
   float *x = context.shared; // [kInput]
   loadGemvInput<kInput, kNorm, kThreads>(context, op, x);
-  if (kEarly)
-    copyWait(); // the thread's own copies: it alone reads its slots
 
-  // Compute and store, a pass of rows at a time; the first pass finds its
-  // first batch copied.
-  for (unsigned long long first = warpFirst; first < task.end; first += kRowsPerPass) {
-    unsigned long long row = first + groupInWarp;
+  // Compute and store, a pass of rows at a time.
+  for (int pass = 0; pass * kBatchesPerPass < batches; ++pass) {
+    unsigned long long row = warpFirst + static_cast<unsigned long long>(pass) * kRowsPerPass +
+                             groupInWarp;
     bool active = row < task.end;
     // Read before the weights, so that its latency hides behind theirs.
     float residual = 0.0f;
     if constexpr (kEpilogue == MK_EPILOGUE_RESIDUAL)
       residual = active && lane == 0 ? context.activations[op.residual + row] : 0.0f;
     const unsigned short *rows[kRows];
-    rowsAt(first, rows);
+    rowsAt(row - groupInWarp, rows);
     float sums[kRows];
-    rowsDot<kInput, kLanes, kRows, kLoadsInFlight, kThreads>(
-        rows, x, lane, sums, kEarly && first == warpFirst ? early : nullptr);
+#pragma unroll
+    for (int r = 0; r < kRows; ++r)
+      sums[r] = 0.0f;
+    if constexpr (!Stream::kVector) {
+      // Rows not a multiple of 16 bytes cannot be read in 16-byte loads.
+#pragma unroll
+      for (int r = 0; r < kRows; ++r)
+        if (rows[r] != nullptr)
+          for (int k = lane; k < kInput; k += kLanes)
+            sums[r] = fmaf(bf16ToFloat(rows[r][k]), x[k], sums[r]);
+    } else {
+      for (int j = 0; j < kBatchesPerPass; ++j) {
+        const int i = pass * kBatchesPerPass + j;
+        Stream batch;
+        if (kStages == 2 || (kStages == 1 && i == 0)) {
+          if (kStages == 2 && i + 1 < batches) {
+            copyBatch(i + 1);
+            copyWaitAllBut<1>();
+          } else {
+            copyWaitAllBut<0>();
+          }
+          batch.template load<kThreads>(rows, lane, j * Stream::kBatch, stage(i));
+        } else {
+          batch.template load<kThreads>(rows, lane, j * Stream::kBatch, nullptr);
+        }
+        batch.accumulate(x, lane, j * Stream::kBatch, sums);
+      }
+    }
 #pragma unroll
     for (int r = 0; r < kRows; ++r) {
       sums[r] = groupSum<kLanes>(sums[r]);

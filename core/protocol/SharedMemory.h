@@ -20,9 +20,10 @@ MK_HOST_DEVICE constexpr mk_u64 gemvSharedFloats(mk_i64 input, mk_i64 /*epilogue
   return static_cast<mk_u64>(input);
 }
 
-// Past the input, 16-byte aligned: the gemv's first weights, copied there
-// before its input is ready (`slots` 16-byte units per thread; the code
-// generator picks how many the target's shared memory leaves).
+// Past the input, 16-byte aligned: the gemv's weights, copied there a batch
+// ahead of their use, the first before its input is ready (`slots` 16-byte
+// units per thread; the code generator picks how many the target's shared
+// memory leaves).
 MK_HOST_DEVICE constexpr mk_u64 gemvEarlyWeightsOffset(mk_i64 input) {
   return (static_cast<mk_u64>(input) * 4 + 15) / 16 * 16;
 }
