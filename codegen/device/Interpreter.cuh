@@ -10,7 +10,8 @@
 //   loader      warp 1: while a task runs, copies the next task's queue
 //               entry (its record, its operation's, its waits resolved) into
 //               shared memory, so that no task waits on a record load, and
-//               then asks for the next task's first weights in L2.
+//               with --prefetch-bytes asks for the next task's first weights
+//               in L2.
 //   consumers   every thread: the task's device function (Tasks::run, the
 //               generated dispatcher over the kernel variants). A task
 //               function first issues the loads that need no input of this
