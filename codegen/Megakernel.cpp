@@ -34,6 +34,15 @@ llvm::Expected<const Architecture &> findArchitecture(const std::string &arch) {
                supportedArchitectures() + ")");
 }
 
+} // namespace
+
+std::string checkArchitecture(const std::string &arch) {
+  auto found = findArchitecture(arch);
+  return found ? "" : llvm::toString(found.takeError());
+}
+
+namespace {
+
 std::vector<NvrtcHeader> deviceHeaders() {
   std::vector<NvrtcHeader> headers;
   for (const DeviceLibraryFile &file : deviceLibrary())

@@ -34,6 +34,10 @@ constexpr const char *kDefaultArch = "sm_90a";
 // The architectures compileMegakernel accepts, e.g. "sm_80, sm_86, ...".
 std::string supportedArchitectures();
 
+// "" when compileMegakernel accepts `arch`, else why not (naming the ones it
+// does): for a command to refuse a target before any work, kernel or not.
+std::string checkArchitecture(const std::string &arch);
+
 // The CUDA C++ source alone, as `mkc compile --emit=cuda` prints it.
 llvm::Expected<std::string> megakernelSource(const TaskGraph &graph, const Schedule &schedule,
                                              const std::string &arch = kDefaultArch,

@@ -73,6 +73,12 @@ llvm::Expected<bool> parseCompileOption(llvm::StringRef arg, CompileOptions &opt
     auto parsed = positive(flag, value);
     if (!parsed)
       return parsed.takeError();
+    // One queue per SM, one CTA each, all resident at once: no GPU has a
+    // thousand SMs, and a schedule for more could run nowhere but the CPU.
+    constexpr int64_t kMostSms = 1024;
+    if (*parsed > kMostSms)
+      return error(flag + " must be at most " + llvm::Twine(kMostSms) + " (one queue per SM), got " +
+                   value);
     options.target.numSms = *parsed;
     return true;
   }

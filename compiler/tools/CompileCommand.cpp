@@ -186,6 +186,10 @@ int parseArguments(int argc, char **argv, CompileArguments &options) {
   }
   if (options.model.empty())
     return usageError("no model given");
+  // Also without a kernel: the artifact names its target, and a loader must
+  // be able to tell what it is for.
+  if (std::string problem = checkArchitecture(options.arch); !problem.empty())
+    return usageError("--arch: " + problem);
   // Without --emit, an output named *.mk asks for the artifact.
   if (!options.emit && llvm::StringRef(options.output).endswith(".mk"))
     options.emit = EmitLevel::Mk;
