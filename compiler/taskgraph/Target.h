@@ -3,6 +3,8 @@
 #ifndef MKC_COMPILER_TASKGRAPH_TARGET_H
 #define MKC_COMPILER_TASKGRAPH_TARGET_H
 
+#include "core/taskgraph/TaskGraph.h"
+
 #include <cstdint>
 #include <string>
 
@@ -12,7 +14,7 @@ struct TargetDescription {
   std::string name = "h200";
   uint32_t numSms = 132;
   uint64_t sharedMemoryPerSm = 227 * 1024; // usable by one CTA
-  uint32_t bytesPerWeight = 2;             // weights are streamed as bf16
+  uint32_t bytesPerWeight = kBytesPerStreamedWeight;
   uint64_t memoryBandwidth = 4'550'000'000'000; // bytes/s, measured streaming rate
 };
 

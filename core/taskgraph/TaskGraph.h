@@ -137,12 +137,15 @@ struct Task {
   // were written by earlier steps.
   std::vector<BufferRange> reads, writes;
   // Bytes of weights streamed (bf16 on the GPU): every weight element the
-  // task reads, times TargetDescription::bytesPerWeight. A Gemv tile reads
+  // task reads, times kBytesPerStreamedWeight (the validator checks it). A Gemv tile reads
   // its rows of each stacked matrix and bias and the whole norm vector; an
   // Embed tile its part of one table row; AttentionChunk the q/k norm
   // vectors.
   uint64_t weightBytes = 0;
 };
+
+// Weights are streamed as bf16, on the GPU and in the .mk.
+constexpr uint64_t kBytesPerStreamedWeight = 2;
 
 struct Event {
   uint32_t id = 0;

@@ -234,7 +234,16 @@ std::string checkOperation(const TaskGraph &graph, uint32_t index) {
 
 std::string checkTile(const TaskGraph &graph, uint32_t index) {
   const Task &task = graph.tasks[index];
-  std::string problem = describeKind(task.kind).checkTile(graph.operations[task.op], task);
+  const TaskKindDescription &kind = describeKind(task.kind);
+  std::string problem = kind.checkTile(graph.operations[task.op], task);
+  // What the scheduler balanced and inspect reports: the kind's own count,
+  // checked only once the tile is known good.
+  if (problem.empty()) {
+    uint64_t expected = kind.weightElements(graph.operations[task.op], task) * kBytesPerStreamedWeight;
+    if (task.weightBytes != expected)
+      problem = "streams " + std::to_string(task.weightBytes) + " bytes of weights, its tile " +
+                std::to_string(expected);
+  }
   return problem.empty() ? "" : describeTask(graph, index) + ": " + problem;
 }
 

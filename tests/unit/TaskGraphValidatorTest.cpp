@@ -3,6 +3,7 @@
 // corruption never crashes it.
 #include "ToyTaskGraph.h"
 
+#include "core/taskgraph/TaskKind.h"
 #include "core/taskgraph/TaskNames.h"
 #include "core/validator/Validator.h"
 #include "runtime/cpu/CpuExecutor.h"
@@ -26,6 +27,13 @@ std::string validateMutated(const std::function<void(TaskGraph &, Schedule &)> &
   toy::ToyModel model = buildToyModel();
   mutate(model.graph, model.schedule);
   return validateSchedule(model.graph, model.schedule);
+}
+
+// The weight bytes a task's (changed) tile streams, as the compiler counts
+// them, so that a mutation is refused for what it is meant to break.
+void recountWeights(const TaskGraph &graph, Task &task) {
+  task.weightBytes = describeKind(task.kind).weightElements(graph.operations[task.op], task) *
+                     kBytesPerStreamedWeight;
 }
 
 void expectRefused(const std::function<void(TaskGraph &, Schedule &)> &mutate,
@@ -121,9 +129,19 @@ TEST(TaskGraphValidator, RefusesOverlappingWriters) {
         task.end = 10;
         task.writes[0].end = 10;
         task.reads[1].end = 10;
+        recountWeights(graph, task);
       },
       {"Gemv 'layer1.down', rows [0, 10)", "Gemv 'layer1.down', rows [8, 16)", "both write",
        "[8, 10)"});
+}
+
+TEST(TaskGraphValidator, RefusesAWeightCountItsTileDoesNotGive) {
+  // What the scheduler balances and inspect reports must be the tile's.
+  expectRefused(
+      [](TaskGraph &graph, Schedule &) {
+        graph.tasks[findTask(graph, TaskKind::Gemv, "layer1.down", 0)].weightBytes = 999;
+      },
+      {"Gemv 'layer1.down', rows [0, 8)", "streams 999 bytes of weights, its tile"});
 }
 
 TEST(TaskGraphValidator, RefusesWritesItDoesNotDeclare) {
@@ -180,6 +198,7 @@ TEST(TaskGraphValidator, RefusesATaskOutsideTheStepFunnel) {
         extra.trigger = graph.events.size() - 1;
         extra.end = 37;
         extra.writes = {{op.output, 0, 37}};
+        recountWeights(graph, extra);
         graph.tasks.push_back(extra);
         schedule.queues[0].push_back(extra.id);
       },

@@ -1,5 +1,7 @@
 #include "ToyTaskGraph.h"
 
+#include "core/taskgraph/TaskKind.h"
+
 #include <cmath>
 #include <random>
 #include <stdexcept>
@@ -272,6 +274,10 @@ ToyModel Builder::build(uint32_t numSms) {
   task(TaskKind::Argmax, operation(argmax), 0, kVocab, {{headDone, 0}}, argmaxDone,
        {{graph.logitsBuffer, 0, kVocab}}, {{graph.tokenBuffer, 0, 1}});
 
+  // The weights each tile streams, as the compiler's tiling counts them.
+  for (Task &task : graph.tasks)
+    task.weightBytes = describeKind(task.kind).weightElements(graph.operations[task.op], task) *
+                       kBytesPerStreamedWeight;
   model.schedule.numSms = numSms;
   model.schedule.queues.resize(numSms);
   for (const Task &task : graph.tasks)
