@@ -21,7 +21,9 @@ public:
   std::string describe() const override { return device->describe(); }
 
   Generation generate(const std::vector<int64_t> &prompt, int64_t newTokens,
-                      int64_t firstPosition, bool trace) override {
+                      int64_t firstPosition, bool trace, bool /*keepCache*/) override {
+    // The device's cache lives as long as the session: every call finds
+    // below its first position what earlier calls wrote.
     GpuRunRequest request;
     request.tokens = prompt;
     request.newTokens = newTokens;
