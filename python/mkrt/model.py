@@ -60,10 +60,16 @@ class _Context:
         self._lock = threading.Lock()
         self.last_fed = 0  # tokens the last call fed: what keeping the cache saves shows here
 
+    def close(self):
+        with self._lock:
+            self._session = None
+
     def extend(self, owner, tokens, n_new):
         """Up to n_new greedy tokens after `tokens`, through the first EOS."""
         lib = _lib.lib()
         with self._lock:
+            if self._session is None:
+                raise InvalidArgumentError("the model is closed")
             if self._owner is not owner:
                 self._owner, self._fed = owner, []
             # At least one token is fed: the last one's step gives the first
@@ -195,12 +201,13 @@ class Model:
         return Session(self)
 
     def close(self):
-        lib = _lib.lib()
+        """Frees the session and the model; later calls raise."""
         if getattr(self, "_session", None):
-            lib.mkrt_session_destroy(self._session)
+            self._context.close()
+            _lib.lib().mkrt_session_destroy(self._session)
             self._session = None
         if getattr(self, "_model", None):
-            lib.mkrt_close(self._model)
+            _lib.lib().mkrt_close(self._model)
             self._model = None
 
     def __enter__(self):

@@ -71,6 +71,14 @@ class ErrorsTest(unittest.TestCase):
         # The model still works after refusals.
         self.assertEqual(self.model.generate([7], 3), fixture.mkrun_tokens(self.path, [7], 3))
 
+    def test_a_closed_model(self):
+        with mkrt.load(self.path, device="cpu") as model:
+            session = model.session()
+            session.generate([0, 5], 2)
+        with self.assertRaisesRegex(mkrt.InvalidArgumentError, "the model is closed"):
+            session.generate([6], 2)
+        model.close()  # twice is harmless
+
     def test_a_library_that_is_not_there(self):
         env = dict(os.environ, MKRT_LIBRARY="/nonexistent/libmkrt.so")
         result = subprocess.run(

@@ -17,11 +17,11 @@
  *   mkrt_close(model);
  *
  * Every call of a session starts a new context at position 0 (or at the
- * session's start position, for timing: mkrt_session_set_start_position),
- * but mkrt_continue, which carries on the session's kept context:
- * generation is greedy, and teacher-forced logits follow the same contract
- * as `mkc eval` (one row of logits per token, each token fed at the next
- * position). A session is used by one thread at a time. */
+ * session's start position, for timing: mkrt_session_set_start_position);
+ * mkrt_continue instead carries on the session's kept context, turn after
+ * turn of a conversation. Generation is greedy, and teacher-forced logits
+ * follow the same contract as `mkc eval` (one row of logits per token, each
+ * token fed at the next position). A session is used by one thread at a time. */
 #ifndef MKRT_H
 #define MKRT_H
 
