@@ -8,19 +8,21 @@
     session = mkrt.Session(model)              # the KV cache kept between turns
     session.chat("Hi!"); session.chat("And then?")
 
-Generation is greedy (the kernel's argmax); see python/README.md.
+Generation is greedy (the kernel's argmax) unless temperature, top_k or
+top_p ask for sampling, done on the host from each step's logits
+(mkrt/sampling.py); see python/README.md.
 """
 from . import _lib
 from .errors import (ContextFullError, DeviceFailureError, ExecutionError, InvalidArgumentError,
                      InvalidModelError, LibraryNotFoundError, MkrtError, NoDeviceError,
-                     NoTokenizerError, SamplingNotSupportedError)
+                     NoTokenizerError)
 from .model import Model, Session
 
 __all__ = [
     "load", "Model", "Session", "version", "library_path",
     "MkrtError", "LibraryNotFoundError", "InvalidArgumentError", "InvalidModelError",
     "NoDeviceError", "ContextFullError", "ExecutionError", "DeviceFailureError",
-    "NoTokenizerError", "SamplingNotSupportedError",
+    "NoTokenizerError",
 ]
 
 

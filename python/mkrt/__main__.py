@@ -1,7 +1,8 @@
 """python -m mkrt: generate from a prompt, or chat on stdin.
 
   python -m mkrt generate MODEL.mk "PROMPT" [-n N] [--device auto|cpu|gpu] [--stop S]...
-  python -m mkrt chat MODEL.mk [-n N] [--device ...]   (a turn per stdin line)
+                  [--temperature T] [--top-k K] [--top-p P] [--seed S]
+  python -m mkrt chat MODEL.mk [the same options]   (a turn per stdin line)
 """
 import argparse
 import sys
@@ -27,6 +28,12 @@ def _arguments(argv):
         command.add_argument("--device", default="auto", choices=["auto", "cpu", "gpu"])
         command.add_argument("--stop", action="append", default=[],
                              help="a string that ends the generation (repeatable)")
+        command.add_argument("--temperature", type=float,
+                             help="sample (on the host) at this temperature; 0: greedy")
+        command.add_argument("--top-k", type=int, help="sample among the k most likely")
+        command.add_argument("--top-p", type=float,
+                             help="sample among the fewest reaching this probability")
+        command.add_argument("--seed", type=int, help="the sampling seed (default: random)")
     return parser.parse_args(argv)
 
 
@@ -40,10 +47,13 @@ def _print_stream(pieces):
 
 def main(argv=None):
     args = _arguments(argv)
+    sampling = {"temperature": args.temperature, "top_k": args.top_k, "top_p": args.top_p,
+                "seed": args.seed}
     try:
         model = load(args.model, device=args.device)
         if args.command == "generate":
-            _print_stream(model.stream(args.prompt, args.max_new_tokens, stop=args.stop))
+            _print_stream(model.stream(args.prompt, args.max_new_tokens, stop=args.stop,
+                                       **sampling))
             return 0
         session = model.session()
         interactive = sys.stdin.isatty()
@@ -59,7 +69,7 @@ def main(argv=None):
                 continue
             try:
                 _print_stream(session.chat(line, args.max_new_tokens, stop=args.stop,
-                                           stream=True))
+                                           stream=True, **sampling))
             except ContextFullError as error:
                 # The turn was not kept: the conversation may go on shorter.
                 print(f"mkrt: error: {error}", file=sys.stderr)

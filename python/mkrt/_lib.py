@@ -104,6 +104,8 @@ _SIGNATURES = {
                                      _SIZEP, ctypes.POINTER(Timing)]),
     "mkrt_continue": (ctypes.c_int, [_P, _I64P, ctypes.c_size_t, ctypes.c_size_t, _I64P,
                                      _SIZEP, ctypes.POINTER(Timing)]),
+    "mkrt_continue_logits": (ctypes.c_int, [_P, _I64P, ctypes.c_size_t,
+                                            ctypes.POINTER(ctypes.c_float)]),
     "mkrt_session_context_length": (ctypes.c_int64, [_P]),
     "mkrt_session_rewind": (ctypes.c_int, [_P, ctypes.c_int64]),
     "mkrt_eval_logits": (ctypes.c_int, [_P, _I64P, ctypes.c_size_t,

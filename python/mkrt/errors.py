@@ -38,10 +38,6 @@ class NoTokenizerError(MkrtError):
     """Text was given to a .mk file compiled without a tokenizer."""
 
 
-class SamplingNotSupportedError(MkrtError, NotImplementedError):
-    """Sampling other than greedy was asked for."""
-
-
 # mkrt.h's mkrt_status values.
 BY_STATUS = {
     1: InvalidArgumentError,

@@ -6,7 +6,8 @@ import os
 import threading
 
 from . import _lib
-from .errors import ContextFullError, InvalidArgumentError, SamplingNotSupportedError
+from .errors import ContextFullError, InvalidArgumentError
+from .sampling import sampler_for
 from .text import (ChatTemplate, TextAssembler, Tokenizer, normalize_messages,
                    require_tokenizer)
 
@@ -20,24 +21,6 @@ def _common_prefix(a, b):
             break
         n += 1
     return n
-
-
-def _check_greedy(temperature, top_k, top_p, seed):
-    # Sampling in the kernel is not built yet, and host-side sampling would
-    # need the logits of every step: refuse rather than pretend.
-    asked = []
-    if temperature not in (None, 0, 0.0):
-        asked.append(f"temperature={temperature}")
-    if top_k not in (None, 1):
-        asked.append(f"top_k={top_k}")
-    if top_p not in (None, 1, 1.0):
-        asked.append(f"top_p={top_p}")
-    if seed is not None:
-        asked.append(f"seed={seed}")
-    if asked:
-        raise SamplingNotSupportedError(
-            "sampling other than greedy is not supported by this build (asked: " +
-            ", ".join(asked) + "); generation is greedy (temperature 0)")
 
 
 def _token_ids(prompt):
@@ -92,6 +75,33 @@ class _Context:
             # mkrt_continue returns its last token without feeding it.
             self._fed = list(tokens) + generated[:-1]
             return generated
+
+    def logits(self, owner, tokens, vocab):
+        """The logits after the last of `tokens` (the whole context), feeding
+        only what the cache lacks: for sampling on the host."""
+        import numpy as np
+
+        lib = _lib.lib()
+        with self._lock:
+            if self._session is None:
+                raise InvalidArgumentError("the model is closed")
+            if self._owner is not owner:
+                self._owner, self._fed = owner, []
+            keep = min(_common_prefix(self._fed, tokens), len(tokens) - 1)
+            fed = tokens[keep:]
+            rows = np.empty((len(fed), vocab), dtype=np.float32)
+            try:
+                _lib.check(lib.mkrt_session_rewind(self._session, keep))
+                _lib.check(lib.mkrt_continue_logits(
+                    self._session, _lib.int64_array(fed), len(fed),
+                    rows.ctypes.data_as(ctypes.POINTER(ctypes.c_float))))
+            except BaseException:
+                self._fed = []
+                lib.mkrt_session_rewind(self._session, 0)
+                raise
+            self.last_fed = len(fed)
+            self._fed = list(tokens)
+            return rows[-1]
 
 
 class Model:
@@ -179,8 +189,9 @@ class Model:
         generation ending at an EOS token (left out of the text) or before
         the first of `stop`. Token ids (a list of ints) in: the new ids out,
         through the first EOS as mkrun prints them. stream=True: an
-        iterator of text pieces (or of ids) instead."""
-        _check_greedy(temperature, top_k, top_p, seed)
+        iterator of text pieces (or of ids) instead. Greedy unless
+        temperature (> 0), top_k or top_p ask for sampling, on the host from
+        each step's logits, reproducible by `seed` (mkrt/sampling.py)."""
         text_mode = isinstance(prompt, str)
         tokens = self.encode(prompt) if text_mode else _token_ids(prompt)
         return _Generation(self, object(), tokens, text_mode, max_new_tokens, stop, stream,
@@ -238,7 +249,7 @@ class _Generation:
 
     def __init__(self, model, owner, tokens, text_mode, max_new_tokens, stop, stream,
                  sampling):
-        _check_greedy(*sampling)
+        self.sampler = sampler_for(*sampling)  # None: greedy, the kernel's argmax
         if max_new_tokens < 1:
             raise InvalidArgumentError(f"max_new_tokens must be at least 1, got {max_new_tokens}")
         self.model, self.owner, self.stream = model, owner, stream
@@ -267,32 +278,43 @@ class _Generation:
     def result(self):
         return self._pieces() if self.stream else self._whole()
 
+    def _steps(self):
+        """The new tokens one by one, each call feeding only the token
+        before it: greedy, the kernel's argmax; sampled, a draw from the
+        step's logits."""
+        for step in range(self.max_new):
+            context = self.tokens + self.generated
+            if self.sampler is None:
+                out = self.model._context.extend(self.owner, context, 1)
+                if not out:
+                    return
+                yield out[0]
+            else:
+                row = self.model._context.logits(self.owner, context, self.model.vocab)
+                yield self.sampler.choose(row, step)
+
     def _whole(self):
-        out = self.model._context.extend(self.owner, self.tokens, self.max_new)
-        if not self.text_mode:
-            self.generated = out
-            return out
-        assembler = self._assembler()
-        for token in out:
+        # Greedy: every step in one libmkrt call (one launch on the GPU).
+        tokens = (self.model._context.extend(self.owner, self.tokens, self.max_new)
+                  if self.sampler is None else self._steps())
+        assembler = self._assembler() if self.text_mode else None
+        for token in tokens:
             self.generated.append(token)
             if token in self.model.eos_tokens:
                 break
-            assembler.push(token)
-            if assembler.stopped:
-                break
+            if assembler is not None:
+                assembler.push(token)
+                if assembler.stopped:
+                    break
+        if assembler is None:
+            return list(self.generated)
         return assembler.text + assembler.finish()
 
     def _pieces(self):
-        # One step per call, the context carried on: each call feeds only
-        # the token the last one generated.
         assembler = self._assembler() if self.text_mode else None
-        for _ in range(self.max_new):
-            out = self.model._context.extend(self.owner, self.tokens + self.generated, 1)
-            if not out:
-                break
-            token = out[0]
+        for token in self._steps():
             self.generated.append(token)
-            if not self.text_mode:
+            if assembler is None:
                 yield token
                 if token in self.model.eos_tokens:
                     return

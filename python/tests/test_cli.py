@@ -28,6 +28,13 @@ class CliTest(unittest.TestCase):
                      "--stop", "2")
         self.assertEqual(result.stdout, self.model.generate("hello", 20, stop=["2"]) + "\n")
 
+    def test_generate_samples_when_asked(self):
+        result = run("generate", self.path, "The cat", "-n", "12", "--device", "cpu",
+                     "--temperature", "1.4", "--top-k", "30", "--seed", "3")
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertEqual(result.stdout, self.model.generate("The cat", 12, temperature=1.4,
+                                                            top_k=30, seed=3) + "\n")
+
     def test_chat_keeps_the_conversation(self):
         result = run("chat", self.path, "-n", "4", "--device", "cpu",
                      stdin="hi there\n\nand then?\n")

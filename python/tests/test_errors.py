@@ -46,15 +46,6 @@ class ErrorsTest(unittest.TestCase):
         with self.assertRaisesRegex(mkrt.InvalidArgumentError, "no chat template"):
             model.chat("hello")
 
-    def test_sampling_is_refused_not_faked(self):
-        for sampling in ({"temperature": 0.7}, {"top_k": 40}, {"top_p": 0.9}, {"seed": 1}):
-            with self.subTest(**sampling):
-                with self.assertRaisesRegex(mkrt.SamplingNotSupportedError,
-                                            "sampling other than greedy is not supported"):
-                    self.model.generate("hello", 4, **sampling)
-        self.assertEqual(self.model.generate("hello", 4, temperature=0),
-                         self.model.generate("hello", 4))
-
     def test_bad_prompts(self):
         with self.assertRaisesRegex(mkrt.InvalidArgumentError, "outside the vocabulary of 256"):
             self.model.generate([0, 256], 2)

@@ -79,8 +79,8 @@ public:
     return generation;
   }
 
-  std::vector<float> evalLogits(const std::vector<int64_t> &tokens,
-                                int64_t firstPosition) override {
+  std::vector<float> evalLogits(const std::vector<int64_t> &tokens, int64_t firstPosition,
+                                bool keepCache) override {
     return run(
         [&](CpuExecutor &executor) {
           std::vector<float> logits;
@@ -90,7 +90,7 @@ public:
           }
           return logits;
         },
-        firstPosition);
+        firstPosition, false, keepCache);
   }
 
 private:

@@ -56,9 +56,10 @@ public:
   // so that a call continues a context (mkrt_continue).
   virtual Generation generate(const std::vector<int64_t> &prompt, int64_t newTokens,
                               int64_t firstPosition, bool trace, bool keepCache) = 0;
-  // [tokens, vocab] logits, row by row, the first token at `firstPosition`.
+  // [tokens, vocab] logits, row by row, the first token at `firstPosition`;
+  // `keepCache` as for generate.
   virtual std::vector<float> evalLogits(const std::vector<int64_t> &tokens,
-                                        int64_t firstPosition) = 0;
+                                        int64_t firstPosition, bool keepCache) = 0;
 };
 
 // The artifact must outlive the engine.

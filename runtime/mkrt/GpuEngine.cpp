@@ -43,8 +43,8 @@ public:
     return generation;
   }
 
-  std::vector<float> evalLogits(const std::vector<int64_t> &tokens,
-                                int64_t firstPosition) override {
+  std::vector<float> evalLogits(const std::vector<int64_t> &tokens, int64_t firstPosition,
+                                bool /*keepCache*/) override {
     GpuRunRequest request;
     request.tokens = tokens;
     request.firstPosition = firstPosition;

@@ -144,6 +144,14 @@ std::unique_ptr<mk::rt::Engine> makeEngine(const mk::Artifact &artifact, const s
   return mk::rt::makeCpuEngine(artifact);
 }
 
+// A refused request leaves the kept context as it was; a run that failed may
+// have left its cache half written.
+void endContextIfRunFailed(mkrt_session *session, mkrt_status status) {
+  if (session && status != MKRT_OK && status != MKRT_ERROR_INVALID_ARGUMENT &&
+      status != MKRT_ERROR_CONTEXT_FULL)
+    session->contextLength = 0;
+}
+
 } // namespace
 
 extern "C" {
@@ -286,11 +294,24 @@ mkrt_status mkrt_continue(mkrt_session *session, const int64_t *tokens, size_t n
     session->contextLength =
         kept + static_cast<int64_t>(n) + (*n_out > 0 ? static_cast<int64_t>(*n_out) - 1 : 0);
   });
-  // A refused request leaves the context as it was; a run that failed may
-  // have left its cache half written.
-  if (session && status != MKRT_OK && status != MKRT_ERROR_INVALID_ARGUMENT &&
-      status != MKRT_ERROR_CONTEXT_FULL)
-    session->contextLength = 0;
+  endContextIfRunFailed(session, status);
+  return status;
+}
+
+mkrt_status mkrt_continue_logits(mkrt_session *session, const int64_t *tokens, size_t n,
+                                 float *out_logits) {
+  int64_t kept = session ? session->contextLength : 0;
+  mkrt_status status = guarded([&] {
+    require(session && tokens && out_logits, "mkrt_continue_logits: a pointer argument is NULL");
+    require(n >= 1, "mkrt_continue_logits: no tokens to feed");
+    checkTokens(session, tokens, n);
+    checkContext(session, n, kept, "context length");
+    std::vector<float> logits =
+        session->engine->evalLogits(std::vector<int64_t>(tokens, tokens + n), kept, true);
+    std::copy(logits.begin(), logits.end(), out_logits);
+    session->contextLength = kept + static_cast<int64_t>(n);
+  });
+  endContextIfRunFailed(session, status);
   return status;
 }
 
@@ -337,9 +358,8 @@ mkrt_status mkrt_eval_logits(mkrt_session *session, const int64_t *tokens, size_
     require(n >= 1, "mkrt_eval_logits: no tokens");
     checkTokens(session, tokens, n);
     checkContext(session, n);
-    std::vector<float> logits =
-        session->engine->evalLogits(std::vector<int64_t>(tokens, tokens + n),
-                                    session->startPosition);
+    std::vector<float> logits = session->engine->evalLogits(
+        std::vector<int64_t>(tokens, tokens + n), session->startPosition, false);
     std::copy(logits.begin(), logits.end(), out_logits);
   });
 }

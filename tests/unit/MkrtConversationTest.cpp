@@ -187,5 +187,46 @@ TEST(MkrtContinue, KeepsTheCacheEvenWhereTheCpuRunsAFreshExecutorOtherwise) {
   EXPECT_EQ(next, fresh);
 }
 
+std::vector<float> logitsOf(mkrt_session *session, const std::vector<int64_t> &tokens,
+                            bool kept) {
+  std::vector<float> logits(tokens.size() * toy::kVocab);
+  EXPECT_EQ((kept ? mkrt_continue_logits : mkrt_eval_logits)(session, tokens.data(),
+                                                             tokens.size(), logits.data()),
+            MKRT_OK)
+      << mkrt_last_error();
+  return logits;
+}
+
+// Logits in the kept context, turn by turn, are the rows of one fresh
+// teacher-forced run over the whole, bit for bit; they mix with
+// mkrt_continue in one context.
+TEST(MkrtContinue, LogitsOfTheKeptContextEqualAFreshRunsRows) {
+  Session s(writeToyModel());
+  std::vector<int64_t> whole = {3, 17, 5, 36, 0, 22, 9};
+  std::vector<float> fresh = logitsOf(s.session, whole, false);
+  std::vector<float> first = logitsOf(s.session, {3, 17, 5}, true);
+  EXPECT_EQ(mkrt_session_context_length(s.session), 3);
+  std::vector<float> second = logitsOf(s.session, {36}, true);
+  std::vector<float> third = logitsOf(s.session, {0, 22, 9}, true);
+  EXPECT_EQ(mkrt_session_context_length(s.session), 7);
+  std::vector<float> joined = first;
+  joined.insert(joined.end(), second.begin(), second.end());
+  joined.insert(joined.end(), third.begin(), third.end());
+  EXPECT_EQ(joined, fresh);
+
+  std::vector<int64_t> next = carryOn(s.session, {4}, 2);
+  EXPECT_EQ(next, generate(s.session, join(whole, {4}), 2));
+
+  std::vector<float> room(20 * toy::kVocab);
+  std::vector<int64_t> tooMany(20, 1);
+  ASSERT_EQ(mkrt_session_rewind(s.session, 0), MKRT_OK);
+  EXPECT_EQ(mkrt_continue_logits(s.session, tooMany.data(), 13, room.data()),
+            MKRT_ERROR_CONTEXT_FULL);
+  EXPECT_EQ(mkrt_continue_logits(s.session, tooMany.data(), 0, room.data()),
+            MKRT_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(mkrt_continue_logits(s.session, tooMany.data(), 1, nullptr),
+            MKRT_ERROR_INVALID_ARGUMENT);
+}
+
 } // namespace
 } // namespace mk

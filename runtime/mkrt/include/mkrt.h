@@ -152,6 +152,14 @@ mkrt_status mkrt_generate(mkrt_session *session, const int64_t *prompt, size_t n
  * context) leaves it as it was. */
 mkrt_status mkrt_continue(mkrt_session *session, const int64_t *tokens, size_t n, size_t n_new,
                           int64_t *out_tokens, size_t *n_out, mkrt_timing *timing);
+/* Teacher forcing in the kept context: feeds `tokens` after it as
+ * mkrt_continue does and writes the logits after each into `out_logits`
+ * (room for n * vocab floats), row by row; the kept context then holds them
+ * all. What sampling on the host needs: the last row is the distribution of
+ * the next token, which the next call feeds. The same rules as
+ * mkrt_continue: n >= 1, the context's room, a refused call keeping it. */
+mkrt_status mkrt_continue_logits(mkrt_session *session, const int64_t *tokens, size_t n,
+                                 float *out_logits);
 /* The positions the kept context holds; 0 for a NULL session. */
 int64_t mkrt_session_context_length(const mkrt_session *session);
 /* Keeps only the first `length` positions of the kept context (at most its
