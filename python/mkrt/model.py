@@ -273,7 +273,6 @@ class _Generation:
                 f"max context of {room}: ask for fewer tokens, or compile with a larger "
                 "`mkc compile --max-context`")
         self.generated = []  # the new tokens so far, EOS included
-        self.stopped = False  # at EOS or at a stop string
 
     def result(self):
         return self._pieces() if self.stream else self._whole()
