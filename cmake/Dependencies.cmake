@@ -32,6 +32,7 @@ set_property(TARGET LLVM PROPERTY INTERFACE_LINK_LIBRARIES
 # and link protobuf statically, for the same reason as above.
 set(Protobuf_USE_STATIC_LIBS ON)
 find_package(Protobuf REQUIRED)
+find_library(MKC_PROTOBUF_SHARED NAMES libprotobuf.so REQUIRED)
 find_file(MKC_ONNX_PROTO onnx.proto PATHS /usr/include/onnx NO_DEFAULT_PATH REQUIRED)
 
 find_package(GTest REQUIRED)
@@ -50,5 +51,10 @@ function(mkc_protobuf_library target proto)
     VERBATIM)
   add_library(${target} STATIC ${out}/${stem}.pb.cc)
   target_include_directories(${target} PUBLIC ${out} ${Protobuf_INCLUDE_DIRS})
-  target_link_libraries(${target} PUBLIC ${Protobuf_LIBRARIES})
+  # Debian's libprotobuf.a is not position-independent: a shared library
+  # (libmkrt.so, which sets MKC_SHARED_PROTOBUF) takes libprotobuf.so, from
+  # the same package as the headers; everything else the static one, for the
+  # relocatable tools.
+  target_link_libraries(${target} PUBLIC
+    "$<IF:$<BOOL:$<TARGET_PROPERTY:MKC_SHARED_PROTOBUF>>,${MKC_PROTOBUF_SHARED},${Protobuf_LIBRARIES}>")
 endfunction()

@@ -44,7 +44,8 @@ fi
 
 step "[2/4] Python venv ($VENV)"
 if [[ -x "$PYTHON" ]] && cmp -s "$REQUIREMENTS" "$VENV_STAMP" &&
-   "$PYTHON" -c "import numpy, onnx, onnxruntime, lit" 2>/dev/null && [[ -x "$VENV/bin/lit" ]]; then
+   "$PYTHON" -c "import numpy, onnx, onnxruntime, lit, tokenizers, jinja2" 2>/dev/null &&
+   [[ -x "$VENV/bin/lit" ]]; then
   echo "up to date ($("$PYTHON" --version))"
 else
   # --clear remakes a venv whose interpreter has gone (a moved checkout, a
@@ -54,6 +55,17 @@ else
   fi
   "$PYTHON" -m pip install --disable-pip-version-check -r "$REQUIREMENTS"
   cp "$REQUIREMENTS" "$VENV_STAMP"
+fi
+
+# The Python package, editable: it runs from python/ and finds the build
+# tree's libmkrt.so (python/README.md). Reinstalled when the venv's copy is
+# another checkout's. setuptools and wheel come from the venv: nothing fetched.
+if "$PYTHON" -c "import mkrt, sys; sys.exit(mkrt.__file__ != sys.argv[1])" \
+     "$ROOT/python/mkrt/__init__.py" 2>/dev/null; then
+  echo "mkrt (python/) is installed"
+else
+  "$PYTHON" -m pip install --disable-pip-version-check --no-build-isolation --no-deps \
+    -e "$ROOT/python"
 fi
 
 step "[3/4] Configure (build/)"

@@ -186,6 +186,8 @@ void CpuExecutor::startAt(int64_t position) {
   state->nextPosition = position;
 }
 
+void CpuExecutor::setTrace(bool trace) { state->options.trace = trace; }
+
 int64_t CpuExecutor::position() const { return state->nextPosition; }
 
 std::span<const float> CpuExecutor::logits() const {

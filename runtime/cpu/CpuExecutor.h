@@ -80,6 +80,9 @@ public:
   // the outputs belong to no real context. In checked mode a step then
   // fails on reading a slot never written. 0 <= position <= maxContext.
   void startAt(int64_t position);
+  // Turns options.trace on or off for later launches: an executor kept
+  // across calls (libmkrt's continued context) traces only the calls asked.
+  void setTrace(bool trace);
 
   // The next position to be filled.
   int64_t position() const;

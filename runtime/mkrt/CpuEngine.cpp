@@ -32,22 +32,35 @@ public:
 
 private:
   // A fresh executor per call: a new context, its cache all zeros, from
-  // `firstPosition`.
-  template <class Body> auto run(Body &&body, int64_t firstPosition, bool trace = false) {
+  // `firstPosition`; or, with `keepCache`, the one executor kept for such
+  // calls, whose cache holds what the earlier ones wrote.
+  template <class Body>
+  auto run(Body &&body, int64_t firstPosition, bool trace = false, bool keepCache = false) {
     try {
-      CpuExecutorOptions launch = options;
-      launch.trace = trace;
-      CpuExecutor executor(artifact.graph, artifact.schedule, weights, launch);
-      executor.startAt(firstPosition);
-      return body(executor);
+      if (!keepCache) {
+        CpuExecutorOptions launch = options;
+        launch.trace = trace;
+        CpuExecutor executor(artifact.graph, artifact.schedule, weights, launch);
+        executor.startAt(firstPosition);
+        return body(executor);
+      }
+      if (!kept)
+        kept = std::make_unique<CpuExecutor>(artifact.graph, artifact.schedule, weights, options);
+      kept->setTrace(trace);
+      kept->startAt(firstPosition);
+      return body(*kept);
     } catch (const ExecutionError &error) {
+      // A failed executor refuses further work: the next kept call starts
+      // on a new one (libmkrt ends the continued context on any failure).
+      if (keepCache)
+        kept.reset();
       throw EngineError(MKRT_ERROR_EXECUTION, error.what());
     }
   }
 
 public:
   Generation generate(const std::vector<int64_t> &prompt, int64_t newTokens,
-                      int64_t firstPosition, bool trace) override {
+                      int64_t firstPosition, bool trace, bool keepCache) override {
     Generation generation;
     std::vector<int64_t> tokens = run(
         [&](CpuExecutor &executor) {
@@ -60,14 +73,14 @@ public:
           generation.trace.times.assign(times.begin(), times.end());
           return generated;
         },
-        firstPosition, trace);
+        firstPosition, trace, keepCache);
     generation.tokens =
         cutAtEos(std::move(tokens), artifact.facts.eosTokens, generation.stoppedAtEos);
     return generation;
   }
 
-  std::vector<float> evalLogits(const std::vector<int64_t> &tokens,
-                                int64_t firstPosition) override {
+  std::vector<float> evalLogits(const std::vector<int64_t> &tokens, int64_t firstPosition,
+                                bool keepCache) override {
     return run(
         [&](CpuExecutor &executor) {
           std::vector<float> logits;
@@ -77,13 +90,14 @@ public:
           }
           return logits;
         },
-        firstPosition);
+        firstPosition, false, keepCache);
   }
 
 private:
   const Artifact &artifact;
   WeightTable weights;
   CpuExecutorOptions options;
+  std::unique_ptr<CpuExecutor> kept; // for keepCache calls, made on the first
 };
 
 } // namespace

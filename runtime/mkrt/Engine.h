@@ -50,12 +50,16 @@ public:
   // the session's context: the caller checks. The cache slots below
   // firstPosition hold what the engine's cache holds: zeros on the CPU (a
   // new executor per call), on the GPU zeros at load and then what earlier
-  // calls wrote. `trace`: record every task's times too.
+  // calls wrote. `trace`: record every task's times too. `keepCache`: the
+  // cache below firstPosition is the one earlier keepCache calls wrote, on
+  // the CPU too (one executor kept for them, instead of a new one per call),
+  // so that a call continues a context (mkrt_continue).
   virtual Generation generate(const std::vector<int64_t> &prompt, int64_t newTokens,
-                              int64_t firstPosition, bool trace) = 0;
-  // [tokens, vocab] logits, row by row, the first token at `firstPosition`.
+                              int64_t firstPosition, bool trace, bool keepCache) = 0;
+  // [tokens, vocab] logits, row by row, the first token at `firstPosition`;
+  // `keepCache` as for generate.
   virtual std::vector<float> evalLogits(const std::vector<int64_t> &tokens,
-                                        int64_t firstPosition) = 0;
+                                        int64_t firstPosition, bool keepCache) = 0;
 };
 
 // The artifact must outlive the engine.

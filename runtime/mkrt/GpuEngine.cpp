@@ -21,7 +21,9 @@ public:
   std::string describe() const override { return device->describe(); }
 
   Generation generate(const std::vector<int64_t> &prompt, int64_t newTokens,
-                      int64_t firstPosition, bool trace) override {
+                      int64_t firstPosition, bool trace, bool /*keepCache*/) override {
+    // The device's cache lives as long as the session: every call finds
+    // below its first position what earlier calls wrote.
     GpuRunRequest request;
     request.tokens = prompt;
     request.newTokens = newTokens;
@@ -41,8 +43,8 @@ public:
     return generation;
   }
 
-  std::vector<float> evalLogits(const std::vector<int64_t> &tokens,
-                                int64_t firstPosition) override {
+  std::vector<float> evalLogits(const std::vector<int64_t> &tokens, int64_t firstPosition,
+                                bool /*keepCache*/) override {
     GpuRunRequest request;
     request.tokens = tokens;
     request.firstPosition = firstPosition;

@@ -21,6 +21,7 @@ struct mkrt_session {
   std::string device;
   int64_t maxContext = 0;
   int64_t startPosition = 0;  // where every call's first token goes
+  int64_t contextLength = 0;  // positions of the context mkrt_continue keeps
   std::string tracePath;      // "": mkrt_generate records no trace
   std::vector<double> stepMs; // the last mkrt_generate's, behind mkrt_timing.step_ms
 };
@@ -72,20 +73,61 @@ void checkTokens(const mkrt_session *session, const int64_t *tokens, size_t n) {
                 ") is outside the vocabulary of " + std::to_string(vocab));
 }
 
-void checkContext(const mkrt_session *session, size_t positions) {
-  // startPosition < maxContext (mkrt_session_set_start_position), so this
-  // cannot wrap.
-  size_t room = static_cast<size_t>(session->maxContext - session->startPosition);
+// `positions` from `first` (the start position, or the kept context's end,
+// both below maxContext) must fit the session's context.
+void checkContext(const mkrt_session *session, size_t positions, int64_t first,
+                  const char *firstIs) {
+  size_t room = static_cast<size_t>(session->maxContext - first);
   if (positions > room)
     throw EngineError(MKRT_ERROR_CONTEXT_FULL,
-                      session->startPosition == 0
-                          ? std::to_string(positions) +
-                                " positions pass the session's max context of " +
-                                std::to_string(session->maxContext)
-                          : "start position " + std::to_string(session->startPosition) + " + " +
-                                std::to_string(positions) +
-                                " positions pass the session's max context of " +
-                                std::to_string(session->maxContext));
+                      first == 0 ? std::to_string(positions) +
+                                       " positions pass the session's max context of " +
+                                       std::to_string(session->maxContext)
+                                 : std::string(firstIs) + " " + std::to_string(first) + " + " +
+                                       std::to_string(positions) +
+                                       " positions pass the session's max context of " +
+                                       std::to_string(session->maxContext));
+}
+
+void checkContext(const mkrt_session *session, size_t positions) {
+  checkContext(session, positions, session->startPosition, "start position");
+}
+
+// mkrt_generate and mkrt_continue: the prompt fed from `first`, `n_new`
+// tokens generated, the outputs and timing filled, the trace written.
+void generateFrom(mkrt_session *session, const int64_t *prompt, size_t n_prompt, size_t n_new,
+                  int64_t *out_tokens, size_t *n_out, mkrt_timing *timing, int64_t first,
+                  bool keepCache) {
+  bool tracing = !session->tracePath.empty();
+  auto start = std::chrono::steady_clock::now();
+  mk::rt::Generation generation =
+      session->engine->generate(std::vector<int64_t>(prompt, prompt + n_prompt),
+                                static_cast<int64_t>(n_new), first, tracing, keepCache);
+  double totalMs =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+
+  std::copy(generation.tokens.begin(), generation.tokens.end(), out_tokens);
+  *n_out = generation.tokens.size();
+  session->stepMs = std::move(generation.stepMs);
+  if (timing) {
+    *timing = {};
+    timing->total_ms = totalMs;
+    timing->kernel_ms = generation.kernelMs >= 0 ? generation.kernelMs : totalMs;
+    timing->steps = generation.steps;
+    timing->ms_per_token = generation.steps > 0 ? totalMs / generation.steps : 0;
+    timing->tokens_per_second = totalMs > 0 ? generation.steps * 1000.0 / totalMs : 0;
+    timing->stopped_at_eos = generation.stoppedAtEos ? 1 : 0;
+    timing->step_ms = session->stepMs.data();
+    timing->num_step_ms = session->stepMs.size();
+  }
+  if (tracing) {
+    const mk::Artifact &artifact = artifactOf(session);
+    std::string error =
+        mk::rt::writeChromeTraceFile(session->tracePath, artifact.graph, artifact.schedule,
+                                     generation.trace, first, session->device);
+    if (!error.empty())
+      throw EngineError(MKRT_ERROR_EXECUTION, error);
+  }
 }
 
 std::unique_ptr<mk::rt::Engine> makeEngine(const mk::Artifact &artifact, const std::string &device,
@@ -100,6 +142,14 @@ std::unique_ptr<mk::rt::Engine> makeEngine(const mk::Artifact &artifact, const s
     throw EngineError(MKRT_ERROR_NO_DEVICE, "device gpu is unavailable: " + whyNot);
   std::cerr << "mkrt: note: running on the CPU: " << whyNot << "\n";
   return mk::rt::makeCpuEngine(artifact);
+}
+
+// A refused request leaves the kept context as it was; a run that failed may
+// have left its cache half written.
+void endContextIfRunFailed(mkrt_session *session, mkrt_status status) {
+  if (session && status != MKRT_OK && status != MKRT_ERROR_INVALID_ARGUMENT &&
+      status != MKRT_ERROR_CONTEXT_FULL)
+    session->contextLength = 0;
 }
 
 } // namespace
@@ -154,6 +204,29 @@ mkrt_status mkrt_model_info(const mkrt_model *model, mkrt_info *info) {
   return MKRT_OK;
 }
 
+mkrt_status mkrt_model_generation_info(const mkrt_model *model, mkrt_generation_info *info) {
+  if (!model || !info)
+    return fail(MKRT_ERROR_INVALID_ARGUMENT,
+                "mkrt_model_generation_info: model or info is NULL");
+  const mk::Artifact &artifact = model->loaded->artifact;
+  const mk::GenerationFacts &facts = artifact.facts.generation;
+  *info = {};
+  info->tokenizer_json = artifact.tokenizerJson.c_str();
+  info->tokenizer_json_size = artifact.tokenizerJson.size();
+  info->has_bos = facts.bosToken ? 1 : 0;
+  info->bos_token = facts.bosToken.value_or(-1);
+  info->chat_template = facts.chatTemplate.c_str();
+  info->tokenizer_source = facts.tokenizerSource.c_str();
+  info->has_temperature = facts.temperature ? 1 : 0;
+  info->temperature = facts.temperature.value_or(0);
+  info->has_top_k = facts.topK ? 1 : 0;
+  info->top_k = facts.topK.value_or(0);
+  info->has_top_p = facts.topP ? 1 : 0;
+  info->top_p = facts.topP.value_or(0);
+  lastError.clear();
+  return MKRT_OK;
+}
+
 mkrt_status mkrt_session_create(mkrt_model *model, const char *device, int64_t max_context,
                                 mkrt_session **session, char *errbuf, size_t errbuf_size) {
   if (!session)
@@ -195,41 +268,64 @@ mkrt_status mkrt_generate(mkrt_session *session, const int64_t *prompt, size_t n
   return guarded([&] {
     require(session && prompt && n_out && (out_tokens || n_new == 0),
             "mkrt_generate: a pointer argument is NULL");
+    // A new context: on the GPU it overwrites the kept one's cache.
+    session->contextLength = 0;
     require(n_prompt >= 1, "mkrt_generate: the prompt is empty");
     *n_out = 0;
     checkTokens(session, prompt, n_prompt);
     checkContext(session, n_prompt + std::max<size_t>(n_new, 1) - 1);
+    generateFrom(session, prompt, n_prompt, n_new, out_tokens, n_out, timing,
+                 session->startPosition, false);
+  });
+}
 
-    bool tracing = !session->tracePath.empty();
-    auto start = std::chrono::steady_clock::now();
-    mk::rt::Generation generation =
-        session->engine->generate(std::vector<int64_t>(prompt, prompt + n_prompt),
-                                  static_cast<int64_t>(n_new), session->startPosition, tracing);
-    double totalMs =
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+mkrt_status mkrt_continue(mkrt_session *session, const int64_t *tokens, size_t n, size_t n_new,
+                          int64_t *out_tokens, size_t *n_out, mkrt_timing *timing) {
+  int64_t kept = session ? session->contextLength : 0;
+  mkrt_status status = guarded([&] {
+    require(session && tokens && n_out && (out_tokens || n_new == 0),
+            "mkrt_continue: a pointer argument is NULL");
+    require(n >= 1, "mkrt_continue: no tokens to feed");
+    *n_out = 0;
+    checkTokens(session, tokens, n);
+    checkContext(session, n + std::max<size_t>(n_new, 1) - 1, kept, "context length");
+    generateFrom(session, tokens, n, n_new, out_tokens, n_out, timing, kept, true);
+    // The last generated token is returned, not fed.
+    session->contextLength =
+        kept + static_cast<int64_t>(n) + (*n_out > 0 ? static_cast<int64_t>(*n_out) - 1 : 0);
+  });
+  endContextIfRunFailed(session, status);
+  return status;
+}
 
-    std::copy(generation.tokens.begin(), generation.tokens.end(), out_tokens);
-    *n_out = generation.tokens.size();
-    session->stepMs = std::move(generation.stepMs);
-    if (timing) {
-      *timing = {};
-      timing->total_ms = totalMs;
-      timing->kernel_ms = generation.kernelMs >= 0 ? generation.kernelMs : totalMs;
-      timing->steps = generation.steps;
-      timing->ms_per_token = generation.steps > 0 ? totalMs / generation.steps : 0;
-      timing->tokens_per_second = totalMs > 0 ? generation.steps * 1000.0 / totalMs : 0;
-      timing->stopped_at_eos = generation.stoppedAtEos ? 1 : 0;
-      timing->step_ms = session->stepMs.data();
-      timing->num_step_ms = session->stepMs.size();
-    }
-    if (tracing) {
-      const mk::Artifact &artifact = artifactOf(session);
-      std::string error = mk::rt::writeChromeTraceFile(session->tracePath, artifact.graph,
-                                                       artifact.schedule, generation.trace,
-                                                       session->startPosition, session->device);
-      if (!error.empty())
-        throw EngineError(MKRT_ERROR_EXECUTION, error);
-    }
+mkrt_status mkrt_continue_logits(mkrt_session *session, const int64_t *tokens, size_t n,
+                                 float *out_logits) {
+  int64_t kept = session ? session->contextLength : 0;
+  mkrt_status status = guarded([&] {
+    require(session && tokens && out_logits, "mkrt_continue_logits: a pointer argument is NULL");
+    require(n >= 1, "mkrt_continue_logits: no tokens to feed");
+    checkTokens(session, tokens, n);
+    checkContext(session, n, kept, "context length");
+    std::vector<float> logits =
+        session->engine->evalLogits(std::vector<int64_t>(tokens, tokens + n), kept, true);
+    std::copy(logits.begin(), logits.end(), out_logits);
+    session->contextLength = kept + static_cast<int64_t>(n);
+  });
+  endContextIfRunFailed(session, status);
+  return status;
+}
+
+int64_t mkrt_session_context_length(const mkrt_session *session) {
+  return session ? session->contextLength : 0;
+}
+
+mkrt_status mkrt_session_rewind(mkrt_session *session, int64_t length) {
+  return guarded([&] {
+    require(session, "mkrt_session_rewind: session is NULL");
+    require(length >= 0 && length <= session->contextLength,
+            "cannot rewind to length " + std::to_string(length) + ": the kept context holds " +
+                std::to_string(session->contextLength) + " positions");
+    session->contextLength = length;
   });
 }
 
@@ -258,12 +354,12 @@ mkrt_status mkrt_eval_logits(mkrt_session *session, const int64_t *tokens, size_
                              float *out_logits) {
   return guarded([&] {
     require(session && tokens && out_logits, "mkrt_eval_logits: a pointer argument is NULL");
+    session->contextLength = 0; // a new context, as mkrt_generate
     require(n >= 1, "mkrt_eval_logits: no tokens");
     checkTokens(session, tokens, n);
     checkContext(session, n);
-    std::vector<float> logits =
-        session->engine->evalLogits(std::vector<int64_t>(tokens, tokens + n),
-                                    session->startPosition);
+    std::vector<float> logits = session->engine->evalLogits(
+        std::vector<int64_t>(tokens, tokens + n), session->startPosition, false);
     std::copy(logits.begin(), logits.end(), out_logits);
   });
 }

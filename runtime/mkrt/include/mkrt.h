@@ -17,10 +17,11 @@
  *   mkrt_close(model);
  *
  * Every call of a session starts a new context at position 0 (or at the
- * session's start position, for timing: mkrt_session_set_start_position):
- * generation is greedy, and teacher-forced logits follow the same contract
- * as `mkc eval` (one row of logits per token, each token fed at the next
- * position). A session is used by one thread at a time. */
+ * session's start position, for timing: mkrt_session_set_start_position);
+ * mkrt_continue instead carries on the session's kept context, turn after
+ * turn of a conversation. Generation is greedy, and teacher-forced logits
+ * follow the same contract as `mkc eval` (one row of logits per token, each
+ * token fed at the next position). A session is used by one thread at a time. */
 #ifndef MKRT_H
 #define MKRT_H
 
@@ -82,6 +83,26 @@ typedef struct mkrt_timing {
   size_t num_step_ms;
 } mkrt_timing;
 
+/* What the model's own files say about generation (`mkc compile
+ * --tokenizer=DIR`, or the files beside the model; docs/mk-format.md): what
+ * turns text into tokens and back. The vocabulary and the EOS tokens are in
+ * mkrt_info. The strings live as long as the model. */
+typedef struct mkrt_generation_info {
+  /* The TOKENIZER section: HF tokenizers' tokenizer.json, byte for byte, NUL
+   * terminated; "" and 0 when the file has none. */
+  const char *tokenizer_json;
+  size_t tokenizer_json_size;
+  int has_bos;                  /* 0: prompts start with no BOS token */
+  int64_t bos_token;            /* -1 without one */
+  const char *chat_template;    /* Jinja, as shipped; "" without one */
+  const char *tokenizer_source; /* the folder they came from, "" when unknown */
+  /* generation_config.json's sampling defaults, where it samples: each
+   * meaningful only with its has_ flag. */
+  int has_temperature, has_top_k, has_top_p;
+  double temperature, top_p;
+  int64_t top_k;
+} mkrt_generation_info;
+
 /* Opens and checks a .mk file: checksums, format version, the manifest, and
  * the task graph through the validator. On failure *model is NULL and
  * `errbuf` (when not NULL) holds the reason. The strings of
@@ -89,6 +110,7 @@ typedef struct mkrt_timing {
 mkrt_status mkrt_open(const char *path, mkrt_model **model, char *errbuf, size_t errbuf_size);
 void mkrt_close(mkrt_model *model);
 mkrt_status mkrt_model_info(const mkrt_model *model, mkrt_info *info);
+mkrt_status mkrt_model_generation_info(const mkrt_model *model, mkrt_generation_info *info);
 
 /* `device`: "cpu", "gpu", or "auto" (the GPU when it can run this file, else
  * the CPU, with a note on stderr). `max_context`: positions available to
@@ -111,6 +133,40 @@ const char *mkrt_session_device(const mkrt_session *session);
  * is 0 unless set). */
 mkrt_status mkrt_generate(mkrt_session *session, const int64_t *prompt, size_t n_prompt,
                           size_t n_new, int64_t *out_tokens, size_t *n_out, mkrt_timing *timing);
+
+/* A context kept between calls, for a conversation: feeds `tokens` at the
+ * positions after the session's kept context (its first call: from 0), the
+ * cache below them being what earlier mkrt_continue calls wrote, on the GPU
+ * and the CPU alike, then generates up to `n_new` tokens greedily as
+ * mkrt_generate does (n_new may be 0: the tokens are only fed). The kept
+ * context then holds the tokens fed and every generated token but the last,
+ * which was not fed: to carry the generation on, the next call feeds it
+ * first. So a conversation fed turn by turn gives the tokens and logits of
+ * one mkrt_generate over the whole of it. Needs n >= 1 and context length +
+ * n + n_new - 1 <= max_context (else MKRT_ERROR_CONTEXT_FULL, the context
+ * kept as it was). The start position does not apply; tracing does, the
+ * positions counted from the kept context's end. mkrt_generate and
+ * mkrt_eval_logits start new contexts and so end the kept one (its length
+ * becomes 0), and so does a run that failed (MKRT_ERROR_EXECUTION,
+ * MKRT_ERROR_DEVICE_FAILURE); a refused call (an invalid argument, a full
+ * context) leaves it as it was. */
+mkrt_status mkrt_continue(mkrt_session *session, const int64_t *tokens, size_t n, size_t n_new,
+                          int64_t *out_tokens, size_t *n_out, mkrt_timing *timing);
+/* Teacher forcing in the kept context: feeds `tokens` after it as
+ * mkrt_continue does and writes the logits after each into `out_logits`
+ * (room for n * vocab floats), row by row; the kept context then holds them
+ * all. What sampling on the host needs: the last row is the distribution of
+ * the next token, which the next call feeds. The same rules as
+ * mkrt_continue: n >= 1, the context's room, a refused call keeping it. */
+mkrt_status mkrt_continue_logits(mkrt_session *session, const int64_t *tokens, size_t n,
+                                 float *out_logits);
+/* The positions the kept context holds; 0 for a NULL session. */
+int64_t mkrt_session_context_length(const mkrt_session *session);
+/* Keeps only the first `length` positions of the kept context (at most its
+ * length; 0 ends it): the next mkrt_continue feeds from there, overwriting
+ * what followed. Attention never reads past a step's position, so nothing of
+ * the cut part reaches later steps. */
+mkrt_status mkrt_session_rewind(mkrt_session *session, int64_t length);
 
 /* Starts every later mkrt_generate and mkrt_eval_logits of the session at
  * context position `position` instead of 0: the first token fed goes there,
