@@ -29,6 +29,8 @@ std::string dimsText(const std::vector<uint64_t> &dims) {
   return text + "]";
 }
 
+constexpr uint32_t kMaxCount = 1u << 24;
+
 // A positive count under `key`; `required` false leaves `value` alone when
 // the key is absent.
 std::string positive(const GgufFile &file, const std::string &key, int64_t &value,
@@ -40,6 +42,11 @@ std::string positive(const GgufFile &file, const std::string &key, int64_t &valu
     return error;
   if (raw == 0)
     return "metadata key '" + key + "' is 0; it must be positive";
+  // Far above any model's widths, and small enough that products of two
+  // (heads x head dim, rows x columns) never overflow.
+  if (raw > kMaxCount)
+    return "metadata key '" + key + "' is " + std::to_string(raw) + ", above the " +
+           std::to_string(kMaxCount) + " mkc supports";
   value = raw;
   return "";
 }
@@ -56,7 +63,8 @@ std::string positiveFloat(const GgufFile &file, const std::string &key, float &v
   return "";
 }
 
-// Frequencies as transformers computes them (base^(-2i/d)), then the
+// Frequencies as transformers computes them, 1 / base^(2i/d) in f32 step by
+// step (so that plain ones equal the ONNX exports' to the bit), then the
 // scaling the file asks for: linear (every frequency divided by the factor)
 // or llama.cpp's rope_freqs.weight (Llama 3's per-frequency divisors, which
 // its converter computes from the HF rope_scaling). Other kinds are refused
@@ -65,9 +73,10 @@ std::string readRotary(const GgufFile &file, const std::string &arch, float base
                        GgufDecoderConfig &config) {
   int64_t half = config.rotaryDim / 2;
   config.invFreq.resize(half);
-  for (int64_t i = 0; i < half; ++i)
-    config.invFreq[i] = static_cast<float>(
-        1.0 / std::pow(static_cast<double>(base), 2.0 * i / static_cast<double>(config.rotaryDim)));
+  for (int64_t i = 0; i < half; ++i) {
+    float exponent = static_cast<float>(2 * i) / static_cast<float>(config.rotaryDim);
+    config.invFreq[i] = 1.0f / std::pow(base, exponent);
+  }
   config.ropeTheta = base;
 
   std::string typeKey = arch + ".rope.scaling.type";
@@ -136,10 +145,18 @@ std::string readDecoderConfig(const GgufFile &file, GgufDecoderConfig &config) {
   for (auto [key, field] : {std::pair{"embedding_length", &config.hidden},
                             {"block_count", &config.layers},
                             {"attention.head_count", &config.heads},
-                            {"feed_forward_length", &config.ffn},
-                            {"context_length", &config.contextLength}})
+                            {"feed_forward_length", &config.ffn}})
     if (std::string error = positive(file, p + key, *field); !error.empty())
       return error;
+  // The context is not a width: only its type and sign are checked.
+  {
+    uint32_t context = 0;
+    if (std::string error = file.uint32(p + "context_length", context); !error.empty())
+      return error;
+    if (context == 0)
+      return "metadata key '" + p + "context_length' is 0; it must be positive";
+    config.contextLength = context;
+  }
   config.kvHeads = config.heads;
   if (std::string error = positive(file, p + "attention.head_count_kv", config.kvHeads, false);
       !error.empty())

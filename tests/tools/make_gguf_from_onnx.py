@@ -12,6 +12,12 @@ convert_hf_to_gguf lays it out:
   - 2-D weights in --type where their rows are whole blocks of it, else F16
     (as the converter falls back), 1-D ones in F32.
 
+With --damage SPEC (repeatable), the file is wrong in one way, for the
+refusal tests: drop:KEY (a metadata key left out), set:KEY=TYPE:VALUE (a
+key written as TYPE u32, f32 or str), drop-tensor:NAME,
+transpose-tensor:NAME (its dims swapped), tensor-type:NAME=TYPE (a ggml type
+such as Q5_0), extra-tensor:NAME (a tensor no llama block has).
+
 With --reference-onnx, also writes the ONNX fixture with every weight
 replaced by what the GGUF file holds, dequantized by gguf-py and
 un-permuted: onnxruntime on it is the oracle of mkc on the GGUF file, so
@@ -126,7 +132,38 @@ def stored_type(array, qtype):
     return qtype if array.shape[-1] % block == 0 else T.F16
 
 
-def write_gguf(fixture, path, type_name):
+def apply_tensor_damage(damage, tensors, types):
+    for spec in damage:
+        kind, _, arg = spec.partition(":")
+        if kind == "drop-tensor":
+            del tensors[arg]
+        elif kind == "transpose-tensor":
+            tensors[arg] = tensors[arg].T.copy()
+        elif kind == "tensor-type":
+            name, _, type_name = arg.partition("=")
+            types[name] = T[type_name]
+        elif kind == "extra-tensor":
+            tensors[arg] = np.ones(8, dtype=np.float32)
+        elif kind not in ("drop", "set"):
+            sys.exit(f"unknown damage '{spec}'")
+
+
+def apply_key_damage(damage, writer):
+    kv = writer.kv_data[0]
+    for spec in damage:
+        kind, _, arg = spec.partition(":")
+        if kind == "drop":
+            del kv[arg]
+        elif kind == "set":
+            key, _, typed = arg.partition("=")
+            type_name, _, value = typed.partition(":")
+            value_type, convert = {"u32": (gguf.GGUFValueType.UINT32, int),
+                                   "f32": (gguf.GGUFValueType.FLOAT32, float),
+                                   "str": (gguf.GGUFValueType.STRING, str)}[type_name]
+            kv[key] = gguf.GGUFValue(convert(value), value_type)
+
+
+def write_gguf(fixture, path, type_name, damage=()):
     family, config = family_config(fixture)
     model = onnx.load(fixture)
     weights = onnx_weights(model)
@@ -148,6 +185,9 @@ def write_gguf(fixture, path, type_name):
                 tensors[name] = permute(tensors[name], kv_heads)
     if config.get("rope_scaling", {}) and config["rope_scaling"].get("rope_type") == "llama3":
         tensors["rope_freqs.weight"] = llama3_rope_divisors(config, head_dim)
+
+    types = {}
+    apply_tensor_damage(damage, tensors, types)
 
     writer = gguf.GGUFWriter(path, arch)
     writer.add_name(f"mkc-{family}-from-onnx")
@@ -171,9 +211,10 @@ def write_gguf(fixture, path, type_name):
     writer.add_bos_token_id(1)
     writer.add_eos_token_id(2)
     writer.add_chat_template("{% for m in messages %}<t3>{{ m['content'] }}<t4>{% endfor %}")
+    apply_key_damage(damage, writer)
     qtype = TYPES[type_name]
     for name, array in tensors.items():
-        kind = stored_type(array, qtype)
+        kind = types.get(name, stored_type(array, qtype))
         if kind == T.F32:
             writer.add_tensor(name, array.astype(np.float32))
         elif kind == T.F16:
@@ -222,8 +263,9 @@ def main():
     ap.add_argument("output")
     ap.add_argument("--type", default="F32", choices=sorted(TYPES))
     ap.add_argument("--reference-onnx")
+    ap.add_argument("--damage", action="append", default=[])
     a = ap.parse_args()
-    _, config, model, weights = write_gguf(a.fixture, a.output, a.type)
+    _, config, model, weights = write_gguf(a.fixture, a.output, a.type, a.damage)
     if a.reference_onnx:
         write_reference(a.reference_onnx, model, weights, a.output, config)
 

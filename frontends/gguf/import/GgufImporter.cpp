@@ -142,7 +142,8 @@ mlir::Value GgufBuilder::layer(int64_t index, mlir::Value x) {
   const std::string shapes = " (from " + key("embedding_length") + ", " +
                              key("attention.head_count") + ", " +
                              key("attention.head_count_kv") + ", the head dim)";
-  mlir::Value normed = rmsNorm(x, p + "attn_norm.weight", "the attention norm" + shapes);
+  const std::string width = " (" + key("embedding_length") + ")";
+  mlir::Value normed = rmsNorm(x, p + "attn_norm.weight", "the attention norm" + width);
   // llama.cpp's qwen2 always has q/k/v biases; other architectures may.
   auto bias = [&](const char *name) -> std::string {
     std::string tensor = p + name + ".bias";
@@ -183,7 +184,7 @@ mlir::Value GgufBuilder::layer(int64_t index, mlir::Value x) {
 
   const std::string ffn = " (from " + key("embedding_length") + " and " +
                           key("feed_forward_length") + ")";
-  mlir::Value post = rmsNorm(h, p + "ffn_norm.weight", "the MLP norm" + shapes);
+  mlir::Value post = rmsNorm(h, p + "ffn_norm.weight", "the MLP norm" + width);
   mlir::Value gate = linear(post, p + "ffn_gate.weight", hidden, config.ffn, "gate_proj" + ffn);
   mlir::Value up = linear(post, p + "ffn_up.weight", hidden, config.ffn, "up_proj" + ffn);
   mlir::Value act = builder.create<SiluMulOp>(loc, gate.getType(), gate, up).getResult();
