@@ -163,14 +163,14 @@ def apply_key_damage(damage, writer):
             kv[key] = gguf.GGUFValue(convert(value), value_type)
 
 
-def write_gguf(fixture, path, type_name, damage=()):
+def write_gguf(fixture, path, type_name, damage=(), arch=None):
     family, config = family_config(fixture)
     model = onnx.load(fixture)
     weights = onnx_weights(model)
     hidden, heads = config["hidden_size"], config["num_attention_heads"]
     kv_heads = config.get("num_key_value_heads", heads)
     head_dim = config.get("head_dim") or hidden // heads
-    arch = ARCH[config["family"]]
+    arch = arch or ARCH[config["family"]]
 
     tensors = {name: array for name, (_, _, array) in weights.items()}
     # A tied lm_head is exported as its own transposed copy: GGUF leaves it out.
@@ -264,8 +264,13 @@ def main():
     ap.add_argument("--type", default="F32", choices=sorted(TYPES))
     ap.add_argument("--reference-onnx")
     ap.add_argument("--damage", action="append", default=[])
+    ap.add_argument("--arch", choices=sorted(set(ARCH.values())),
+                    help="general.architecture (default: the family's; llama.cpp's converter "
+                    "writes Mistral models as llama)")
     a = ap.parse_args()
-    _, config, model, weights = write_gguf(a.fixture, a.output, a.type, a.damage)
+    if a.arch and a.reference_onnx:
+        sys.exit("--arch and --reference-onnx: the reference assumes the family's architecture")
+    _, config, model, weights = write_gguf(a.fixture, a.output, a.type, a.damage, a.arch)
     if a.reference_onnx:
         write_reference(a.reference_onnx, model, weights, a.output, config)
 
