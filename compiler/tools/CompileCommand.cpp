@@ -30,7 +30,6 @@
 #include "compiler/driver/TokenizerFiles.h"
 #include "runtime/format/ArtifactBuilder.h"
 #include "compiler/inspect/TaskGraphText.h"
-#include "frontends/onnx/DecoderImporter.h"
 #include "passes/Pipeline.h"
 #include "core/support/TokenList.h"
 
