@@ -4,6 +4,8 @@
 #include "compiler/taskgraph/LowerToTasks.h"
 #include "core/validator/Validator.h"
 #include "compiler/dialect/MkDialect.h"
+#include "frontends/gguf/GgufFile.h"
+#include "frontends/gguf/import/GgufImporter.h"
 #include "passes/Pipeline.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -36,15 +38,24 @@ llvm::Expected<ImportedModel> parseMlir(mlir::MLIRContext &context, const std::s
 
 } // namespace
 
+llvm::Expected<ImportedModel> importModel(mlir::MLIRContext &context, const std::string &path) {
+  if (llvm::StringRef(path).endswith(".mlir"))
+    return parseMlir(context, path);
+  // By magic (or a .gguf name, so a damaged file is read as GGUF and its
+  // problem told), else ONNX.
+  if (looksLikeGguf(path))
+    return importGgufModel(context, path);
+  return importOnnxModel(context, path);
+}
+
 llvm::Expected<CompiledModel> compileToSchedule(mlir::MLIRContext &context,
-                                                const std::string &onnxPath,
+                                                const std::string &modelPath,
                                                 const CompileOptions &options) {
-  auto imported = llvm::StringRef(onnxPath).endswith(".mlir") ? parseMlir(context, onnxPath)
-                                                               : importOnnxModel(context, onnxPath);
+  auto imported = importModel(context, modelPath);
   if (!imported)
     return imported.takeError();
   if (mlir::failed(runFusionPipeline(imported->module.get(), options.printIrAfterAll)))
-    return error("the fusion pipeline failed on '" + onnxPath + "'");
+    return error("the fusion pipeline failed on '" + modelPath + "'");
   auto tasks = lowerToTasks(imported->module.get(), options.target, options.maxContext);
   if (!tasks)
     return tasks.takeError();

@@ -1,5 +1,5 @@
-// The compiler from an ONNX model to a static schedule, stage by stage:
-// import (frontends/onnx), fusion (passes/), lowering to tasks, finer
+// The compiler from a model (ONNX or GGUF) to a static schedule, stage by
+// stage: import (frontends/onnx, frontends/gguf), fusion (passes/), lowering to tasks, finer
 // dependencies, scheduling. `mkc compile` and `mkc inspect` both run it.
 #ifndef MKC_COMPILER_DRIVER_PIPELINE_H
 #define MKC_COMPILER_DRIVER_PIPELINE_H
@@ -31,12 +31,16 @@ struct CompiledModel {
   DependencyReport dependencies;
 };
 
-// `onnxPath` may also name a .mlir file of mk IR, fused or not (the fusion
+// The model at `path` as mk IR and weights: a .mlir file of mk IR (no weight
+// values), a GGUF file (known by its magic or a .gguf name), else ONNX.
+llvm::Expected<ImportedModel> importModel(mlir::MLIRContext &context, const std::string &path);
+
+// `modelPath` may name a GGUF file, or a .mlir file of mk IR, fused or not (the fusion
 // passes leave fused ops alone): the shapes of its mk.weight declarations are
 // all lowering needs, so hand-written modules of any model size can be
 // scheduled without an exported model. Such a model has no weight values.
 llvm::Expected<CompiledModel> compileToSchedule(mlir::MLIRContext &context,
-                                                const std::string &onnxPath,
+                                                const std::string &modelPath,
                                                 const CompileOptions &options);
 
 // Reads one of the options every command that compiles shares:

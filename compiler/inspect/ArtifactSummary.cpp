@@ -73,8 +73,15 @@ void printArtifactSummary(std::ostream &os, const LoadedArtifact &loaded) {
      << "\n";
   const GenerationFacts &generation = facts.generation;
   os << "tokenizer: ";
-  if (artifact.tokenizerJson.empty())
+  bool carried = generation.bosToken || !generation.chatTemplate.empty();
+  if (artifact.tokenizerJson.empty() && !carried)
     os << "none\n";
+  else if (artifact.tokenizerJson.empty()) // a GGUF file's special tokens, no tokenizer.json
+    os << "no tokenizer.json; from '" << generation.tokenizerSource << "': BOS "
+       << (generation.bosToken ? std::to_string(*generation.bosToken) : "none") << "; chat template "
+       << (generation.chatTemplate.empty() ? "none"
+                                           : std::to_string(generation.chatTemplate.size()) + " characters")
+       << "\n";
   else
     os << "tokenizer.json, " << artifact.tokenizerJson.size() << " bytes, from '"
        << generation.tokenizerSource << "'; BOS "

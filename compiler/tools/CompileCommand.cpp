@@ -30,8 +30,6 @@
 #include "compiler/driver/TokenizerFiles.h"
 #include "runtime/format/ArtifactBuilder.h"
 #include "compiler/inspect/TaskGraphText.h"
-#include "frontends/gguf/GgufFile.h"
-#include "frontends/onnx/DecoderImporter.h"
 #include "passes/Pipeline.h"
 #include "core/support/TokenList.h"
 
@@ -50,12 +48,13 @@
 namespace mk {
 
 const char *const kCompileHelp =
-    "usage: mkc compile MODEL.onnx --emit=mlir|fused|tasks|schedule|cuda [-o OUT] [options]\n"
-    "       mkc compile MODEL.onnx --emit=cubin -o OUT.cubin [options]\n"
-    "       mkc compile MODEL.onnx [--emit=mk] -o OUT.mk [options]\n"
+    "usage: mkc compile MODEL --emit=mlir|fused|tasks|schedule|cuda [-o OUT] [options]\n"
+    "       mkc compile MODEL --emit=cubin -o OUT.cubin [options]\n"
+    "       mkc compile MODEL [--emit=mk] -o OUT.mk [options]\n"
     "       mkc compile SHAPE.mlir --emit=mk -o OUT.mk --random-weights[=SEED] [options]\n"
     "\n"
-    "Compiles a model (ONNX, or mk IR in a .mlir file) to one level of the ladder:\n"
+    "Compiles a model (ONNX, llama.cpp's GGUF of the llama family, or mk IR in a\n"
+    ".mlir file) to one level of the ladder:\n"
     "  mlir       the mk IR as imported\n"
     "  fused      after the fusion passes\n"
     "  tasks      the task graph: a summary, then every buffer, operation, event, task\n"
@@ -80,7 +79,7 @@ const char *const kCompileHelp =
     "  --gemv-loads=N           (cuda, cubin, mk) 16-byte loads in flight per gemv\n"
     "                           lane, 1-16, default 8\n"
     "  --eos=ID,...             (mk) the tokens that end generation (default: the\n"
-    "                           tokenizer files')\n"
+    "                           tokenizer files', else a GGUF file's)\n"
     "  --tokenizer=DIR          (mk) the folder of tokenizer.json and, when there,\n"
     "                           tokenizer_config.json and generation_config.json:\n"
     "                           carried into the .mk with the EOS and BOS tokens, the\n"
@@ -218,10 +217,6 @@ int parseArguments(int argc, char **argv, CompileArguments &options) {
   // output is not the input.
   if (std::string error = checkInputFile(options.model); !error.empty())
     return refuse(error);
-  // Not compiled yet; said plainly rather than as a failed ONNX parse.
-  if (looksLikeGguf(options.model))
-    return refuse("'" + options.model + "' is a GGUF file: mkc compile does not read GGUF yet "
-                  "(mkc inspect summarizes it)");
   if (std::string error = checkOutput(options.output, {options.model}); !error.empty())
     return refuse(error);
   return 0;
@@ -309,10 +304,25 @@ int emitKernel(mlir::MLIRContext &context, const CompileArguments &options) {
 // The tokenizer files (given, or beside the model) and the EOS tokens
 // (--eos, else theirs) into `artifact`, every id checked against the
 // model's vocabulary; 0, or the exit code.
-int addTokenizer(const CompileArguments &options, int64_t vocab, ArtifactOptions &artifact) {
+// Without tokenizer files, what the model file says of its tokens (a GGUF
+// file's tokenizer.ggml.* ids and chat template) is carried instead.
+int addTokenizer(const CompileArguments &options, int64_t vocab, const EmbeddedTokens &embedded,
+                 ArtifactOptions &artifact) {
   std::optional<std::string> folder = options.tokenizer;
   if (!folder && !options.noTokenizer)
     folder = tokenizerBeside(options.model);
+  if (!folder && !options.noTokenizer && embedded.present) {
+    artifact.eosTokens = embedded.eosTokens;
+    artifact.generation.bosToken = embedded.bosToken;
+    artifact.generation.chatTemplate = embedded.chatTemplate;
+    artifact.generation.tokenizerSource = embedded.source;
+    llvm::errs() << "mkc: special tokens from '" << embedded.source << "': EOS "
+                 << (artifact.eosTokens.empty() ? std::string("none")
+                                                : formatTokenList(artifact.eosTokens))
+                 << ", BOS "
+                 << (embedded.bosToken ? std::to_string(*embedded.bosToken) : std::string("none"))
+                 << (embedded.chatTemplate.empty() ? "" : ", a chat template") << "\n";
+  }
   if (folder) {
     auto files = readTokenizerFiles(*folder);
     if (!files)
@@ -357,7 +367,7 @@ int emitArtifact(mlir::MLIRContext &context, const CompileArguments &options) {
     compiled->imported.weights = randomWeights(compiled->tasks, *options.randomSeed);
   ArtifactOptions artifact;
   if (int status = addTokenizer(options, describeModel(compiled->tasks, compiled->schedule).vocab,
-                                artifact))
+                                compiled->imported.tokens, artifact))
     return status;
   artifact.targetArch = options.arch;
   if (options.kernel) {
@@ -394,7 +404,7 @@ int compile(const CompileArguments &options) {
     return emitKernel(context, options);
   if (*options.emit >= EmitLevel::Tasks)
     return emitTasks(context, options);
-  auto imported = importOnnxModel(context, options.model);
+  auto imported = importModel(context, options.model);
   if (!imported)
     return refuse(llvm::toString(imported.takeError()));
   mlir::ModuleOp module = imported->module.get();

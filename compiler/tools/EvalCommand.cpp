@@ -24,8 +24,9 @@
 namespace mk {
 
 const char *const kEvalHelp =
-    "usage: mkc eval MODEL.onnx --tokens T0,T1,... --logits OUT.npy [options]\n"
+    "usage: mkc eval MODEL --tokens T0,T1,... --logits OUT.npy [options]\n"
     "\n"
+    "MODEL is an ONNX model, a GGUF file of the llama family or mk IR.\n"
     "Feeds the tokens one at a time from position 0 and writes the logits after\n"
     "each, [tokens, vocab] float32, as .npy: the contract mkrun --logits follows.\n"
     "\n"
@@ -162,7 +163,7 @@ int evalCommand(int argc, char **argv) {
   if (args.engine == "schedule") {
     rows = runSchedule(context, args, tokens);
   } else {
-    auto imported = importOnnxModel(context, args.model);
+    auto imported = importModel(context, args.model);
     if (!imported)
       return refuse(llvm::toString(imported.takeError()));
     if (args.engine == "fused" && mlir::failed(runFusionPipeline(imported->module.get(), false)))

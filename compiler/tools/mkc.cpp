@@ -17,6 +17,8 @@
 #include "compiler/tools/CommandFiles.h"
 #include "compiler/tools/Commands.h"
 #include "compiler/tools/Version.h"
+#include "frontends/gguf/GgufFile.h"
+#include "frontends/gguf/import/GgufImporter.h"
 #include "frontends/onnx/DecoderImporter.h"
 
 #include "mlir/IR/MLIRContext.h"
@@ -55,9 +57,10 @@ constexpr const char *kHelp =
     "refused, or a write failed\n";
 
 constexpr const char *kImportHelp =
-    "usage: mkc import MODEL.onnx\n"
+    "usage: mkc import MODEL.onnx|MODEL.gguf\n"
     "\n"
-    "Prints the mk IR that the ONNX front end recognizes in the model.\n"
+    "Prints the mk IR that the ONNX front end recognizes in the model, or that\n"
+    "the GGUF front end builds from a llama.cpp file.\n"
     "\n"
     "options:\n"
     "  -h, --help   this help\n"
@@ -82,7 +85,8 @@ int importCommand(int argc, char **argv) {
   if (std::string error = mk::checkInputFile(modelPath); !error.empty())
     return refuse(error);
   mlir::MLIRContext context;
-  auto imported = mk::importOnnxModel(context, modelPath);
+  auto imported = mk::looksLikeGguf(modelPath) ? mk::importGgufModel(context, modelPath)
+                                               : mk::importOnnxModel(context, modelPath);
   if (!imported)
     return refuse(llvm::toString(imported.takeError()));
   std::string text;

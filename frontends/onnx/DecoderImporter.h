@@ -4,21 +4,14 @@
 #ifndef MKC_FRONTENDS_ONNX_DECODERIMPORTER_H
 #define MKC_FRONTENDS_ONNX_DECODERIMPORTER_H
 
-#include "core/weights/WeightTable.h"
+#include "frontends/ImportedModel.h"
 
-#include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/MLIRContext.h"
-#include "mlir/IR/OwningOpRef.h"
 #include "llvm/Support/Error.h"
 
 #include <string>
 
 namespace mk {
-
-struct ImportedModel {
-  mlir::OwningOpRef<mlir::ModuleOp> module;
-  WeightTable weights;
-};
 
 // Reads the model at `path` and recognizes it as a decode step. Anything not
 // understood is an error naming the ONNX node (name and op type) and why.

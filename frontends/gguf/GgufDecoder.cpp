@@ -1,0 +1,273 @@
+#include "frontends/gguf/GgufDecoder.h"
+
+#include "frontends/gguf/GgufQuants.h"
+
+#include <cmath>
+#include <cstring>
+
+namespace mk {
+
+namespace {
+
+// The architectures whose tensors and hyperparameters are llama's, with what
+// each adds; anything else is refused by name.
+struct Architecture {
+  const char *name;
+  bool permutedQK, qkvBias, qkNorm;
+};
+constexpr Architecture kArchitectures[] = {
+    {"llama", true, false, false},
+    {"mistral", true, false, false},
+    {"qwen2", false, true, false},
+    {"qwen3", false, false, true},
+};
+
+std::string dimsText(const std::vector<uint64_t> &dims) {
+  std::string text = "[";
+  for (size_t i = 0; i < dims.size(); ++i)
+    text += (i ? ", " : "") + std::to_string(dims[i]);
+  return text + "]";
+}
+
+constexpr uint32_t kMaxCount = 1u << 24;
+
+// A positive count under `key`; `required` false leaves `value` alone when
+// the key is absent.
+std::string positive(const GgufFile &file, const std::string &key, int64_t &value,
+                     bool required = true) {
+  if (!required && !file.find(key))
+    return "";
+  uint32_t raw = 0;
+  if (std::string error = file.uint32(key, raw); !error.empty())
+    return error;
+  if (raw == 0)
+    return "metadata key '" + key + "' is 0; it must be positive";
+  // Far above any model's widths, and small enough that products of two
+  // (heads x head dim, rows x columns) never overflow.
+  if (raw > kMaxCount)
+    return "metadata key '" + key + "' is " + std::to_string(raw) + ", above the " +
+           std::to_string(kMaxCount) + " mkc supports";
+  value = raw;
+  return "";
+}
+
+std::string positiveFloat(const GgufFile &file, const std::string &key, float &value,
+                          bool required = true) {
+  if (!required && !file.find(key))
+    return "";
+  if (std::string error = file.float32(key, value); !error.empty())
+    return error;
+  if (!(value > 0.0f) || !std::isfinite(value))
+    return "metadata key '" + key + "' is " + std::to_string(value) +
+           "; it must be a positive finite number";
+  return "";
+}
+
+// Frequencies as transformers computes them, 1 / base^(2i/d) in f32 step by
+// step (so that plain ones equal the ONNX exports' to the bit), then the
+// scaling the file asks for: linear (every frequency divided by the factor)
+// or llama.cpp's rope_freqs.weight (Llama 3's per-frequency divisors, which
+// its converter computes from the HF rope_scaling). Other kinds are refused
+// rather than approximated.
+std::string readRotary(const GgufFile &file, const std::string &arch, float base,
+                       GgufDecoderConfig &config) {
+  int64_t half = config.rotaryDim / 2;
+  config.invFreq.resize(half);
+  for (int64_t i = 0; i < half; ++i) {
+    float exponent = static_cast<float>(2 * i) / static_cast<float>(config.rotaryDim);
+    config.invFreq[i] = 1.0f / std::pow(base, exponent);
+  }
+  config.ropeTheta = base;
+
+  std::string typeKey = arch + ".rope.scaling.type";
+  std::string_view type = "none";
+  if (file.find(typeKey))
+    if (std::string error = file.string(typeKey, type); !error.empty())
+      return error;
+  float factor = 1.0f;
+  if (type == "linear") {
+    if (std::string error = positiveFloat(file, arch + ".rope.scaling.factor", factor);
+        !error.empty())
+      return error;
+  } else if (type != "none") {
+    return "metadata key '" + typeKey + "' is '" + std::string(type) +
+           "': only rope scaling 'none', 'linear' and Llama 3's rope_freqs.weight are supported";
+  }
+  // The older key for the same linear scaling.
+  std::string oldKey = arch + ".rope.scale_linear";
+  if (type == "none" && file.find(oldKey))
+    if (std::string error = positiveFloat(file, oldKey, factor); !error.empty())
+      return error;
+  if (factor != 1.0f) {
+    for (float &f : config.invFreq)
+      f /= factor;
+    config.ropeTheta.reset();
+  }
+
+  if (const GgufTensor *freqs = file.findTensor("rope_freqs.weight")) {
+    if (freqs->dims != std::vector<uint64_t>{static_cast<uint64_t>(half)})
+      return "tensor 'rope_freqs.weight' (info at offset " + std::to_string(freqs->infoOffset) +
+             ") has dims " + dimsText(freqs->dims) + ", expected [" + std::to_string(half) +
+             "] (rotary dims / 2)";
+    std::vector<float> divisors(half);
+    if (std::string error = dequantizeTensor(*freqs, divisors); !error.empty())
+      return error;
+    for (int64_t i = 0; i < half; ++i) {
+      if (!(divisors[i] > 0.0f) || !std::isfinite(divisors[i]))
+        return "tensor 'rope_freqs.weight': entry " + std::to_string(i) + " is " +
+               std::to_string(divisors[i]) + "; rotary divisors must be positive";
+      config.invFreq[i] /= divisors[i];
+    }
+    config.ropeTheta.reset();
+  }
+  return "";
+}
+
+} // namespace
+
+std::string readDecoderConfig(const GgufFile &file, GgufDecoderConfig &config) {
+  std::string_view archName;
+  if (std::string error = file.string("general.architecture", archName); !error.empty())
+    return error;
+  const Architecture *arch = nullptr;
+  for (const Architecture &candidate : kArchitectures)
+    if (archName == candidate.name)
+      arch = &candidate;
+  if (!arch)
+    return "general.architecture is '" + std::string(archName) +
+           "': mkc compiles the llama family only (llama, mistral, qwen2, qwen3)";
+  config.architecture = std::string(archName);
+  config.permutedQK = arch->permutedQK;
+  config.qkvBias = arch->qkvBias;
+  config.qkNorm = arch->qkNorm;
+  const std::string p = config.architecture + ".";
+
+  for (auto [key, field] : {std::pair{"embedding_length", &config.hidden},
+                            {"block_count", &config.layers},
+                            {"attention.head_count", &config.heads},
+                            {"feed_forward_length", &config.ffn}})
+    if (std::string error = positive(file, p + key, *field); !error.empty())
+      return error;
+  // The context is not a width: only its type and sign are checked.
+  {
+    uint32_t context = 0;
+    if (std::string error = file.uint32(p + "context_length", context); !error.empty())
+      return error;
+    if (context == 0)
+      return "metadata key '" + p + "context_length' is 0; it must be positive";
+    config.contextLength = context;
+  }
+  config.kvHeads = config.heads;
+  if (std::string error = positive(file, p + "attention.head_count_kv", config.kvHeads, false);
+      !error.empty())
+    return error;
+  if (config.heads % config.kvHeads != 0)
+    return "metadata key '" + p + "attention.head_count_kv' is " +
+           std::to_string(config.kvHeads) + ", which does not divide " + p +
+           "attention.head_count (" + std::to_string(config.heads) + ")";
+
+  // Without key_length the heads split the hidden state evenly.
+  if (!file.find(p + "attention.key_length") && config.hidden % config.heads != 0)
+    return "metadata key '" + p + "attention.key_length' is missing and " + p +
+           "embedding_length (" + std::to_string(config.hidden) + ") is not a multiple of " +
+           p + "attention.head_count (" + std::to_string(config.heads) + ")";
+  config.headDim = config.hidden / config.heads;
+  if (std::string error = positive(file, p + "attention.key_length", config.headDim, false);
+      !error.empty())
+    return error;
+  int64_t valueLength = config.headDim;
+  if (std::string error = positive(file, p + "attention.value_length", valueLength, false);
+      !error.empty())
+    return error;
+  if (valueLength != config.headDim)
+    return "metadata key '" + p + "attention.value_length' is " + std::to_string(valueLength) +
+           ", not the key length " + std::to_string(config.headDim) +
+           " (mk attention has one head dimension)";
+
+  if (std::string error = positiveFloat(file, p + "attention.layer_norm_rms_epsilon", config.rmsEps);
+      !error.empty())
+    return error;
+
+  config.rotaryDim = config.headDim;
+  if (std::string error = positive(file, p + "rope.dimension_count", config.rotaryDim, false);
+      !error.empty())
+    return error;
+  if (config.rotaryDim > config.headDim || config.rotaryDim % 2 != 0)
+    return "metadata key '" + p + "rope.dimension_count' is " + std::to_string(config.rotaryDim) +
+           ": rotary dims must be even and at most the head dim " + std::to_string(config.headDim);
+  // The converter's permutation runs over the whole head; a partial rotary
+  // would have been permuted in a way this reader does not undo.
+  if (config.permutedQK && config.rotaryDim != config.headDim)
+    return "metadata key '" + p + "rope.dimension_count' is " + std::to_string(config.rotaryDim) +
+           ": partial rotary is not supported for '" + config.architecture +
+           "' (its q/k rows are permuted over the whole head of " + std::to_string(config.headDim) +
+           ")";
+  float base = 10000.0f; // llama.cpp's default
+  if (std::string error = positiveFloat(file, p + "rope.freq_base", base, false); !error.empty())
+    return error;
+  if (std::string error = readRotary(file, config.architecture, base, config); !error.empty())
+    return error;
+
+  // A sliding window narrower than the context hides positions that mk
+  // attention attends to (the ONNX importer refuses such masks too).
+  int64_t window = 0;
+  if (std::string error = positive(file, p + "attention.sliding_window", window, false);
+      !error.empty())
+    return error;
+  if (window && window < config.contextLength)
+    return "metadata key '" + p + "attention.sliding_window' is " + std::to_string(window) +
+           ", shorter than the context (" + std::to_string(config.contextLength) +
+           "): sliding-window attention is not supported";
+
+  const GgufTensor *embedding = file.findTensor("token_embd.weight");
+  if (!embedding)
+    return "tensor 'token_embd.weight' is missing";
+  if (embedding->dims.size() != 2 || embedding->dims[0] != static_cast<uint64_t>(config.hidden))
+    return "tensor 'token_embd.weight' (info at offset " + std::to_string(embedding->infoOffset) +
+           ") has dims " + dimsText(embedding->dims) + ", expected [" +
+           std::to_string(config.hidden) + ", vocab] (" + p + "embedding_length first)";
+  config.vocab = static_cast<int64_t>(embedding->dims[1]);
+  int64_t declaredVocab = config.vocab;
+  if (std::string error = positive(file, p + "vocab_size", declaredVocab, false); !error.empty())
+    return error;
+  if (declaredVocab != config.vocab)
+    return "metadata key '" + p + "vocab_size' is " + std::to_string(declaredVocab) +
+           ", but tensor 'token_embd.weight' has " + std::to_string(config.vocab) + " rows";
+  config.tied = file.findTensor("output.weight") == nullptr;
+  return "";
+}
+
+std::string readSpecialTokens(const GgufFile &file, GgufSpecialTokens &tokens) {
+  auto optionalId = [&](const char *key, std::optional<int64_t> &id) -> std::string {
+    if (!file.find(key))
+      return "";
+    uint32_t value = 0;
+    if (std::string error = file.uint32(key, value); !error.empty())
+      return error;
+    id = value;
+    return "";
+  };
+  std::optional<int64_t> eos, eot;
+  if (std::string error = optionalId("tokenizer.ggml.eos_token_id", eos); !error.empty())
+    return error;
+  // End of turn: llama.cpp stops at it too (Llama 3's <|eot_id|>).
+  if (std::string error = optionalId("tokenizer.ggml.eot_token_id", eot); !error.empty())
+    return error;
+  if (std::string error = optionalId("tokenizer.ggml.bos_token_id", tokens.bosToken);
+      !error.empty())
+    return error;
+  tokens.eosTokens.clear();
+  if (eos)
+    tokens.eosTokens.push_back(*eos);
+  if (eot && eot != eos)
+    tokens.eosTokens.push_back(*eot);
+  if (file.find("tokenizer.chat_template")) {
+    std::string_view text;
+    if (std::string error = file.string("tokenizer.chat_template", text); !error.empty())
+      return error;
+    tokens.chatTemplate = std::string(text);
+  }
+  return "";
+}
+
+} // namespace mk

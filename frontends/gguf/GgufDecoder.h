@@ -1,0 +1,55 @@
+// What a GGUF file of the llama family (llama.cpp's architectures `llama`,
+// `mistral`, `qwen2`, `qwen3`) says about its decoder: the hyperparameters
+// under `<arch>.*`, the rotary frequencies (rope scaling included), which
+// optional parts the architecture has, and the tokenizer's special tokens
+// and chat template. No MLIR: the importer (frontends/gguf/import/) turns
+// this and the tensors (GgufWeights.h) into mk IR.
+#ifndef MKC_FRONTENDS_GGUF_GGUFDECODER_H
+#define MKC_FRONTENDS_GGUF_GGUFDECODER_H
+
+#include "frontends/gguf/GgufFile.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace mk {
+
+struct GgufDecoderConfig {
+  std::string architecture; // general.architecture
+  int64_t hidden = 0, layers = 0, heads = 0, kvHeads = 0, headDim = 0, ffn = 0, vocab = 0;
+  int64_t contextLength = 0;
+  float rmsEps = 0;
+  // rotary_dim / 2 frequencies, as the model rotates (scaling applied);
+  // `ropeTheta` is set only when they are the plain base^(-2i/rotary_dim).
+  int64_t rotaryDim = 0;
+  std::vector<float> invFreq;
+  std::optional<double> ropeTheta;
+  // llama.cpp's converter permutes the rows of attn_q/attn_k of `llama` and
+  // `mistral` from HF's rotate-half layout to ggml's adjacent pairs; the
+  // importer undoes it (GgufWeights.h) so the IR is the ONNX one.
+  bool permutedQK = false;
+  bool qkvBias = false; // qwen2: attn_q/k/v.bias
+  bool qkNorm = false;  // qwen3: attn_q_norm/attn_k_norm.weight
+  bool tied = false;    // no output.weight: the lm_head is token_embd
+};
+
+// Reads and checks the hyperparameters against each other and against the
+// tensors' shapes that define them (token_embd.weight gives the vocabulary):
+// "" or an error naming the metadata key or tensor.
+std::string readDecoderConfig(const GgufFile &file, GgufDecoderConfig &config);
+
+struct GgufSpecialTokens {
+  std::vector<int64_t> eosTokens; // tokenizer.ggml.eos_token_id (and eot when distinct)
+  std::optional<int64_t> bosToken;
+  std::string chatTemplate;       // tokenizer.chat_template
+};
+
+// The tokenizer's facts a .mk carries; keys that are absent are left empty,
+// keys of the wrong type are an error.
+std::string readSpecialTokens(const GgufFile &file, GgufSpecialTokens &tokens);
+
+} // namespace mk
+
+#endif

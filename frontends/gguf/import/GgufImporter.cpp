@@ -1,0 +1,271 @@
+// Builds the decode step op by op from the hyperparameters, in the order and
+// form the ONNX importer emits for the same model (docs: frontends/gguf/
+// README.md), so that the fusion passes and everything after see one IR
+// whatever the file was:
+//
+//   embedding; per layer: rms_norm, q/k/v linears (biases for qwen2, per-head
+//   q/k norms for qwen3), rotary on q and k, attention, o_proj, add, rms_norm,
+//   gate and up linears, silu_mul, down, add; the final rms_norm, logits
+//   (on token_embd when there is no output.weight), argmax.
+#include "frontends/gguf/import/GgufImporter.h"
+
+#include "compiler/dialect/MkDialect.h"
+#include "frontends/gguf/GgufDecoder.h"
+#include "frontends/gguf/GgufTypes.h"
+#include "frontends/gguf/GgufWeights.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/Verifier.h"
+
+#include <cmath>
+#include <set>
+#include <stdexcept>
+
+namespace mk {
+
+namespace {
+
+struct GgufImportError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+class GgufBuilder {
+public:
+  GgufBuilder(mlir::MLIRContext &context, const GgufFile &file, const GgufDecoderConfig &config,
+              WeightTable &weights)
+      : builder(&context), loc(builder.getUnknownLoc()), file(file), config(config),
+        weights(weights) {}
+
+  mlir::OwningOpRef<mlir::ModuleOp> build();
+
+private:
+  using Dims = std::vector<uint64_t>;
+  // The mk.weight of tensor `name`, read with ggml dims `dims` (a linear
+  // weight [out, in] is ne = [in, out]); q and k rows of permuting
+  // architectures are put back in HF's order over `permuteHeads` heads.
+  mlir::FlatSymbolRefAttr weight(const std::string &name, const Dims &dims,
+                                 const std::string &what, int64_t permuteHeads = 0);
+  mlir::Value linear(mlir::Value input, const std::string &name, int64_t in, int64_t out,
+                     const std::string &what, const std::string &biasName = "",
+                     int64_t permuteHeads = 0);
+  mlir::Value rmsNorm(mlir::Value input, const std::string &name, const std::string &what);
+  mlir::Value rotary(mlir::Value input, int64_t length);
+  mlir::Value layer(int64_t index, mlir::Value x);
+  mlir::RankedTensorType vector(int64_t length) {
+    return mlir::RankedTensorType::get({length}, builder.getF32Type());
+  }
+  std::string key(const std::string &suffix) const { return config.architecture + "." + suffix; }
+
+  mlir::OpBuilder builder;
+  mlir::Location loc;
+  const GgufFile &file;
+  const GgufDecoderConfig &config;
+  WeightTable &weights;
+  mlir::OwningOpRef<mlir::ModuleOp> module;
+  mlir::func::FuncOp function;
+  std::set<std::string> used; // tensors read, so that none is silently ignored
+};
+
+mlir::FlatSymbolRefAttr GgufBuilder::weight(const std::string &name, const Dims &dims,
+                                            const std::string &what, int64_t permuteHeads) {
+  GgufMatrix matrix;
+  if (std::string error = readGgufTensor(file, name, dims, what, matrix); !error.empty())
+    throw GgufImportError(error);
+  used.insert(name);
+  Weight w;
+  w.name = name;
+  // mk weights are [out, in] row-major: ggml's dims reversed.
+  w.shape.assign(dims.rbegin(), dims.rend());
+  if (permuteHeads)
+    unpermuteRotaryRows(matrix.values, permuteHeads, config.headDim,
+                        w.shape.size() == 2 ? w.shape[1] : 1);
+  w.values = std::move(matrix.values);
+  // Plain float types keep their width (the .mk rounds to bf16 either
+  // way); quantized ones were dequantized to f32.
+  mlir::Type element = builder.getF32Type();
+  if (matrix.typeCode == static_cast<uint32_t>(GgmlType::F16)) {
+    w.storage = StorageType::F16;
+    element = builder.getF16Type();
+  } else if (matrix.typeCode == static_cast<uint32_t>(GgmlType::BF16)) {
+    w.storage = StorageType::BF16;
+    element = builder.getBF16Type();
+  }
+  auto type = mlir::RankedTensorType::get(w.shape, element);
+  std::string symbol = weights.add(std::move(w));
+  mlir::OpBuilder::InsertionGuard guard(builder);
+  builder.setInsertionPoint(function);
+  builder.create<WeightOp>(loc, builder.getStringAttr(symbol), mlir::TypeAttr::get(type),
+                           builder.getStringAttr(name));
+  return mlir::FlatSymbolRefAttr::get(builder.getContext(), symbol);
+}
+
+mlir::Value GgufBuilder::linear(mlir::Value input, const std::string &name, int64_t in,
+                                int64_t out, const std::string &what,
+                                const std::string &biasName, int64_t permuteHeads) {
+  auto w = weight(name, {static_cast<uint64_t>(in), static_cast<uint64_t>(out)}, what,
+                  permuteHeads);
+  mlir::FlatSymbolRefAttr bias;
+  if (!biasName.empty())
+    bias = weight(biasName, {static_cast<uint64_t>(out)}, "the bias of " + name, permuteHeads);
+  return builder.create<LinearOp>(loc, vector(out), input, w, bias).getResult();
+}
+
+mlir::Value GgufBuilder::rmsNorm(mlir::Value input, const std::string &name,
+                                 const std::string &what) {
+  auto length = input.getType().cast<mlir::RankedTensorType>().getDimSize(0);
+  auto w = weight(name, {static_cast<uint64_t>(length)}, what);
+  return builder.create<RMSNormOp>(loc, input.getType(), input, w,
+                                   builder.getF32FloatAttr(config.rmsEps))
+      .getResult();
+}
+
+mlir::Value GgufBuilder::rotary(mlir::Value input, int64_t length) {
+  auto freqType = mlir::RankedTensorType::get({static_cast<int64_t>(config.invFreq.size())},
+                                              builder.getF32Type());
+  return builder
+      .create<RotaryOp>(loc, vector(length), input, function.getArgument(1),
+                        builder.getI64IntegerAttr(config.headDim),
+                        builder.getI64IntegerAttr(config.rotaryDim),
+                        config.ropeTheta ? builder.getF64FloatAttr(*config.ropeTheta) : nullptr,
+                        mlir::DenseFPElementsAttr::get(freqType,
+                                                       llvm::ArrayRef<float>(config.invFreq)),
+                        nullptr)
+      .getResult();
+}
+
+mlir::Value GgufBuilder::layer(int64_t index, mlir::Value x) {
+  const std::string p = "blk." + std::to_string(index) + ".";
+  const int64_t hidden = config.hidden, qRows = config.heads * config.headDim,
+                kvRows = config.kvHeads * config.headDim;
+  const std::string shapes = " (from " + key("embedding_length") + ", " +
+                             key("attention.head_count") + ", " +
+                             key("attention.head_count_kv") + ", the head dim)";
+  const std::string width = " (" + key("embedding_length") + ")";
+  mlir::Value normed = rmsNorm(x, p + "attn_norm.weight", "the attention norm" + width);
+  // llama.cpp's qwen2 always has q/k/v biases; other architectures may.
+  auto bias = [&](const char *name) -> std::string {
+    std::string tensor = p + name + ".bias";
+    return config.qkvBias || file.findTensor(tensor) ? tensor : "";
+  };
+  int64_t qHeads = config.permutedQK ? config.heads : 0;
+  int64_t kHeads = config.permutedQK ? config.kvHeads : 0;
+  mlir::Value q = linear(normed, p + "attn_q.weight", hidden, qRows, "q_proj" + shapes,
+                         bias("attn_q"), qHeads);
+  auto headNorm = [&](mlir::Value v, const std::string &name) {
+    auto w = weight(name, {static_cast<uint64_t>(config.headDim)}, "a per-head norm of " +
+                    key("attention.key_length") + " entries");
+    return builder
+        .create<HeadRMSNormOp>(loc, v.getType(), v, w, builder.getF32FloatAttr(config.rmsEps),
+                               builder.getI64IntegerAttr(config.headDim))
+        .getResult();
+  };
+  if (config.qkNorm)
+    q = headNorm(q, p + "attn_q_norm.weight");
+  mlir::Value k = linear(normed, p + "attn_k.weight", hidden, kvRows, "k_proj" + shapes,
+                         bias("attn_k"), kHeads);
+  if (config.qkNorm)
+    k = headNorm(k, p + "attn_k_norm.weight");
+  mlir::Value v = linear(normed, p + "attn_v.weight", hidden, kvRows, "v_proj" + shapes,
+                         bias("attn_v"));
+  mlir::Value qr = rotary(q, qRows), kr = rotary(k, kvRows);
+  float scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(config.headDim)));
+  mlir::Value attended =
+      builder
+          .create<AttentionOp>(loc, vector(qRows), qr, kr, v, function.getArgument(2 + index),
+                               function.getArgument(1), builder.getI64IntegerAttr(config.heads),
+                               builder.getI64IntegerAttr(config.kvHeads),
+                               builder.getI64IntegerAttr(config.headDim),
+                               builder.getF32FloatAttr(scale))
+          .getResult();
+  mlir::Value o = linear(attended, p + "attn_output.weight", qRows, hidden, "o_proj" + shapes);
+  mlir::Value h = builder.create<AddOp>(loc, x.getType(), x, o).getResult();
+
+  const std::string ffn = " (from " + key("embedding_length") + " and " +
+                          key("feed_forward_length") + ")";
+  mlir::Value post = rmsNorm(h, p + "ffn_norm.weight", "the MLP norm" + width);
+  mlir::Value gate = linear(post, p + "ffn_gate.weight", hidden, config.ffn, "gate_proj" + ffn);
+  mlir::Value up = linear(post, p + "ffn_up.weight", hidden, config.ffn, "up_proj" + ffn);
+  mlir::Value act = builder.create<SiluMulOp>(loc, gate.getType(), gate, up).getResult();
+  mlir::Value down = linear(act, p + "ffn_down.weight", config.ffn, hidden, "down_proj" + ffn);
+  return builder.create<AddOp>(loc, h.getType(), h, down).getResult();
+}
+
+mlir::OwningOpRef<mlir::ModuleOp> GgufBuilder::build() {
+  mlir::MLIRContext *context = builder.getContext();
+  module = mlir::ModuleOp::create(loc);
+  std::vector<mlir::Type> arguments = {builder.getI64Type(), builder.getIndexType()};
+  for (int64_t i = 0; i < config.layers; ++i)
+    arguments.push_back(KVCacheType::get(context, config.kvHeads, config.headDim));
+  builder.setInsertionPointToEnd(module->getBody());
+  function = builder.create<mlir::func::FuncOp>(loc, "decode_step",
+                                                builder.getFunctionType(arguments, {}));
+  builder.setInsertionPointToEnd(function.addEntryBlock());
+
+  const auto hidden = static_cast<uint64_t>(config.hidden), vocab = static_cast<uint64_t>(config.vocab);
+  auto table = weight("token_embd.weight", {hidden, vocab}, "the embedding table");
+  mlir::Value x = builder.create<EmbeddingOp>(loc, vector(config.hidden), table,
+                                              function.getArgument(0))
+                      .getResult();
+  for (int64_t i = 0; i < config.layers; ++i)
+    x = layer(i, x);
+  x = rmsNorm(x, "output_norm.weight", "the final norm (" + key("embedding_length") + ")");
+  auto head = config.tied ? table
+                          : weight("output.weight", {hidden, vocab},
+                                   "the lm_head (token_embd.weight's shape)");
+  auto logits = builder.create<LogitsOp>(loc, vector(config.vocab), x, head).getResult();
+  auto next = builder.create<ArgmaxOp>(loc, builder.getI64Type(), logits).getResult();
+  builder.create<mlir::func::ReturnOp>(loc, mlir::ValueRange{logits, next});
+  function.setType(builder.getFunctionType(arguments, {logits.getType(), builder.getI64Type()}));
+
+  // A tensor nothing read would be a part of the model mk does not compute
+  // (a different block structure, an extra bias): refused, not dropped.
+  used.insert("rope_freqs.weight"); // read with the hyperparameters
+  for (const GgufTensor &tensor : file.tensors())
+    if (!used.count(std::string(tensor.name)))
+      throw GgufImportError("tensor '" + std::string(tensor.name) + "' (info at offset " +
+                            std::to_string(tensor.infoOffset) + ") is not part of a '" +
+                            config.architecture + "' decoder of " + std::to_string(config.layers) +
+                            " blocks as mkc builds it; refusing rather than ignoring it");
+  if (mlir::failed(mlir::verify(*module)))
+    throw GgufImportError("the mk IR built from the file does not verify (see the diagnostics "
+                          "above)");
+  return std::move(module);
+}
+
+} // namespace
+
+llvm::Expected<ImportedModel> importGgufModel(mlir::MLIRContext &context,
+                                              const std::string &path) {
+  context.getOrLoadDialect<MkDialect>();
+  context.getOrLoadDialect<mlir::func::FuncDialect>();
+  auto fail = [&](const std::string &message) {
+    return llvm::createStringError(llvm::inconvertibleErrorCode(), "'" + path + "': " + message);
+  };
+  std::string error;
+  std::unique_ptr<GgufFile> file = GgufFile::open(path, error);
+  if (!file) // the reader's message names the path already
+    return llvm::createStringError(llvm::inconvertibleErrorCode(), error);
+  GgufDecoderConfig config;
+  if (std::string problem = readDecoderConfig(*file, config); !problem.empty())
+    return fail(problem);
+  ImportedModel imported;
+  GgufSpecialTokens special;
+  if (std::string problem = readSpecialTokens(*file, special); !problem.empty())
+    return fail(problem);
+  imported.tokens.present = true;
+  imported.tokens.source = path;
+  imported.tokens.eosTokens = special.eosTokens;
+  imported.tokens.bosToken = special.bosToken;
+  imported.tokens.chatTemplate = std::move(special.chatTemplate);
+  try {
+    GgufBuilder builder(context, *file, config, imported.weights);
+    imported.module = builder.build();
+  } catch (const GgufImportError &problem) {
+    return fail(problem.what());
+  }
+  return imported;
+}
+
+} // namespace mk
