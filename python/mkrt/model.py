@@ -47,18 +47,22 @@ class _Context:
         with self._lock:
             self._session = None
 
+    def _to_feed(self, owner, tokens):
+        """How many of `tokens` the cache already holds for `owner`, and the
+        rest, to feed. At least one token is fed: the last one's step gives
+        the next token or the logits. Called with the lock held."""
+        if self._session is None:
+            raise InvalidArgumentError("the model is closed")
+        if self._owner is not owner:
+            self._owner, self._fed = owner, []
+        keep = min(_common_prefix(self._fed, tokens), len(tokens) - 1)
+        return keep, tokens[keep:]
+
     def extend(self, owner, tokens, n_new):
         """Up to n_new greedy tokens after `tokens`, through the first EOS."""
         lib = _lib.lib()
         with self._lock:
-            if self._session is None:
-                raise InvalidArgumentError("the model is closed")
-            if self._owner is not owner:
-                self._owner, self._fed = owner, []
-            # At least one token is fed: the last one's step gives the first
-            # new token.
-            keep = min(_common_prefix(self._fed, tokens), len(tokens) - 1)
-            fed = tokens[keep:]
+            keep, fed = self._to_feed(owner, tokens)
             out = (ctypes.c_int64 * max(n_new, 1))()
             produced = ctypes.c_size_t(0)
             try:
@@ -83,12 +87,7 @@ class _Context:
 
         lib = _lib.lib()
         with self._lock:
-            if self._session is None:
-                raise InvalidArgumentError("the model is closed")
-            if self._owner is not owner:
-                self._owner, self._fed = owner, []
-            keep = min(_common_prefix(self._fed, tokens), len(tokens) - 1)
-            fed = tokens[keep:]
+            keep, fed = self._to_feed(owner, tokens)
             rows = np.empty((len(fed), vocab), dtype=np.float32)
             try:
                 _lib.check(lib.mkrt_session_rewind(self._session, keep))

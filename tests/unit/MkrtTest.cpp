@@ -20,13 +20,7 @@ namespace mk {
 namespace {
 
 std::string writeToyModel(ArtifactOptions options = {}) {
-  toy::ToyModel model = toy::buildToyModel(4);
-  auto built = toy::buildToyArtifact(model, std::move(options));
-  std::string path = toy::temporaryPath("model.mk");
-  std::string error;
-  if (!writeArtifact(path, built->artifact, error))
-    throw std::runtime_error(error);
-  return path;
+  return toy::writeToyModel("model.mk", std::move(options));
 }
 
 struct Session {

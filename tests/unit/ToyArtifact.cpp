@@ -35,6 +35,15 @@ std::string temporaryPath(const std::string &name) {
   return ::testing::TempDir() + "mk_" + prefix + name;
 }
 
+std::string writeToyModel(const std::string &fileName, ArtifactOptions options) {
+  auto built = buildToyArtifact(buildToyModel(4), std::move(options));
+  std::string path = temporaryPath(fileName);
+  std::string error;
+  if (!writeArtifact(path, built->artifact, error))
+    throw std::runtime_error(error);
+  return path;
+}
+
 std::vector<uint8_t> readBytes(const std::string &path) {
   std::ifstream file(path, std::ios::binary);
   return std::vector<uint8_t>(std::istreambuf_iterator<char>(file), {});

@@ -26,6 +26,10 @@ std::vector<uint8_t> artifactBytes(const Artifact &artifact);
 // A path under the test's temporary folder.
 std::string temporaryPath(const std::string &name);
 
+// The toy model on 4 SMs written as a .mk file under the temporary folder,
+// named `fileName`; its path.
+std::string writeToyModel(const std::string &fileName, ArtifactOptions options = {});
+
 std::vector<uint8_t> readBytes(const std::string &path);
 void writeBytes(const std::string &path, const std::vector<uint8_t> &bytes);
 
