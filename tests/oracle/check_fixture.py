@@ -21,13 +21,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
 from ort_logits import teacher_forced_logits  # noqa: E402
-
-TOKENS = [1, 7, 42, 3, 99, 5, 11, 64, 2, 17, 33, 8]  # a prompt of 4 and 8 decode steps
+from oracle_common import TOKENS, mkc_logits, relative_error  # noqa: E402
 RTOL = 1e-4
-
-
-def relative_error(actual, expected):
-    return float(np.max(np.abs(actual - expected)) / np.max(np.abs(expected)))
 
 
 def greedy_agreement(actual, expected, gap=0.1):
@@ -61,15 +56,9 @@ def main():
             model = os.path.join(tmp, "variant.onnx")
             subprocess.run([sys.executable, os.path.join(ROOT, "tests", "tools", "make_variant.py"),
                             a.variant, a.model, model], check=True)
-        out = os.path.join(tmp, "logits.npy")
-        run = subprocess.run([a.mkc, "eval", model, "--tokens", a.tokens, "--logits", out,
-                              *a.eval_arg],
-                             capture_output=True, text=True)
-        if run.returncode != 0:
-            print(run.stdout, run.stderr)
-            print(f"FAIL: mkc eval exited {run.returncode}")
+        ours = mkc_logits(a.mkc, model, a.tokens, tmp, a.eval_arg)
+        if ours is None:
             return 1
-        ours = np.load(out)
         reference = teacher_forced_logits(model, tokens_list)
         if ours.shape != reference.shape:
             print(f"FAIL: logits shape {ours.shape}, onnxruntime gives {reference.shape}")

@@ -28,12 +28,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
 from ort_logits import teacher_forced_logits  # noqa: E402
-
-TOKENS = [1, 7, 42, 3, 99, 5, 11, 64, 2, 17, 33, 8]
-
-
-def relative_error(actual, expected):
-    return float(np.max(np.abs(actual - expected)) / np.max(np.abs(expected)))
+from oracle_common import TOKENS, mkc_logits, relative_error  # noqa: E402
 
 
 def main():
@@ -53,14 +48,9 @@ def main():
         subprocess.run([sys.executable, os.path.join(ROOT, "tests", "tools", "make_gguf_from_onnx.py"),
                         a.fixture, model, "--type", a.type, "--reference-onnx", reference],
                        check=True)
-        out = os.path.join(tmp, "logits.npy")
-        run = subprocess.run([a.mkc, "eval", model, "--tokens", tokens, "--logits", out,
-                              *a.eval_arg], capture_output=True, text=True)
-        if run.returncode != 0:
-            print(run.stdout, run.stderr)
-            print(f"FAIL: mkc eval exited {run.returncode}")
+        ours = mkc_logits(a.mkc, model, tokens, tmp, a.eval_arg)
+        if ours is None:
             return 1
-        ours = np.load(out)
         same_weights = teacher_forced_logits(reference, TOKENS)
         original = teacher_forced_logits(a.fixture, TOKENS)
         if ours.shape != original.shape:

@@ -25,12 +25,10 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
-TOKENS = [1, 7, 42, 3, 99, 5, 11, 64, 2, 17, 33, 8]
+sys.path.insert(0, HERE)
+from oracle_common import TOKENS, mkc_logits, relative_error  # noqa: E402
+
 SKIPPED = 77
-
-
-def relative_error(actual, expected):
-    return float(np.max(np.abs(actual - expected)) / np.max(np.abs(expected)))
 
 
 def llama_cpp_logits(path, tokens):
@@ -61,14 +59,9 @@ def main():
         arch = ["--arch", "llama"] if os.path.basename(a.fixture).startswith("mistral") else []
         subprocess.run([sys.executable, os.path.join(ROOT, "tests", "tools", "make_gguf_from_onnx.py"),
                         a.fixture, model, "--type", a.type, *arch], check=True)
-        out = os.path.join(tmp, "logits.npy")
-        run = subprocess.run([a.mkc, "eval", model, "--tokens", ",".join(map(str, TOKENS)),
-                              "--logits", out], capture_output=True, text=True)
-        if run.returncode != 0:
-            print(run.stdout, run.stderr)
-            print(f"FAIL: mkc eval exited {run.returncode}")
+        ours = mkc_logits(a.mkc, model, ",".join(map(str, TOKENS)), tmp)
+        if ours is None:
             return 1
-        ours = np.load(out)
         theirs = llama_cpp_logits(model, TOKENS)
         if ours.shape != theirs.shape:
             print(f"FAIL: logits shape {ours.shape}, llama.cpp gives {theirs.shape}")

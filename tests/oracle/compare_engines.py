@@ -9,25 +9,19 @@ model computes. Exits non-zero on a mismatch or on a failed run.
 """
 import argparse
 import os
-import subprocess
 import sys
 import tempfile
 
 import numpy as np
 
-TOKENS = [1, 7, 42, 3, 99, 5, 11, 64, 2, 17, 33, 8]
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from oracle_common import TOKENS, mkc_logits, relative_error  # noqa: E402
+
 RTOL = 1e-5
 
 
 def logits(mkc, model, engine, tokens, folder):
-    out = os.path.join(folder, f"{engine}.npy")
-    run = subprocess.run([mkc, "eval", model, "--tokens", tokens, "--logits", out,
-                          f"--engine={engine}"], capture_output=True, text=True)
-    if run.returncode != 0:
-        print(run.stdout, run.stderr)
-        print(f"FAIL: mkc eval --engine={engine} exited {run.returncode}")
-        return None
-    return np.load(out)
+    return mkc_logits(mkc, model, tokens, folder, [f"--engine={engine}"], name=engine)
 
 
 def main():
@@ -49,7 +43,7 @@ def main():
         print(f"FAIL: {a.engine} gives logits of shape {actual.shape}, "
               f"{a.reference_engine} {expected.shape}")
         return 1
-    err = float(np.max(np.abs(actual - expected)) / np.max(np.abs(expected)))
+    err = relative_error(actual, expected)
     print(f"{os.path.basename(a.model)}: {a.engine} vs {a.reference_engine}, max relative "
           f"error {err:.2e} (limit {a.rtol:.0e})")
     failed = err > a.rtol or not np.all(np.isfinite(actual))
