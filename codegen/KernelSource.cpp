@@ -1,5 +1,6 @@
 #include "codegen/KernelSource.h"
 
+#include "core/protocol/GemvGeometry.h"
 #include "core/protocol/SharedMemory.h"
 #include "core/taskgraph/KernelVariants.h"
 #include "core/taskgraph/TaskKind.h"
@@ -92,12 +93,48 @@ uint32_t gemvEarlySlots(const KernelVariants &variants, uint64_t limitBytes,
   return 0;
 }
 
+// The weight ring's slot: one warp's pass of the longest gemv rows
+// (core/protocol/GemvGeometry.h), at least 16 KiB.
+uint64_t weightRingSlotBytes(const KernelVariants &variants, uint32_t consumers) {
+  uint64_t longest = 0;
+  for (const KernelVariant &variant : variants.variants)
+    if (variant.kind == TaskKind::Gemv) {
+      int rows = variant.arguments[1] == MK_EPILOGUE_SILU_MUL ? 2 : 1;
+      longest = std::max<uint64_t>(longest, gemvWarpPassBytes(gemvGeometry(
+                                      static_cast<int>(variant.arguments[0]), rows,
+                                      static_cast<int>(consumers), 1)));
+    }
+  return gemvRingSlotBytes(longest);
+}
+
+// The ring's bytes: three 8-byte words per slot (two mbarriers and the
+// owner) in a 128-byte aligned block, then the slots
+// (codegen/device/WeightRing.cuh).
+uint64_t weightRingBytes(uint64_t slots, uint64_t slotBytes) {
+  return (slots * 24 + 127) / 128 * 128 + slots * slotBytes;
+}
+
+// The slots that fit `ringBytes`, or 0 where fewer than two do (the ring
+// is then off).
+uint32_t weightRingSlots(uint64_t ringBytes, uint64_t slotBytes) {
+  uint64_t slots = ringBytes / slotBytes;
+  while (slots > 0 && weightRingBytes(slots, slotBytes) > ringBytes)
+    --slots;
+  return slots >= 2 ? static_cast<uint32_t>(slots) : 0;
+}
+
 void emitConstants(std::ostream &os, const TaskGraph &graph, const Schedule &schedule,
                    const ModelShapes &shapes, const KernelVariants &variants,
                    const KernelSource &source, uint32_t sharedBytesPerCta,
-                   uint32_t earlySlots) {
-  os << "constexpr int kThreads = " << kMegakernelThreads << ";\n"
+                   uint32_t earlySlots, uint32_t taskBytes) {
+  os << "constexpr int kThreads = " << source.consumerThreads << "; // the consumers\n"
+     << "constexpr int kBlockThreads = " << source.threads
+     << "; // with the weight ring's producer warp, if any\n"
      << "constexpr int kSharedBytes = " << source.sharedBytes << "; // dynamic, per CTA\n"
+     << "constexpr int kTaskSharedBytes = " << taskBytes << "; // the tasks' part of it\n"
+     << "constexpr int kWeightRingSlots = " << source.weightRingSlots
+     << "; // after the tasks' part: codegen/device/WeightRing.cuh\n"
+     << "constexpr int kWeightRingSlotBytes = " << source.weightRingSlotBytes << ";\n"
      << "constexpr int kGemvEarlySlots = " << earlySlots
      << "; // 16-byte units per thread of a gemv's weights in shared memory\n"
      << "constexpr int kNumSms = " << schedule.numSms << ";\n"
@@ -118,7 +155,10 @@ void emitDispatcher(std::ostream &os, const KernelVariants &variants,
                     const KernelOptions &options) {
   os << "struct Tasks {\n"
      << "  static constexpr unsigned long long kPrefetchBytes = " << options.prefetchBytes << ";\n"
-     << "  static constexpr unsigned long long kTaskSharedBytes = model::kSharedBytes;\n"
+     << "  static constexpr unsigned long long kTaskSharedBytes = model::kTaskSharedBytes;\n"
+     << "  static constexpr int kWeightRingSlots = model::kWeightRingSlots;\n"
+     << "  static constexpr int kWeightRingSlotBytes = model::kWeightRingSlotBytes;\n"
+     << "  static constexpr unsigned long long kWeightRingOffset = model::kTaskSharedBytes;\n"
      << "  static constexpr int kGemvLoadsInFlight = " << options.gemvLoadsInFlight << ";\n"
      << "  static constexpr int kGemvEarlySlots = model::kGemvEarlySlots;\n"
      << "  static constexpr int kStaticSharedReserve = " << kStaticSharedReserve << ";\n\n"
@@ -209,16 +249,32 @@ llvm::Expected<KernelSource> generateKernelSource(const TaskGraph &graph, const 
                  llvm::Twine(sharedBytesPerCta) + ", " + llvm::Twine(kStaticSharedReserve) +
                  " of them kept for the interpreter");
 
-  // The gemvs' weight slots, where shared memory leaves them room.
-  uint32_t earlySlots = gemvEarlySlots(variants, sharedBytesPerCta - kStaticSharedReserve, options);
-  for (const KernelVariant &variant : variants.variants)
-    if (variant.kind == TaskKind::Gemv)
-      taskBytes = std::max(taskBytes, gemvSharedBytesWithEarlyWeights(variant.arguments[0],
-                                                                      kMegakernelThreads, earlySlots));
-
   KernelSource source;
-  source.threads = kMegakernelThreads;
-  source.sharedBytes = static_cast<uint32_t>(taskBytes);
+  source.threads = source.consumerThreads = kMegakernelThreads;
+  const uint64_t available = sharedBytesPerCta - kStaticSharedReserve;
+  // The weight ring takes what the tasks leave; without it, the gemvs'
+  // own weight slots do, where shared memory leaves them room.
+  // The producer's warp is one of the CTA's: more threads would cut the
+  // registers per thread below what the task bodies use without spills.
+  const uint32_t ringConsumers = kMegakernelThreads - 32;
+  const uint64_t slotBytes = weightRingSlotBytes(variants, ringConsumers);
+  source.weightRingSlots =
+      options.weightRing && available > taskBytes ? weightRingSlots(available - taskBytes, slotBytes) : 0;
+  source.weightRingSlotBytes = source.weightRingSlots > 0 ? static_cast<uint32_t>(slotBytes) : 0;
+  uint32_t earlySlots = 0;
+  uint64_t sharedBytes = taskBytes;
+  if (source.weightRingSlots > 0) {
+    source.consumerThreads = ringConsumers;
+    sharedBytes += weightRingBytes(source.weightRingSlots, slotBytes);
+  } else {
+    earlySlots = gemvEarlySlots(variants, available, options);
+    for (const KernelVariant &variant : variants.variants)
+      if (variant.kind == TaskKind::Gemv)
+        taskBytes = std::max(taskBytes, gemvSharedBytesWithEarlyWeights(
+                                            variant.arguments[0], kMegakernelThreads, earlySlots));
+    sharedBytes = taskBytes;
+  }
+  source.sharedBytes = static_cast<uint32_t>(sharedBytes);
   std::ostringstream os;
   os << "// Generated by mkc: the persistent megakernel of one compiled model, "
      << graph.tasks.size() << " tasks\n// on " << schedule.numSms
@@ -228,21 +284,22 @@ llvm::Expected<KernelSource> generateKernelSource(const TaskGraph &graph, const 
      << " KV heads of " << shapes.headDim << ", vocabulary " << shapes.vocab << ".\n"
      << "#include \"codegen/device/Megakernel.cuh\"\n\n"
      << "namespace model {\n\n";
-  emitConstants(os, graph, schedule, shapes, variants, source, sharedBytesPerCta, earlySlots);
+  emitConstants(os, graph, schedule, shapes, variants, source, sharedBytesPerCta, earlySlots,
+                static_cast<uint32_t>(taskBytes));
   emitDispatcher(os, variants, options);
   os << "\n} // namespace model\n\n"
      << "extern \"C\" __constant__ MkKernelInfo mk_kernel_info = {\n"
-     << "    MK_KERNEL_ABI_VERSION, model::kThreads, model::kSharedBytes, model::kNumSms,\n"
+     << "    MK_KERNEL_ABI_VERSION, model::kBlockThreads, model::kSharedBytes, model::kNumSms,\n"
      << "    model::kNumTasks, model::kNumEvents, model::kNumOperations, model::kNumVariants,\n"
      << "    model::kMaxContext, model::kVocab};\n\n";
   emitVariantTable(os, variants);
-  os << "extern \"C\" __global__ void __launch_bounds__(model::kThreads, 1)\n"
+  os << "extern \"C\" __global__ void __launch_bounds__(model::kBlockThreads, 1)\n"
      << "    mk_megakernel(const MkKernelArgs args) {\n"
      << "  mk::gpu::runMegakernel<model::Tasks, model::kThreads>(args);\n"
      << "}\n\n"
      << "// One task alone, on one CTA: how each task kind is checked against its\n"
      << "// CPU reference (tests/gpu/TaskKindCheck.cpp).\n"
-     << "extern \"C\" __global__ void __launch_bounds__(model::kThreads, 1)\n"
+     << "extern \"C\" __global__ void __launch_bounds__(model::kBlockThreads, 1)\n"
      << "    mk_run_task(const MkKernelArgs args, unsigned task, long long position) {\n"
      << "  mk::gpu::runOneTask<model::Tasks, model::kThreads>(args, task, position);\n"
      << "}\n";

@@ -19,7 +19,8 @@
 namespace mk {
 
 // Threads per CTA: 16 warps, enough 16-byte loads in flight per SM to
-// stream weights, and 128 registers per thread at one CTA per SM.
+// stream weights, and 128 registers per thread at one CTA per SM. With the
+// weight ring, one of the warps is its producer and 15 run the tasks.
 constexpr uint32_t kMegakernelThreads = 512;
 // Static shared memory kept for the interpreter's records and the
 // reductions' scratch; tasks get the rest of the target's per-CTA limit.
@@ -33,8 +34,16 @@ struct KernelOptions {
   // weights while it waits, 64 KiB measured 5% slower on the Llama-3.2-1B
   // shape (bench/NOTES.md): the prefetch competes with the task's tail.
   uint32_t prefetchBytes = 0;
-  // 16-byte weight loads each gemv lane keeps in flight (1 to 16).
+  // 16-byte weight loads each gemv lane keeps in flight (1 to 16); with the
+  // weight ring, the chunks per lane of one ring slot.
   uint32_t gemvLoadsInFlight = 8;
+  // The weight ring (codegen/device/WeightRing.cuh): a producer warp in
+  // place of a consumer one streams every gemv's weights into shared memory
+  // ahead of its task, through the other tasks and the waits. Only on
+  // targets with bulk copies and mbarrier byte counts (sm_90 on). Off by
+  // default: it measured 17% slower on the Llama-3.2-1B shape, the slots a
+  // pass holds while it is summed leaving too few in flight (bench/NOTES.md).
+  bool weightRing = false;
 };
 
 // "" when `options` are in range, else what is not.
@@ -42,8 +51,11 @@ std::string checkKernelOptions(const KernelOptions &options);
 
 struct KernelSource {
   std::string text;           // the generated translation unit
-  uint32_t threads = 0;       // per CTA
-  uint32_t sharedBytes = 0;   // dynamic shared memory per CTA, the most any task needs
+  uint32_t threads = 0;       // per CTA: the consumers and, with a weight ring, its producer warp
+  uint32_t consumerThreads = 0; // the threads that run tasks
+  uint32_t sharedBytes = 0;   // dynamic shared memory per CTA: the most any task needs, then the ring
+  uint32_t weightRingSlots = 0; // 0: no weight ring
+  uint32_t weightRingSlotBytes = 0;
 };
 
 // An included file of the device library: its include name and text.

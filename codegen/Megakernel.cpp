@@ -17,13 +17,14 @@ llvm::Error error(const llvm::Twine &message) {
 struct Architecture {
   const char *name;
   uint32_t sharedBytesPerCta; // the most one CTA can opt in to
+  bool bulkCopies;            // cp.async.bulk into shared memory, mbarrier byte counts
 };
 
 // Every one compiles (tests/codegen); the H200's sm_90a is the one run.
 constexpr Architecture kArchitectures[] = {
-    {"sm_80", 163 * 1024},  {"sm_86", 99 * 1024},   {"sm_89", 99 * 1024},
-    {"sm_90", 227 * 1024},  {"sm_90a", 227 * 1024}, {"sm_100", 227 * 1024},
-    {"sm_100a", 227 * 1024}, {"sm_120", 99 * 1024},
+    {"sm_80", 163 * 1024, false},  {"sm_86", 99 * 1024, false},  {"sm_89", 99 * 1024, false},
+    {"sm_90", 227 * 1024, true},   {"sm_90a", 227 * 1024, true}, {"sm_100", 227 * 1024, true},
+    {"sm_100a", 227 * 1024, true}, {"sm_120", 99 * 1024, true},
 };
 
 llvm::Expected<const Architecture &> findArchitecture(const std::string &arch) {
@@ -67,7 +68,9 @@ llvm::Expected<KernelSource> sourceFor(const TaskGraph &graph, const Schedule &s
   auto target = findArchitecture(arch);
   if (!target)
     return target.takeError();
-  return generateKernelSource(graph, schedule, target->sharedBytesPerCta, options);
+  KernelOptions forTarget = options;
+  forTarget.weightRing = options.weightRing && target->bulkCopies;
+  return generateKernelSource(graph, schedule, target->sharedBytesPerCta, forTarget);
 }
 
 } // namespace

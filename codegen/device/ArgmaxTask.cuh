@@ -96,7 +96,7 @@ __device__ void argmaxTask(const TaskContext &context, const MkTaskRecord &,
   int warp = threadIdx.x / kWarpSize, lane = threadIdx.x % kWarpSize;
   if (lane == 0)
     warpBests[warp] = best;
-  __syncthreads();
+  consumerSync<kThreads>();
 
   // Store.
   if (threadIdx.x != 0)

@@ -156,9 +156,9 @@ __device__ void attentionChunkTask(const TaskContext &context, const MkTaskRecor
   };
   auto finishNewEntries = [&] {
     headRmsNorm<kHeadDim, kThreads>(context, newKey, 0, 1, op.kNorm, op.eps);
-    __syncthreads();
+    consumerSync<kThreads>();
     rotateHeads<kHeadDim, kRotaryDim, kThreads>(context, op, newKey, 1, position);
-    __syncthreads();
+    consumerSync<kThreads>();
     if (chunk == 0)
       for (int i = threadIdx.x; i < 2 * kHeadDim; i += kThreads)
         (i < kHeadDim ? keys : values)[layout.cacheEntry(position, group) + i % kHeadDim] =
@@ -171,7 +171,7 @@ __device__ void attentionChunkTask(const TaskContext &context, const MkTaskRecor
       return;
     if (newEntries) {
       loadNewEntries();
-      __syncthreads();
+      consumerSync<kThreads>();
       finishNewEntries();
     }
     for (int i = threadIdx.x; i < kGroup * Layout::kPartialLength; i += kThreads) {
@@ -236,16 +236,16 @@ __device__ void attentionChunkTask(const TaskContext &context, const MkTaskRecor
     queries[i] = qkv[layout.query(group) + i];
   if (newEntries)
     loadNewEntries();
-  __syncthreads();
+  consumerSync<kThreads>();
 
   // Compute: q's head norms and rotary, and this step's k.
   headRmsNorm<kHeadDim, kThreads>(context, queries, 0, kGroup, op.qNorm, op.eps);
-  __syncthreads();
+  consumerSync<kThreads>();
   rotateHeads<kHeadDim, kRotaryDim, kThreads>(context, op, queries, kGroup, position);
   if (newEntries)
     finishNewEntries(); // its barriers also order q's rotation before the scores
   else
-    __syncthreads();
+    consumerSync<kThreads>();
   // The first round's entry for this step's position, now rotated.
   {
     int t = keyPosition(0);
@@ -283,7 +283,7 @@ __device__ void attentionChunkTask(const TaskContext &context, const MkTaskRecor
         scores[head * kChunk + t] = dot * op.scale;
     }
   }
-  __syncthreads();
+  consumerSync<kThreads>();
 
   // Compute: per head, the max, the weights exp(s - m) in place, their sum.
   for (int head = warp; head < kGroup; head += kWarps) {
@@ -304,7 +304,7 @@ __device__ void attentionChunkTask(const TaskContext &context, const MkTaskRecor
       sums[head] = sum;
     }
   }
-  __syncthreads();
+  consumerSync<kThreads>();
 
   // Compute and store: o, by warps that own a dimension (whole warps, for
   // the shuffles); then m and l.

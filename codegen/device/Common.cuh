@@ -28,6 +28,10 @@ struct TaskContext {
   unsigned *counters;
   MkControlBlock *control;
   float *shared; // the dynamic shared memory, sized by the generator
+  // The weight ring (WeightRing.cuh) in shared memory, or nullptr, and the
+  // position of the running task's first slot there.
+  unsigned char *ring;
+  unsigned long long ringPosition;
   long long step;
   long long position;
   unsigned taskId;
@@ -119,6 +123,14 @@ __device__ __forceinline__ float warpMax(float value) {
   return value;
 }
 
+// The barrier of the kThreads threads that run tasks (the consumers):
+// named barrier 1, which the weight ring's producer warp, outside it, never
+// joins. Tasks use it wherever they need the CTA's threads together.
+template <int kThreads>
+__device__ __forceinline__ void consumerSync() {
+  asm volatile("bar.sync 1, %0;" ::"n"(kThreads) : "memory");
+}
+
 // The sum over the block, returned to every thread. Two barriers: the
 // scratch is reused by the next call.
 template <int kThreads>
@@ -129,12 +141,12 @@ __device__ float blockSum(float value) {
   int warp = threadIdx.x / kWarpSize, lane = threadIdx.x % kWarpSize;
   if (lane == 0)
     partials[warp] = value;
-  __syncthreads();
+  consumerSync<kThreads>();
   float total = 0.0f;
 #pragma unroll
   for (int w = 0; w < kWarps; ++w)
     total += partials[w];
-  __syncthreads();
+  consumerSync<kThreads>();
   return total;
 }
 
@@ -159,18 +171,26 @@ __device__ inline void raiseError(const TaskContext &context, unsigned code, lon
   __threadfence();
 }
 
-// Row `row` of a gemv's weights stacked by rows: which of the operation's
-// weights holds it, and where. nullptr past the last weight.
-template <int kInput>
-__device__ __forceinline__ const unsigned short *
-stackedRow(const TaskContext &context, const MkOperationRecord &op, unsigned long long row) {
+// Row `row` of a gemv's weights stacked by rows, each `input` long: which
+// of the operation's weights holds it, and where. nullptr past the last
+// weight.
+__device__ __forceinline__ const unsigned short *stackedRowOf(const TaskContext &context,
+                                                              const MkOperationRecord &op,
+                                                              unsigned long long row,
+                                                              unsigned long long input) {
   unsigned long long first = 0;
   for (int i = 0; i < op.numWeights; ++i) {
     if (row < first + op.weightRows[i])
-      return context.weights + op.weights[i] + (row - first) * kInput;
+      return context.weights + op.weights[i] + (row - first) * input;
     first += op.weightRows[i];
   }
   return nullptr;
+}
+
+template <int kInput>
+__device__ __forceinline__ const unsigned short *
+stackedRow(const TaskContext &context, const MkOperationRecord &op, unsigned long long row) {
+  return stackedRowOf(context, op, row, kInput);
 }
 
 } // namespace mk::gpu

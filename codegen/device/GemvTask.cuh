@@ -1,36 +1,32 @@
 // Gemv: output rows [begin, end) of epilogue(concat_i(W_i * norm(x) + b_i))
 // (runtime/cpu/GemvTask.cpp).
 //
-// Load: the whole input into shared memory; with a prologue norm, every
-// tile normalizes it itself (sum of squares by the block, then the scale),
-// since the input is short next to the weight rows and a separate norm task
-// would cost an extra event on the critical path.
-// Compute: groups of kLanes lanes take one output row each; a lane streams
-// its share of the row's bf16 weights in 16-byte loads, several in flight,
-// accumulates in f32, and the group sums with shuffles. SiluMul rows read
-// the gate row j and the up row N + j together; Residual adds the residual
-// row. Weights never change in a launch, so each thread copies its first
-// batch of weights into shared memory (cp.async) before the task waits for
-// its input: they stream while the producers finish. Rows too short for a
-// batch to hold the loads in flight wanted go on through two stages of
-// copies; longer rows load the rest into registers.
+// Load: the whole input into shared memory (in two planes: gemvInputIndex);
+// with a prologue norm, every tile normalizes it itself (sum of squares by
+// the block, then the scale), since the input is short next to the weight
+// rows and a separate norm task would cost an extra event on the critical
+// path.
+// Compute: groups of kLanes lanes take one output row each (the cut is
+// core/protocol/GemvGeometry.h); a lane streams its share of the row's bf16
+// weights in 16-byte loads, several in flight, accumulates in f32, and the
+// group sums with shuffles. SiluMul rows read the gate row j and the up row
+// N + j together; Residual adds the residual row. Weights never change in a
+// launch, so each thread copies its first batch of weights into shared
+// memory (cp.async) before the task waits for its input: they stream while
+// the producers finish. Rows too short for a batch to hold the loads in
+// flight wanted go on through two stages of copies; longer rows load the
+// rest into registers. With a weight ring (WeightRing.cuh), the ring's
+// producer has copied every pass of rows into shared memory instead.
 // Store: the group's first lane writes the row.
 #ifndef MKC_CODEGEN_DEVICE_GEMVTASK_CUH
 #define MKC_CODEGEN_DEVICE_GEMVTASK_CUH
 
 #include "codegen/device/Common.cuh"
+#include "core/protocol/GemvGeometry.h"
+#include "codegen/device/WeightRing.cuh"
 #include "core/protocol/SharedMemory.h"
 
 namespace mk::gpu {
-
-// Lanes per row: enough 16-byte chunks for each lane to have one, at most a
-// warp, a power of two so that groups tile warps.
-__host__ __device__ constexpr int gemvLanesPerRow(int chunks) {
-  int lanes = 1;
-  while (lanes < kWarpSize && lanes * 2 <= chunks)
-    lanes *= 2;
-  return lanes;
-}
 
 // Each thread's elements [threadIdx.x + j * kThreads), j < kPerThread,
 // visited a batch at a time: the batch's global loads are all issued before
@@ -57,6 +53,22 @@ __device__ __forceinline__ void forEachInBatches(Load load, Use use) {
   }
 }
 
+// Where x's element i lives in shared memory. Rows of whole 16-byte chunks
+// keep x in two planes, elements 0-3 of every chunk of 8 in the first half,
+// 4-7 in the second: a lane reads its chunk's x as two float4s that lie
+// side by side with its neighbours', one shared-memory wavefront per eight
+// lanes, where one array of chunks would put them 32 bytes apart and take
+// two. x is read once per weight chunk, so this halves the shared-memory
+// traffic of every gemv (which a weight ring adds to). Other rows keep x in
+// order.
+template <int kInput>
+__device__ __forceinline__ int gemvInputIndex(int i) {
+  if constexpr (kInput % 8 != 0)
+    return i;
+  else
+    return ((i >> 3) << 2) + (i & 3) + ((i & 4) ? kInput / 2 : 0);
+}
+
 template <int kInput, bool kNorm, int kThreads>
 __device__ void loadGemvInput(const TaskContext &context, const MkOperationRecord &op, float *x) {
   const float *input = context.activations + op.input;
@@ -76,7 +88,7 @@ __device__ void loadGemvInput(const TaskContext &context, const MkOperationRecor
   float squares = 0.0f;
   forEachInBatches<kInput, kThreads>([&](int i) { return input[i]; },
                                      [&](int i, float value) {
-                                       x[i] = value;
+                                       x[gemvInputIndex<kInput>(i)] = value;
                                        squares += value * value;
                                      });
   if constexpr (kNorm) {
@@ -89,15 +101,17 @@ __device__ void loadGemvInput(const TaskContext &context, const MkOperationRecor
       for (int j = 0; j < kPerThread; ++j) {
         int i = threadIdx.x + j * kThreads;
         if (i < kInput)
-          x[i] = (x[i] * invRms) * scales[j];
+          x[gemvInputIndex<kInput>(i)] = (x[gemvInputIndex<kInput>(i)] * invRms) * scales[j];
       }
     } else {
       forEachInBatches<kInput, kThreads>(
           [&](int i) { return weight[i]; },
-          [&](int i, float scale) { x[i] = (x[i] * invRms) * scale; });
+          [&](int i, float scale) {
+            x[gemvInputIndex<kInput>(i)] = (x[gemvInputIndex<kInput>(i)] * invRms) * scale;
+          });
     }
   }
-  __syncthreads();
+  consumerSync<kThreads>();
 }
 
 // One lane's part of kRows stacked weight rows (a row may be null for lanes
@@ -105,18 +119,18 @@ __device__ void loadGemvInput(const TaskContext &context, const MkOperationRecor
 // time: every load of a batch is issued before the first is used, so that
 // kLoadsInFlight loads per lane are outstanding (one SM needs tens of
 // kilobytes in flight to take its share of HBM bandwidth).
-template <int kInput, int kLanes, int kRows, int kLoadsInFlight>
+template <int kInput, int kRows, int kThreads, int kLoadsInFlight>
 struct RowStream {
+  static constexpr GemvGeometry kGeometry = gemvGeometry(kInput, kRows, kThreads, kLoadsInFlight);
   static constexpr bool kVector = kInput % 8 == 0; // else rowsDot reads scalars
-  static constexpr int kChunks = kInput / 8;
-  static constexpr int kPerLane = (kChunks + kLanes - 1) / kLanes;
-  static constexpr int kWanted = kLoadsInFlight / kRows > 0 ? kLoadsInFlight / kRows : 1;
-  static constexpr int kBatch = kWanted < kPerLane ? kWanted : kPerLane;
+  static constexpr int kLanes = kGeometry.lanes;
+  static constexpr int kChunks = kGeometry.chunks;
+  static constexpr int kPerLane = kGeometry.perLane;
+  static constexpr int kBatch = kGeometry.batch;
 
   uint4 weights[kRows][kBatch];
 
   // `copied`: the batch's chunks are in the thread's slots (see copy).
-  template <int kThreads>
   __device__ __forceinline__ void load(const unsigned short *const (&rows)[kRows], int lane,
                                        int base, const uint4 *copied) {
 #pragma unroll
@@ -134,7 +148,6 @@ struct RowStream {
   // (cp.async: no registers held while they are in flight), zeros past the
   // rows; read by `load` once the copies' group has completed.
   // Slot b*kRows + r of a thread at slots[(b * kRows + r) * kThreads + tid].
-  template <int kThreads>
   __device__ static __forceinline__ void copy(const unsigned short *const (&rows)[kRows], int lane,
                                               int base, uint4 *slots) {
 #pragma unroll
@@ -148,6 +161,22 @@ struct RowStream {
       }
     }
   }
+  // The same batch from a weight ring slot (WeightRing.cuh), where the
+  // producer copied the lane's rows whole: weight row r's at inSlot[r].
+  __device__ __forceinline__ void loadFromSlot(const unsigned short *const (&rows)[kRows],
+                                               int lane, int base,
+                                               const unsigned char *const (&inSlot)[kRows]) {
+#pragma unroll
+    for (int b = 0; b < kBatch; ++b) {
+      int chunk = lane + (base + b) * kLanes;
+#pragma unroll
+      for (int r = 0; r < kRows; ++r)
+        weights[r][b] = rows[r] == nullptr || chunk >= kChunks
+                            ? make_uint4(0, 0, 0, 0)
+                            : *reinterpret_cast<const uint4 *>(inSlot[r] + chunk * 16);
+    }
+  }
+
   // The batch's dot products with x, added to sums. Each x chunk is read
   // once for all rows.
   __device__ __forceinline__ void accumulate(const float *x, int lane, int base,
@@ -157,8 +186,8 @@ struct RowStream {
       int chunk = lane + (base + b) * kLanes;
       if (chunk >= kChunks)
         continue;
-      float4 x0 = *reinterpret_cast<const float4 *>(x + chunk * 8);
-      float4 x1 = *reinterpret_cast<const float4 *>(x + chunk * 8 + 4);
+      float4 x0 = *reinterpret_cast<const float4 *>(x + chunk * 4); // gemvInputIndex
+      float4 x1 = *reinterpret_cast<const float4 *>(x + kInput / 2 + chunk * 4);
 #pragma unroll
       for (int r = 0; r < kRows; ++r) {
         const uint4 w = weights[r][b];
@@ -178,18 +207,19 @@ struct RowStream {
 };
 
 template <int kInput, int kEpilogue, bool kNorm, bool kBias, int kThreads, int kLoadsInFlight,
-          int kEarlySlots, int kSharedBytes, class AwaitInputs>
+          int kEarlySlots, int kSharedBytes, int kRingSlots, int kRingSlotBytes, class AwaitInputs>
 __device__ void gemvTask(const TaskContext &context, const MkTaskRecord &task,
                          const MkOperationRecord &op, const AwaitInputs &awaitInputs) {
   static_assert(kThreads % kWarpSize == 0, "whole warps");
   static_assert(kInput == gemvSharedFloats(kInput, kEpilogue, kNorm, kBias),
                 "x is what core/protocol/SharedMemory.h reserves");
-  constexpr int kLanes = gemvLanesPerRow(kInput / 8);
-  constexpr int kRowsPerWarp = kWarpSize / kLanes;
-  constexpr int kRowsPerPass = kThreads / kLanes;
   // A SiluMul output row needs the gate row j and the up row N + j.
   constexpr int kRows = kEpilogue == MK_EPILOGUE_SILU_MUL ? 2 : 1;
-  using Stream = RowStream<kInput, kLanes, kRows, kLoadsInFlight>;
+  using Stream = RowStream<kInput, kRows, kThreads, kLoadsInFlight>;
+  constexpr int kLanes = Stream::kLanes;
+  constexpr int kRowsPerWarp = Stream::kGeometry.rowsPerWarp;
+  constexpr int kRowsPerPass = Stream::kGeometry.warps * kRowsPerWarp;
+  static_assert(kRowsPerPass == kThreads / kLanes, "every lane has a row");
   int warp = threadIdx.x / kWarpSize, lane = threadIdx.x % kLanes;
   int groupInWarp = (threadIdx.x % kWarpSize) / kLanes;
   float *out = context.activations + op.output;
@@ -212,9 +242,17 @@ __device__ void gemvTask(const TaskContext &context, const MkTaskRecord &task,
   // rows load into registers after batch 0: the copies' round trip through
   // shared memory measured 6% slower on the Llama-3.2-1B shape, the second
   // stage 15% faster on SmolLM2-135M (bench/NOTES.md).
+  // With a weight ring, its producer streams every pass of rows into
+  // shared memory ahead of the task (WeightRing.cuh) and none is copied
+  // here.
+  constexpr bool kRing = kRingSlots > 0 && Stream::kVector;
+  using Ring = GemvWeightRing<kRing ? kRingSlots : 1, kRingSlotBytes, kThreads>;
+  const Ring ring{context.ring};
+  constexpr GemvGeometry kGeometry = Stream::kGeometry;
+  const GemvRingOrder order(kGeometry, task.end - task.begin, kRingSlotBytes);
   constexpr int kStageSlots = kRows * Stream::kBatch;
   constexpr bool kShortRows = kStageSlots < kLoadsInFlight;
-  constexpr int kStages = !Stream::kVector                                    ? 0
+  constexpr int kStages = !Stream::kVector || kRing                           ? 0
                           : kShortRows && kEarlySlots >= 2 * kStageSlots ? 2
                           : kEarlySlots >= kStageSlots                       ? 1
                                                                              : 0;
@@ -234,7 +272,7 @@ __device__ void gemvTask(const TaskContext &context, const MkTaskRecord &task,
   auto copyBatch = [&](int i) {
     const unsigned short *rows[kRows];
     rowsAt(warpFirst + static_cast<unsigned long long>(i / kBatchesPerPass) * kRowsPerPass, rows);
-    Stream::template copy<kThreads>(rows, lane, (i % kBatchesPerPass) * Stream::kBatch, stage(i));
+    Stream::copy(rows, lane, (i % kBatchesPerPass) * Stream::kBatch, stage(i));
     copyCommit();
   };
 
@@ -269,22 +307,39 @@ __device__ void gemvTask(const TaskContext &context, const MkTaskRecord &task,
           for (int k = lane; k < kInput; k += kLanes)
             sums[r] = fmaf(bf16ToFloat(rows[r][k]), x[k], sums[r]);
     } else {
+      // The pass's rows in the ring: the slot of this warp's group of warps.
+      unsigned long long position = 0;
+      const unsigned char *inSlot[kRows] = {};
+      if constexpr (kRing) {
+        position = context.ringPosition + order.place(pass, warp);
+        const unsigned char *slot = ring.acquire(context, position);
+        const int firstWarp = warp / order.warpsPerSlot * order.warpsPerSlot;
+        const int held = min(order.warpsPerSlot, order.warpsAt(pass) - firstWarp);
+#pragma unroll
+        for (int r = 0; r < kRows; ++r)
+          inSlot[r] = slot + ringRowOffset(kGeometry, held * kRowsPerWarp, r, warp - firstWarp,
+                                           groupInWarp);
+      }
       for (int j = 0; j < kBatchesPerPass; ++j) {
         const int i = pass * kBatchesPerPass + j;
         Stream batch;
-        if (kStages == 2 || (kStages == 1 && i == 0)) {
+        if constexpr (kRing) {
+          batch.loadFromSlot(rows, lane, j * Stream::kBatch, inSlot);
+        } else if (kStages == 2 || (kStages == 1 && i == 0)) {
           if (kStages == 2 && i + 1 < batches) {
             copyBatch(i + 1);
             copyWaitAllBut<1>();
           } else {
             copyWaitAllBut<0>();
           }
-          batch.template load<kThreads>(rows, lane, j * Stream::kBatch, stage(i));
+          batch.load(rows, lane, j * Stream::kBatch, stage(i));
         } else {
-          batch.template load<kThreads>(rows, lane, j * Stream::kBatch, nullptr);
+          batch.load(rows, lane, j * Stream::kBatch, nullptr);
         }
         batch.accumulate(x, lane, j * Stream::kBatch, sums);
       }
+      if constexpr (kRing)
+        ring.release(position);
     }
 #pragma unroll
     for (int r = 0; r < kRows; ++r) {

@@ -12,11 +12,16 @@
 //               shared memory, so that no task waits on a record load, and
 //               with --prefetch-bytes asks for the next task's first weights
 //               in L2.
-//   consumers   every thread: the task's device function (Tasks::run, the
-//               generated dispatcher over the kernel variants). A task
-//               function first issues the loads that need no input of this
-//               step (its first weights, earlier steps' cache entries), then
-//               calls awaitInputs(): the controller's wait and a barrier.
+//   producer    with a weight ring (Tasks::kWeightRingSlots > 0), one lane
+//               of a warp past the consumers: fills the ring with the coming
+//               gemvs' weights, across tasks, waits and steps
+//               (WeightRing.cuh). It joins no barrier after the start.
+//   consumers   the first kThreads threads: the task's device function
+//               (Tasks::run, the generated dispatcher over the kernel
+//               variants). A task function first issues the loads that need
+//               no input of this step (its first weights, earlier steps'
+//               cache entries), then calls awaitInputs(): the controller's
+//               wait and a barrier of the consumers (consumerSync).
 //
 //   for each step:
 //     for each task of this CTA's queue (its entry already in shared memory):
@@ -32,21 +37,29 @@
 #include "codegen/device/Common.cuh"
 #include "codegen/device/Events.cuh"
 #include "codegen/device/Prefetch.cuh"
+#include "codegen/device/WeightRing.cuh"
 
 namespace mk::gpu {
 
 // Which threads play which role, and what the roles need of a CTA.
-template <int kThreads>
+template <class Tasks, int kThreads>
 struct Roles {
   static constexpr int kLoaderWarp = 1, kRoleWarps = 2;
-  static_assert(kThreads % kWarpSize == 0 && kThreads <= 1024, "whole warps, one CTA");
+  static constexpr bool kProducer = Tasks::kWeightRingSlots > 0;
+  static constexpr int kBlockThreads = kThreads + (kProducer ? kWarpSize : 0);
+  using Ring = GemvWeightRing<kProducer ? Tasks::kWeightRingSlots : 1, Tasks::kWeightRingSlotBytes,
+                              kThreads>;
+  static_assert(kThreads % kWarpSize == 0 && kBlockThreads <= 1024, "whole warps, one CTA");
   static_assert(kThreads / kWarpSize >= kRoleWarps,
                 "the controller and the loader each need a warp of their own");
-  // __launch_bounds__(kThreads, 1): one CTA per SM shares its 64K registers.
-  static_assert(65536 / kThreads >= 64, "at least 64 registers per thread for the task bodies");
+  // __launch_bounds__(kBlockThreads, 1): one CTA per SM shares its 64K
+  // registers.
+  static_assert(65536 / kBlockThreads >= 64,
+                "at least 64 registers per thread for the task bodies");
 
   __device__ static bool controller() { return threadIdx.x == 0; }
   __device__ static bool loader() { return threadIdx.x / kWarpSize == kLoaderWarp; }
+  __device__ static bool producer() { return kProducer && threadIdx.x >= kThreads; }
 };
 
 // What the roles share in static shared memory.
@@ -57,6 +70,10 @@ struct InterpreterState {
   MkQueueEntry entries[2];
   unsigned argmaxTask;
   int launchRefused, taskAbandoned;
+  // Set by the controller as the consumers leave: the producer stops.
+  volatile int ringClosed;
+  // The producer's description of the gemv whose weights it streams.
+  GemvRingSource ringSource;
   // By step parity: a CTA with an empty queue passes from one step's end to
   // the next with no barrier between, and must not overwrite the flag while
   // its threads still read it.
@@ -70,7 +87,8 @@ struct InterpreterState {
 static_assert(sizeof(MkQueueEntry) % 16 == 0,
               "queue entries are copied in 16-byte units to 16-byte aligned places");
 
-__device__ inline TaskContext makeContext(const MkKernelArgs &args, float *shared) {
+__device__ inline TaskContext makeContext(const MkKernelArgs &args, float *shared,
+                                          unsigned char *ring) {
   const unsigned char *blob = reinterpret_cast<const unsigned char *>(args.blob);
   const MkBlobHeader *header = reinterpret_cast<const MkBlobHeader *>(blob);
   TaskContext context;
@@ -87,6 +105,8 @@ __device__ inline TaskContext makeContext(const MkKernelArgs &args, float *share
   context.counters = reinterpret_cast<unsigned *>(args.counters);
   context.control = reinterpret_cast<MkControlBlock *>(args.control);
   context.shared = shared;
+  context.ring = ring;
+  context.ringPosition = 0;
   context.step = 0;
   context.position = 0;
   context.taskId = 0xffffffffu;
@@ -95,7 +115,7 @@ __device__ inline TaskContext makeContext(const MkKernelArgs &args, float *share
 
 // 0 when the blob and the launch are what this kernel was built for, else
 // the MkLaunchMismatch.
-template <int kThreads>
+template <int kBlockThreads>
 __device__ inline unsigned launchMismatch(const TaskContext &context, unsigned argmaxTask) {
   const MkBlobHeader *header = context.header;
   if (header->magic != MK_BLOB_MAGIC)
@@ -110,7 +130,7 @@ __device__ inline unsigned launchMismatch(const TaskContext &context, unsigned a
     return MK_MISMATCH_BLOB_ALIGNMENT;
   if (gridDim.x != header->numSms)
     return MK_MISMATCH_GRID;
-  if (blockDim.x != kThreads)
+  if (blockDim.x != kBlockThreads)
     return MK_MISMATCH_BLOCK;
   const MkControlBlock *control = context.control;
   if (control->firstPosition < 0 || control->steps < 0 ||
@@ -188,6 +208,7 @@ __device__ __forceinline__ void loaderFinish() { copyWait(); }
 // barrier passes what the wait acquired to every thread. Every thread calls
 // it exactly once, in uniform control flow; false when the launch is over
 // (an error or a timeout) and the task must stop.
+template <int kThreads>
 struct AwaitInputs {
   InterpreterState &state;
   const TaskContext &context;
@@ -195,15 +216,16 @@ struct AwaitInputs {
   __device__ __forceinline__ bool operator()() const {
     if (threadIdx.x == 0)
       controllerWait(state, context, entry);
-    __syncthreads();
+    consumerSync<kThreads>();
     return !state.taskAbandoned;
   }
 };
 
 // The same for a task run alone, whose inputs the host has written.
+template <int kThreads>
 struct InputsWritten {
   __device__ __forceinline__ bool operator()() const {
-    __syncthreads();
+    consumerSync<kThreads>();
     return true;
   }
 };
@@ -212,26 +234,104 @@ struct InputsWritten {
 // The loop.
 // ---------------------------------------------------------------------------
 
+// The consumers' part of the launch: every task of the CTA's queue, every
+// step, until the last step, an EOS, an error or a timeout.
+template <class Tasks, int kThreads>
+__device__ void consumeQueue(InterpreterState &state, TaskContext &context,
+                             const MkQueueEntry *entries, unsigned count) {
+  using Role = Roles<Tasks, kThreads>;
+  MkControlBlock *control = context.control;
+  const unsigned argmaxEvent = context.tasks[state.argmaxTask].trigger;
+  const unsigned argmaxTriggers = context.events[argmaxEvent].triggerCount;
+  unsigned slot = 0; // which of state.entries holds the running task's
+  for (long long step = 0; step < control->steps; ++step) {
+    context.step = step;
+    context.position = control->firstPosition + step;
+    for (unsigned k = 0; k < count; ++k) {
+      const MkQueueEntry &entry = state.entries[slot];
+      // Read now: the loader overwrites this entry while the next task runs.
+      const unsigned triggerEvent = entry.task.trigger;
+      MkQueueEntry &next = state.entries[slot ^ 1];
+      if (Role::loader()) // the last task's next is the first of the next step
+        loaderStart(next, entries[k + 1 < count ? k + 1 : 0]);
+      context.taskId = entry.id;
+      Tasks::run(context, entry.task, entry.operation, AwaitInputs<kThreads>{state, context, entry});
+      if (state.taskAbandoned) {
+        loaderFinish();
+        return;
+      }
+      if constexpr (Role::kProducer)
+        context.ringPosition +=
+            ringSlotsOf<typename Role::Ring, kThreads>(entry.task, entry.operation);
+      if (Role::loader()) {
+        loaderFinish();
+        // The next task's first weights into L2, while this one's closing
+        // barrier, its release and the next one's wait go by.
+        if (Tasks::kPrefetchBytes > 0 && threadIdx.x % kWarpSize == 0)
+          prefetchTaskWeights(context, next.task, next.operation, Tasks::kPrefetchBytes);
+      }
+      consumerSync<kThreads>();
+      if (Role::controller())
+        controllerRelease(state, context, triggerEvent);
+      slot ^= 1;
+    }
+
+    context.taskId = 0xffffffffu; // a timeout here is no task's
+    if (Role::controller())
+      state.stepEnded[step & 1] = controllerStepEnds(context, argmaxEvent, argmaxTriggers, step);
+    consumerSync<kThreads>();
+    if (state.stepEnded[step & 1])
+      return;
+  }
+}
+
+// The dynamic shared memory: the tasks' part, then the weight ring's.
+template <class Tasks>
+__device__ __forceinline__ unsigned char *weightRingIn(float4 *dynamicShared) {
+  return Tasks::kWeightRingSlots > 0
+             ? reinterpret_cast<unsigned char *>(dynamicShared) + Tasks::kWeightRingOffset
+             : nullptr;
+}
+
+// What every thread does first, every role together: the ring's barriers
+// and, after a CTA barrier, the queue's first entry in shared memory.
+template <class Tasks, int kThreads>
+__device__ __forceinline__ void startRoles(InterpreterState &state, const TaskContext &context,
+                                           const MkQueueEntry *first) {
+  using Role = Roles<Tasks, kThreads>;
+  if (Role::controller()) {
+    state.ringClosed = 0;
+    if constexpr (Role::kProducer)
+      typename Role::Ring{context.ring}.init();
+  }
+  if (Role::loader() && first != nullptr) {
+    loaderStart(state.entries[0], *first);
+    loaderFinish();
+  }
+  __syncthreads();
+}
+
 template <class Tasks, int kThreads>
 __device__ void runMegakernel(const MkKernelArgs &args) {
-  using Role = Roles<kThreads>;
+  using Role = Roles<Tasks, kThreads>;
   static_assert(sizeof(InterpreterState) + kThreads / kWarpSize * 16 <= Tasks::kStaticSharedReserve,
                 "the interpreter's state and the reductions' scratch fit the reserve");
   extern __shared__ float4 dynamicShared[];
   __shared__ __align__(16) InterpreterState state;
 
-  TaskContext context = makeContext(args, reinterpret_cast<float *>(dynamicShared));
+  TaskContext context = makeContext(args, reinterpret_cast<float *>(dynamicShared),
+                                    weightRingIn<Tasks>(dynamicShared));
   MkControlBlock *control = context.control;
 
   if (Role::controller())
     state.argmaxTask = 0xffffffffu;
   __syncthreads();
-  for (unsigned id = threadIdx.x; id < context.header->numTasks; id += kThreads)
+  for (unsigned id = threadIdx.x; id < context.header->numTasks; id += Role::kBlockThreads)
     if (context.tasks[id].kind == MK_TASK_ARGMAX)
       state.argmaxTask = id;
   __syncthreads();
   if (Role::controller()) {
-    unsigned mismatch = launchMismatch<kThreads>(context, state.argmaxTask);
+    unsigned mismatch = launchMismatch<Role::kBlockThreads>(context, state.argmaxTask);
     if (mismatch != 0)
       raiseError(context, MK_ERROR_LAUNCH_MISMATCH, mismatch);
     state.launchRefused = mismatch != 0;
@@ -247,62 +347,30 @@ __device__ void runMegakernel(const MkKernelArgs &args) {
 
   const MkQueue queue = context.queues[blockIdx.x];
   const MkQueueEntry *entries = context.entries + queue.first;
-  const unsigned argmaxEvent = context.tasks[state.argmaxTask].trigger;
-  const unsigned argmaxTriggers = context.events[argmaxEvent].triggerCount;
-  if (Role::loader() && queue.count > 0) {
-    loaderStart(state.entries[0], entries[0]);
-    loaderFinish();
-  }
-  __syncthreads();
-
-  unsigned slot = 0; // which of state.entries holds the running task's
-  for (long long step = 0; step < control->steps; ++step) {
-    context.step = step;
-    context.position = control->firstPosition + step;
-    for (unsigned k = 0; k < queue.count; ++k) {
-      const MkQueueEntry &entry = state.entries[slot];
-      // Read now: the loader overwrites this entry while the next task runs.
-      const unsigned triggerEvent = entry.task.trigger;
-      MkQueueEntry &next = state.entries[slot ^ 1];
-      if (Role::loader()) // the last task's next is the first of the next step
-        loaderStart(next, entries[k + 1 < queue.count ? k + 1 : 0]);
-      context.taskId = entry.id;
-      Tasks::run(context, entry.task, entry.operation, AwaitInputs{state, context, entry});
-      if (state.taskAbandoned) {
-        loaderFinish();
-        return;
-      }
-      if (Role::loader()) {
-        loaderFinish();
-        // The next task's first weights into L2, while this one's closing
-        // barrier, its release and the next one's wait go by.
-        if (Tasks::kPrefetchBytes > 0 && threadIdx.x % kWarpSize == 0)
-          prefetchTaskWeights(context, next.task, next.operation, Tasks::kPrefetchBytes);
-      }
-      __syncthreads();
-      if (Role::controller())
-        controllerRelease(state, context, triggerEvent);
-      slot ^= 1;
-    }
-
-    context.taskId = 0xffffffffu; // a timeout here is no task's
-    if (Role::controller())
-      state.stepEnded[step & 1] = controllerStepEnds(context, argmaxEvent, argmaxTriggers, step);
-    __syncthreads();
-    if (state.stepEnded[step & 1])
+  startRoles<Tasks, kThreads>(state, context, queue.count > 0 ? entries : nullptr);
+  if constexpr (Role::kProducer) {
+    if (Role::producer()) {
+      produceWeights<kThreads>(
+          context, typename Role::Ring{context.ring}, entries, queue.count, control->steps,
+          &state.ringClosed, state.ringSource);
       return;
+    }
   }
+  consumeQueue<Tasks, kThreads>(state, context, entries, queue.count);
+  if (Role::controller())
+    state.ringClosed = 1;
 }
 
 // One task alone, on one CTA, for step 0 at `position`: no waits and no
-// trigger. The loader copies the task's records as in the loop; the host
-// has filled the memory the task reads.
+// trigger. The loader copies the task's records and the producer streams
+// its weights as in the loop; the host has filled the memory the task reads.
 template <class Tasks, int kThreads>
 __device__ void runOneTask(const MkKernelArgs &args, unsigned id, long long position) {
-  using Role = Roles<kThreads>;
+  using Role = Roles<Tasks, kThreads>;
   extern __shared__ float4 dynamicShared[];
   __shared__ __align__(16) InterpreterState state;
-  TaskContext context = makeContext(args, reinterpret_cast<float *>(dynamicShared));
+  TaskContext context = makeContext(args, reinterpret_cast<float *>(dynamicShared),
+                                    weightRingIn<Tasks>(dynamicShared));
   const MkBlobHeader *header = context.header;
   // The task's place in some queue: its entry.
   unsigned place = 0;
@@ -312,12 +380,18 @@ __device__ void runOneTask(const MkKernelArgs &args, unsigned id, long long posi
     return;
   context.position = position;
   context.taskId = id;
-  if (Role::loader()) {
-    loaderStart(state.entries[0], context.entries[place]);
-    loaderFinish();
+  startRoles<Tasks, kThreads>(state, context, &context.entries[place]);
+  if constexpr (Role::kProducer) {
+    if (Role::producer()) {
+      produceWeights<kThreads>(
+          context, typename Role::Ring{context.ring}, &context.entries[place], 1, 1,
+          &state.ringClosed, state.ringSource);
+      return;
+    }
   }
-  __syncthreads();
-  Tasks::run(context, state.entries[0].task, state.entries[0].operation, InputsWritten{});
+  Tasks::run(context, state.entries[0].task, state.entries[0].operation, InputsWritten<kThreads>{});
+  if (Role::controller())
+    state.ringClosed = 1;
 }
 
 } // namespace mk::gpu

@@ -77,7 +77,11 @@ const char *const kCompileHelp =
     "  --prefetch-bytes=N       (cuda, cubin, mk) L2 prefetch of each SM's next task's\n"
     "                           weights (sm_90 and later), default 0: none\n"
     "  --gemv-loads=N           (cuda, cubin, mk) 16-byte loads in flight per gemv\n"
-    "                           lane, 1-16, default 8\n"
+    "                           lane, 1-16, default 8 (with the weight ring: the\n"
+    "                           chunks per lane of one ring slot)\n"
+    "  --weight-ring            (cuda, cubin, mk) a producer warp streams the gemvs'\n"
+    "                           weights into shared memory ahead of their tasks\n"
+    "                           (sm_90 and later; off by default: measured slower)\n"
     "  --eos=ID,...             (mk) the tokens that end generation (default: the\n"
     "                           tokenizer files', else a GGUF file's)\n"
     "  --tokenizer=DIR          (mk) the folder of tokenizer.json and, when there,\n"
@@ -149,6 +153,8 @@ int parseArguments(int argc, char **argv, CompileArguments &options) {
                       "' (available: mlir, fused, tasks, schedule, cuda, cubin, mk)");
     } else if (arg == "--no-kernel") {
       options.kernel = false;
+    } else if (arg == "--weight-ring") {
+      options.kernelOptions.weightRing = true;
     } else if (arg == "--random-weights") {
       options.randomSeed = 987654321;
     } else if (arg.consume_front("--random-weights=")) {

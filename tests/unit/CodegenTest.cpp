@@ -28,11 +28,11 @@ TEST(CodegenTest, SourceInstantiatesEveryShapeOfTheGraph) {
   EXPECT_NE(text.find("constexpr int kNumSms = 4;"), std::string::npos);
   EXPECT_NE(text.find("constexpr int kVocab = " + std::to_string(toy::kVocab) + ";"),
             std::string::npos);
-  EXPECT_NE(text.find("gemvTask<16, MK_EPILOGUE_SILU_MUL, true, false, kThreads, kGemvLoadsInFlight, kGemvEarlySlots, kTaskSharedBytes>"),
+  EXPECT_NE(text.find("gemvTask<16, MK_EPILOGUE_SILU_MUL, true, false, kThreads, kGemvLoadsInFlight, kGemvEarlySlots, kTaskSharedBytes, kWeightRingSlots, kWeightRingSlotBytes>"),
             std::string::npos);
-  EXPECT_NE(text.find("gemvTask<24, MK_EPILOGUE_RESIDUAL, false, false, kThreads, kGemvLoadsInFlight, kGemvEarlySlots, kTaskSharedBytes>"),
+  EXPECT_NE(text.find("gemvTask<24, MK_EPILOGUE_RESIDUAL, false, false, kThreads, kGemvLoadsInFlight, kGemvEarlySlots, kTaskSharedBytes, kWeightRingSlots, kWeightRingSlotBytes>"),
             std::string::npos);
-  EXPECT_NE(text.find("gemvTask<16, MK_EPILOGUE_NONE, true, true, kThreads, kGemvLoadsInFlight, kGemvEarlySlots, kTaskSharedBytes>"), std::string::npos);
+  EXPECT_NE(text.find("gemvTask<16, MK_EPILOGUE_NONE, true, true, kThreads, kGemvLoadsInFlight, kGemvEarlySlots, kTaskSharedBytes, kWeightRingSlots, kWeightRingSlotBytes>"), std::string::npos);
   // Both layers' attention shapes, told apart by their rotary dimensions.
   std::regex chunk("attentionChunkTask<8, 2, [0-9]+, ([0-9]+), kThreads>");
   std::set<std::string> rotary;
@@ -57,6 +57,33 @@ TEST(CodegenTest, KernelOptionsBecomeConstants) {
   ASSERT_TRUE(static_cast<bool>(source)) << llvm::toString(source.takeError());
   EXPECT_NE(source->text.find("kPrefetchBytes = 4096;"), std::string::npos);
   EXPECT_NE(source->text.find("kGemvLoadsInFlight = 2;"), std::string::npos);
+}
+
+// The weight ring, when asked for, takes the shared memory the tasks leave,
+// and its producer one warp of the CTA's; without it (the default, and on a
+// target without bulk copies, which compileMegakernel turns it off for) all
+// threads run tasks.
+TEST(CodegenTest, WeightRingTakesAWarpAndTheSharedMemoryLeft) {
+  toy::ToyModel model = toy::buildToyModel();
+  KernelOptions withRing;
+  withRing.weightRing = true;
+  auto ring = generateKernelSource(model.graph, model.schedule, kHopperSharedBytes, withRing);
+  ASSERT_TRUE(static_cast<bool>(ring)) << llvm::toString(ring.takeError());
+  EXPECT_EQ(ring->threads, kMegakernelThreads);
+  EXPECT_EQ(ring->consumerThreads, kMegakernelThreads - 32);
+  EXPECT_EQ(ring->weightRingSlotBytes, 16384u) << "the toy's rows are short: the least slot";
+  EXPECT_GE(ring->weightRingSlots, 12u);
+  EXPECT_LE(ring->sharedBytes + kStaticSharedReserve, kHopperSharedBytes);
+  EXPECT_NE(ring->text.find("constexpr int kThreads = 480;"), std::string::npos);
+  EXPECT_NE(ring->text.find("constexpr int kWeightRingSlots = " +
+                            std::to_string(ring->weightRingSlots) + ";"),
+            std::string::npos);
+
+  auto plain = generateKernelSource(model.graph, model.schedule, kHopperSharedBytes);
+  ASSERT_TRUE(static_cast<bool>(plain)) << llvm::toString(plain.takeError());
+  EXPECT_EQ(plain->consumerThreads, kMegakernelThreads);
+  EXPECT_EQ(plain->weightRingSlots, 0u);
+  EXPECT_NE(plain->text.find("constexpr int kWeightRingSlots = 0;"), std::string::npos);
 }
 
 TEST(CodegenTest, RefusesKernelOptionsOutOfRange) {

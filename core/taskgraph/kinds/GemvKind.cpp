@@ -51,7 +51,7 @@ extern const TaskKindDescription kGemvKind = {
     .variantParameters = {{"input"}, {"epilogue", spellEpilogue}, {"norm", spellBoolean},
                           {"bias", spellBoolean}},
     .variantArguments = variant,
-    .kernelArguments = "kThreads, kGemvLoadsInFlight, kGemvEarlySlots, kTaskSharedBytes",
+    .kernelArguments = "kThreads, kGemvLoadsInFlight, kGemvEarlySlots, kTaskSharedBytes, kWeightRingSlots, kWeightRingSlotBytes",
     .sharedFloatsFunction = "mk::gemvSharedFloats",
     .sharedFloats = sharedFloats,
 };

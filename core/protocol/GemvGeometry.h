@@ -1,0 +1,120 @@
+// How a gemv task's rows are cut among the CTA's warps, and each warp's
+// rows into batches of 16-byte chunks: one description read by the gemv's
+// consumers (codegen/device/GemvTask.cuh, at compile time), the weight
+// ring's producer (codegen/device/WeightRing.cuh, at run time, from the
+// operation's record) and the code generator (the ring's slot size), so
+// that all agree on which bytes a batch holds.
+//
+// Groups of `lanes` lanes take one output row each (rowsPerWarp rows per
+// warp per pass, rowsPerPass per pass over the CTA); a lane takes every
+// lanes-th chunk of its row, `batch` chunks at a time, batchesPerPass
+// batches per row. A SiluMul output row reads two weight rows (gate and up).
+#ifndef MKC_CORE_PROTOCOL_GEMVGEOMETRY_H
+#define MKC_CORE_PROTOCOL_GEMVGEOMETRY_H
+
+#include "core/protocol/Portable.h"
+
+namespace mk {
+
+// Lanes per row: enough 16-byte chunks for each lane to have one, at most a
+// warp, a power of two so that groups tile warps.
+MK_HOST_DEVICE constexpr int gemvLanesPerRow(int chunks) {
+  int lanes = 1;
+  while (lanes < 32 && lanes * 2 <= chunks)
+    lanes *= 2;
+  return lanes;
+}
+
+struct GemvGeometry {
+  int chunks;         // 16-byte chunks of a row: input / 8 bf16
+  int lanes;          // per output row
+  int rowsPerWarp;    // output rows a warp takes per pass
+  int warps;          // of the CTA's consumers
+  int weightRows;     // weight rows per output row: 2 for SiluMul, else 1
+  int perLane;        // chunks of a row per lane
+  int batch;          // chunks per lane per batch, for each weight row
+  int batchesPerPass; // batches per row
+
+  MK_HOST_DEVICE constexpr int rowsPerPass() const { return warps * rowsPerWarp; }
+  // The bytes of one weight row a batch covers (a lane's `batch` chunks, for
+  // every lane of the group).
+  MK_HOST_DEVICE constexpr int pieceBytes() const { return batch * lanes * 16; }
+  // A warp's batch: every group's piece of each of its weight rows.
+  MK_HOST_DEVICE constexpr int warpBatchBytes() const {
+    return pieceBytes() * rowsPerWarp * weightRows;
+  }
+};
+
+// `loadsInFlight` 16-byte loads per lane per batch, over all weight rows.
+MK_HOST_DEVICE constexpr GemvGeometry gemvGeometry(int input, int weightRows, int threads,
+                                                        int loadsInFlight) {
+  GemvGeometry g{};
+  g.chunks = input / 8;
+  g.lanes = gemvLanesPerRow(g.chunks);
+  g.rowsPerWarp = 32 / g.lanes;
+  g.warps = threads / 32;
+  g.weightRows = weightRows;
+  g.perLane = (g.chunks + g.lanes - 1) / g.lanes;
+  int wanted = loadsInFlight / weightRows > 0 ? loadsInFlight / weightRows : 1;
+  g.batch = wanted < g.perLane ? wanted : g.perLane;
+  g.batchesPerPass = (g.perLane + g.batch - 1) / g.batch;
+  return g;
+}
+
+// The bytes of one pass of one warp: its rows, whole, for each weight row.
+MK_HOST_DEVICE constexpr unsigned long long gemvWarpPassBytes(const GemvGeometry &g) {
+  return static_cast<unsigned long long>(g.rowsPerWarp) * g.weightRows * g.chunks * 16;
+}
+
+// The weight ring's order (codegen/device/WeightRing.cuh): a slot holds one
+// pass of `warpsPerSlot` consecutive warps, their rows whole, so that the
+// slot's bytes are one contiguous run of rows per weight row (one bulk copy
+// each, up to a slot's size: the copy engine's cost is per copy, and small
+// copies starve it). Slots follow pass-major order over the warps that
+// take the pass: warp w's first row is w * rowsPerWarp in each pass; a tile
+// of `rows` rows has `fullPasses` passes every warp takes, then one that
+// only the first `lastWarps` take.
+struct GemvRingOrder {
+  unsigned long long fullPasses;
+  int lastWarps;
+  int warps, warpsPerSlot;
+
+  MK_HOST_DEVICE GemvRingOrder(const GemvGeometry &g, unsigned long long rows,
+                               unsigned long long slotBytes)
+      : fullPasses(rows / g.rowsPerPass()),
+        lastWarps(static_cast<int>((rows % g.rowsPerPass() + g.rowsPerWarp - 1) / g.rowsPerWarp)),
+        warps(g.warps), warpsPerSlot(1) {
+    unsigned long long fit = slotBytes / gemvWarpPassBytes(g);
+    warpsPerSlot = fit < 1 ? 1 : fit > static_cast<unsigned long long>(g.warps) ? g.warps
+                                                                                 : static_cast<int>(fit);
+  }
+
+  MK_HOST_DEVICE unsigned long long passes() const { return fullPasses + (lastWarps > 0 ? 1 : 0); }
+  // How many warps take pass `pass`, and in how many slots.
+  MK_HOST_DEVICE int warpsAt(unsigned long long pass) const {
+    return pass < fullPasses ? warps : lastWarps;
+  }
+  MK_HOST_DEVICE int slotsOf(int warpsInPass) const {
+    return (warpsInPass + warpsPerSlot - 1) / warpsPerSlot;
+  }
+  // Slots the task takes from the ring.
+  MK_HOST_DEVICE unsigned long long slots() const {
+    return fullPasses * slotsOf(warps) + slotsOf(lastWarps);
+  }
+  // The place of warp `warp`'s pass `pass` among the task's slots.
+  MK_HOST_DEVICE unsigned long long place(unsigned long long pass, int warp) const {
+    return (pass < fullPasses ? pass : fullPasses) * slotsOf(warps) + warp / warpsPerSlot;
+  }
+};
+
+// The slot size of a weight ring for gemvs of these inputs and epilogue
+// rows: one warp's pass of the longest, at least 16 KiB (copies of that
+// size keep the copy engine streaming), 128-byte aligned.
+MK_HOST_DEVICE constexpr unsigned long long gemvRingSlotBytes(unsigned long long warpPassBytes) {
+  unsigned long long bytes = warpPassBytes > 16384 ? warpPassBytes : 16384;
+  return (bytes + 127) / 128 * 128;
+}
+
+} // namespace mk
+
+#endif
