@@ -12,8 +12,8 @@
 // its first largest; warps and then the block combine (larger value, or
 // equal value and lower index). A NaN or infinity anywhere raises
 // MK_ERROR_NON_FINITE_LOGIT with the lowest such index and stops the launch.
-// With a repetition penalty, the logits of the context's tokens are
-// penalized in place first. Store: one thread.
+// With a repetition penalty, all of this reads a penalized copy of the
+// logits (SamplingTask.cuh). Store: one thread.
 #ifndef MKC_CODEGEN_DEVICE_ARGMAXTASK_CUH
 #define MKC_CODEGEN_DEVICE_ARGMAXTASK_CUH
 
@@ -70,7 +70,7 @@ __device__ void argmaxTask(const TaskContext &context, const MkTaskRecord &,
     firstNonFinite = kNone;
   if (!awaitInputs()) // its barrier also publishes firstNonFinite
     return;
-  penalizeRepetitions<kVocab, kThreads>(context, const_cast<float *>(logits));
+  logits = penalizeRepetitions<kVocab, kThreads>(context, logits);
 
   // Load and compute. Four logits per 16-byte load when the logits are so
   // aligned, several loads in flight per thread: one SM reads the whole

@@ -36,26 +36,32 @@ __device__ __forceinline__ SamplingShared samplingShared(float *shared) {
                         reinterpret_cast<unsigned *>(shared + MK_SAMPLING_SCALARS_OFFSET)};
 }
 
-// Step 1, in place on the logits: every distinct token of positions
-// [0, position] penalized once. The mark (this launch's tag for this step)
-// says which thread does it; the logits are rewritten each step by lm_head.
-// Every thread calls it; a barrier ends it.
+// Step 1: the logits to pick from. Without a penalty, the task's input;
+// with one, a copy (the control block's penaltyLogits: the input stays as
+// lm_head wrote it) in which every distinct token of positions [0,
+// position] is penalized once: the mark (this launch's tag for this step)
+// says which thread does it. Every thread calls it in uniform control flow.
 template <int kVocab, int kThreads>
-__device__ void penalizeRepetitions(const TaskContext &context, float *logits) {
+__device__ const float *penalizeRepetitions(const TaskContext &context, const float *logits) {
   const MkControlBlock *control = context.control;
-  if (mk_sampling_has_penalty(&control->sampling) && control->contextTokens &&
-      control->penaltyMarks) {
-    const long long *tokens = reinterpret_cast<const long long *>(control->contextTokens);
-    unsigned long long *marks = reinterpret_cast<unsigned long long *>(control->penaltyMarks);
-    unsigned long long tag = control->penaltyTag + static_cast<unsigned long long>(context.step) + 1;
-    float penalty = control->sampling.repetitionPenalty;
-    for (long long j = threadIdx.x; j <= context.position; j += kThreads) {
-      long long token = tokens[j];
-      if (token >= 0 && token < kVocab && atomicExch(&marks[token], tag) != tag)
-        logits[token] = mk_sampling_penalize(logits[token], penalty);
-    }
+  if (!mk_sampling_has_penalty(&control->sampling) || !control->contextTokens ||
+      !control->penaltyMarks || !control->penaltyLogits)
+    return logits;
+  float *penalized = reinterpret_cast<float *>(control->penaltyLogits);
+  for (unsigned i = threadIdx.x; i < kVocab; i += kThreads)
+    penalized[i] = logits[i];
+  __syncthreads();
+  const long long *tokens = reinterpret_cast<const long long *>(control->contextTokens);
+  unsigned long long *marks = reinterpret_cast<unsigned long long *>(control->penaltyMarks);
+  unsigned long long tag = control->penaltyTag + static_cast<unsigned long long>(context.step) + 1;
+  float penalty = control->sampling.repetitionPenalty;
+  for (long long j = threadIdx.x; j <= context.position; j += kThreads) {
+    long long token = tokens[j];
+    if (token >= 0 && token < kVocab && atomicExch(&marks[token], tag) != tag)
+      penalized[token] = mk_sampling_penalize(logits[token], penalty);
   }
   __syncthreads();
+  return penalized;
 }
 
 // Each lane's sum of its chunk's weights (min-p applied when asked), by

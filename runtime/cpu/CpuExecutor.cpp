@@ -188,13 +188,23 @@ std::vector<int64_t> CpuExecutor::generate(const std::vector<int64_t> &prompt, i
 }
 
 int64_t CpuExecutor::runOneTask(uint32_t task, int64_t position, int64_t token) {
+  return runOneTask(task, position, token, mk_sampling_greedy(), {});
+}
+
+int64_t CpuExecutor::runOneTask(uint32_t task, int64_t position, int64_t token,
+                                const MkSamplingSettings &sampling,
+                                std::span<const int64_t> context) {
   state->checkUsable();
   const TaskGraph &graph = state->graph;
   if (task >= graph.tasks.size() || position < 0 || position >= graph.maxContext)
     throw ExecutionError(describeTask(graph, task) + " at position " + std::to_string(position) +
                          " is not a task of the graph within its context");
   std::vector<int64_t> argmaxTokens(1, 0);
-  cpu::StepInput input{0, position, token, &argmaxTokens};
+  std::vector<int64_t> tokensByPosition(position + 2, -1);
+  std::copy_n(context.begin(), std::min<size_t>(context.size(), position + 1),
+              tokensByPosition.begin());
+  cpu::TokenChoice choice{sampling, &tokensByPosition};
+  cpu::StepInput input{0, position, token, &argmaxTokens, &choice};
   const Task &run = graph.tasks[task];
   try {
     cpu::TaskContext context(graph, run, state->weights[run.op], *state->memory, input);

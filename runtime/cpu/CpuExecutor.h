@@ -132,6 +132,10 @@ public:
   // (tests/gpu/TaskKindCheck.cpp), which fills the buffers first. Returns
   // the token buffer's integer afterwards (what an Argmax wrote).
   int64_t runOneTask(uint32_t task, int64_t position, int64_t token);
+  // The same, an Argmax picking its token with `sampling`, the repetition
+  // penalty counting `context`'s tokens (positions [0, position]).
+  int64_t runOneTask(uint32_t task, int64_t position, int64_t token,
+                     const MkSamplingSettings &sampling, std::span<const int64_t> context);
   // A buffer's values, to fill or read around runOneTask (the Token buffer
   // has none: its integer is the last Argmax's token).
   std::span<float> bufferValues(uint32_t buffer);

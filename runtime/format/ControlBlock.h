@@ -80,6 +80,7 @@ typedef struct MkControlBlock {
                            unknown), the prompt's filled in; the argmax writes each token it
                            feeds at the next position. What the repetition penalty counts. */
   mk_u64 penaltyMarks;  /* u64[vocab], or 0 (no penalty): which tokens a step has penalized */
+  mk_u64 penaltyLogits; /* f32[vocab], or 0 (no penalty): the step's logits, penalized */
   mk_u64 penaltyTag;    /* distinct per launch, low 32 bits 0: step s marks penaltyTag + s + 1 */
 
   /* Streaming, in host-mapped memory (0: none): see MkStream. */
@@ -139,7 +140,7 @@ typedef struct MkKernelVariant {
 /* Both compilers must agree on these; a field added without its padding
  * shows here first. */
 static_assert(sizeof(MkKernelArgs) == 48, "MkKernelArgs is 6 addresses");
-static_assert(sizeof(MkControlBlock) == 224, "MkControlBlock has no hidden padding");
+static_assert(sizeof(MkControlBlock) == 232, "MkControlBlock has no hidden padding");
 static_assert(sizeof(MkSamplingSettings) == 32, "MkSamplingSettings has no hidden padding");
 static_assert(sizeof(MkStream) == 16, "MkStream has no hidden padding");
 static_assert(sizeof(MkKernelInfo) == 48, "MkKernelInfo has no hidden padding");

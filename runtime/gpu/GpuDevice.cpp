@@ -86,7 +86,9 @@ public:
   GpuStatus load(const Artifact &artifact, int64_t maxContext, std::string &error) override;
   GpuStatus run(const GpuRunRequest &request, GpuRunResult &result, std::string &error) override;
   GpuStatus runTask(uint32_t task, int64_t position, int64_t token, std::vector<float> &activations,
-                    std::vector<float> &kv, std::string &error) override;
+                    std::vector<float> &kv, std::string &error,
+                    const MkSamplingSettings &sampling,
+                    const std::vector<int64_t> &context) override;
 
 private:
   bool check(CUresult result, const std::string &what, std::string &error) const {
@@ -132,7 +134,7 @@ private:
   std::vector<int64_t> eosTokens;
   DeviceMemory blob, weights, activations, kv, counters, control, eos;
   DeviceMemory tokens, outputTokens, logits, timestamps, trace;
-  DeviceMemory contextTokens, penaltyMarks; // the repetition penalty's
+  DeviceMemory contextTokens, penaltyMarks, penaltyLogits; // the repetition penalty's
   MappedHostMemory stream;                  // MkStream, then i64[steps]: streaming
   uint64_t launches = 0;                    // for the penalty's tags
 };
@@ -317,6 +319,9 @@ GpuStatus CudaGpuDevice::load(const Artifact &artifact, int64_t maxContext, std:
                std::string("clearing ") + what, error))
       return GpuStatus::Failed;
   }
+  error = penaltyLogits.allocate(cuda, header.vocab * sizeof(float), "the penalized logits");
+  if (!error.empty())
+    return GpuStatus::Failed;
   error = penaltyMarks.allocate(cuda, header.vocab * sizeof(uint64_t), "the penalty marks");
   if (!error.empty() || !check(cuda.cuMemsetD8(penaltyMarks.get(), 0, penaltyMarks.bytes()),
                                "clearing the penalty marks", error))
@@ -417,6 +422,7 @@ GpuStatus CudaGpuDevice::run(const GpuRunRequest &request, GpuRunResult &result,
   block.sampling = request.teacherForced ? mk_sampling_greedy() : request.sampling;
   block.contextTokens = contextTokens.get();
   block.penaltyMarks = penaltyMarks.get();
+  block.penaltyLogits = penaltyLogits.get();
   block.penaltyTag = ++launches << 32;
   block.stream = streaming ? stream.deviceAddress() : 0;
   block.streamTokens = streaming ? stream.deviceAddress() + sizeof(MkStream) : 0;
@@ -490,7 +496,9 @@ GpuStatus CudaGpuDevice::run(const GpuRunRequest &request, GpuRunResult &result,
 
 GpuStatus CudaGpuDevice::runTask(uint32_t task, int64_t position, int64_t token,
                                  std::vector<float> &activationValues,
-                                 std::vector<float> &kvValues, std::string &error) {
+                                 std::vector<float> &kvValues, std::string &error,
+                                 const MkSamplingSettings &sampling,
+                                 const std::vector<int64_t> &contextOfTask) {
   if (!oneTask) {
     error = "no model is loaded";
     return GpuStatus::Refused;
@@ -510,7 +518,18 @@ GpuStatus CudaGpuDevice::runTask(uint32_t task, int64_t position, int64_t token,
   error = outputTokens.allocate(cuda, sizeof(int64_t), "the output token");
   if (!error.empty())
     return GpuStatus::Failed;
+  std::vector<int64_t> tokensByPosition(position + 2, -1);
+  std::copy_n(contextOfTask.begin(), std::min<size_t>(contextOfTask.size(), position + 1),
+              tokensByPosition.begin());
+  if (!upload(contextTokens, tokensByPosition.data(), tokensByPosition.size() * sizeof(int64_t),
+              "the context's tokens", error))
+    return GpuStatus::Failed;
   MkControlBlock block{};
+  block.sampling = sampling;
+  block.contextTokens = contextTokens.get();
+  block.penaltyMarks = penaltyMarks.get();
+  block.penaltyLogits = penaltyLogits.get();
+  block.penaltyTag = ++launches << 32;
   block.steps = 1;
   block.firstPosition = position;
   block.forcedSteps = 1;

@@ -100,9 +100,13 @@ public:
   // layOutArenas (runtime/format/ScheduleBlobBuilder.h) says and filled by
   // the caller: both are uploaded, the task runs, both come back. How each
   // task kind's device function is checked against its CPU reference.
+  // An Argmax picks its token with `sampling`, the repetition penalty
+  // counting `context`'s tokens (positions [0, position]).
   virtual GpuStatus runTask(uint32_t task, int64_t position, int64_t token,
                             std::vector<float> &activations, std::vector<float> &kv,
-                            std::string &error) = 0;
+                            std::string &error,
+                            const MkSamplingSettings &sampling = mk_sampling_greedy(),
+                            const std::vector<int64_t> &context = {}) = 0;
 };
 
 } // namespace mk
