@@ -41,9 +41,18 @@ __device__ __forceinline__ Candidate warpBest(Candidate candidate) {
   return candidate;
 }
 
+// Streaming: the host's cancel, read (over the bus: a volatile load of
+// host memory) before the task waits on its inputs, so that its latency
+// hides behind the wait; 0 when not streaming.
+__device__ __forceinline__ unsigned readCancel(const MkControlBlock *control) {
+  if (!control->stream)
+    return 0;
+  return *reinterpret_cast<const volatile unsigned *>(
+      &reinterpret_cast<const MkStream *>(control->stream)->cancel);
+}
+
 // Streaming: the step's token into host memory, then, once it is visible
-// to the system, the count that tells the host so; and the host's cancel
-// read, which stops the launch after this step.
+// to the system, the count that tells the host so.
 __device__ __forceinline__ void publishToken(MkControlBlock *control, long long step,
                                              long long token) {
   if (!control->stream || !control->streamTokens)
@@ -53,8 +62,6 @@ __device__ __forceinline__ void publishToken(MkControlBlock *control, long long 
   __threadfence_system();
   asm volatile("st.release.sys.global.s64 [%0], %1;" ::"l"(&stream->published), "l"(step + 1)
                : "memory");
-  if (*reinterpret_cast<volatile unsigned *>(&stream->cancel) != 0)
-    control->stop = 1;
 }
 
 template <int kVocab, int kThreads, class AwaitInputs>
@@ -68,6 +75,7 @@ __device__ void argmaxTask(const TaskContext &context, const MkTaskRecord &,
   MkControlBlock *control = context.control;
   if (threadIdx.x == 0)
     firstNonFinite = kNone;
+  const unsigned cancelled = threadIdx.x == 0 ? readCancel(control) : 0;
   if (!awaitInputs()) // its barrier also publishes firstNonFinite
     return;
   logits = penalizeRepetitions<kVocab, kThreads>(context, logits);
@@ -143,6 +151,8 @@ __device__ void argmaxTask(const TaskContext &context, const MkTaskRecord &,
   reinterpret_cast<long long *>(control->outputTokens)[context.step] = token;
   if (control->contextTokens && context.step + 1 >= control->forcedSteps)
     reinterpret_cast<long long *>(control->contextTokens)[context.position + 1] = token;
+  if (cancelled)
+    control->stop = 1; // as an EOS: every CTA ends after this step
   publishToken(control, context.step, token);
   if (control->timestamps)
     reinterpret_cast<unsigned long long *>(control->timestamps)[context.step] = globalTimer();
