@@ -190,7 +190,7 @@ mkrt_status mkrt_continue(mkrt_session *session, const int64_t *tokens, size_t n
 /* Teacher forcing in the kept context: feeds `tokens` after it as
  * mkrt_continue does and writes the logits after each into `out_logits`
  * (room for n * vocab floats), row by row; the kept context then holds them
- * all. What sampling on the host needs: the last row is the distribution of
+ * all. The last row is the distribution of
  * the next token, which the next call feeds. The same rules as
  * mkrt_continue: n >= 1, the context's room, a refused call keeping it. */
 mkrt_status mkrt_continue_logits(mkrt_session *session, const int64_t *tokens, size_t n,
