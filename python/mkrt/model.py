@@ -43,11 +43,19 @@ class _Context:
         self._fed = []
         self._owner = None
         self._lock = threading.Lock()
+        self._consumers = set()  # threads iterating a stream, whose call holds the lock
         self.last_fed = 0  # tokens the last call fed: what keeping the cache saves shows here
 
     def close(self):
         with self._lock:
             self._session = None
+
+    def _refuse_reentry(self):
+        # The stream's libmkrt call holds the lock until it ends: its own
+        # consumer asking for more would wait on itself forever.
+        if threading.get_ident() in self._consumers:
+            raise InvalidArgumentError(
+                "this model is streaming on this thread: finish or close the stream first")
 
     def _to_feed(self, owner, tokens):
         """How many of `tokens` the cache already holds for `owner`, and the
@@ -66,6 +74,7 @@ class _Context:
         one libmkrt call. `on_token(token)`, when given, is called as each
         token is produced (mkrt_continue_stream); True stops after it."""
         lib = _lib.lib()
+        self._refuse_reentry()
         with self._lock:
             keep, fed = self._to_feed(owner, tokens)
             out = (ctypes.c_int64 * max(n_new, 1))()
@@ -116,7 +125,10 @@ class _Context:
             finally:
                 tokens_out.put(done)
 
+        self._refuse_reentry()
         worker = threading.Thread(target=run, name="mkrt-stream", daemon=True)
+        consumer = threading.get_ident()
+        self._consumers.add(consumer)
         worker.start()
         try:
             while True:
@@ -127,6 +139,7 @@ class _Context:
         finally:
             closed.set()
             worker.join()
+            self._consumers.discard(consumer)
         if failure:
             raise failure[0]
 
@@ -136,6 +149,7 @@ class _Context:
         import numpy as np
 
         lib = _lib.lib()
+        self._refuse_reentry()
         with self._lock:
             keep, fed = self._to_feed(owner, tokens)
             rows = np.empty((len(fed), vocab), dtype=np.float32)

@@ -141,6 +141,15 @@ class StreamingTest(unittest.TestCase):
         # The kept context ends a token or so after where the consumer stopped.
         self.assertLess(len(self.model._context._fed), len(PROMPT) + 10)
 
+    def test_a_stream_refuses_its_own_consumer_instead_of_hanging(self):
+        pieces = self.model.stream(PROMPT, 8)
+        next(pieces)
+        with self.assertRaisesRegex(mkrt.InvalidArgumentError, "streaming on this thread"):
+            self.model.generate(PROMPT, 2)
+        rest = list(pieces)
+        self.assertEqual(len(rest), 7)
+        self.assertEqual(len(self.model.generate(PROMPT, 2)), 2)
+
 
 if __name__ == "__main__":
     unittest.main()
