@@ -581,7 +581,7 @@ bool CudaGpuDevice::streamTokens(const GpuRunRequest &request, int64_t fed, int6
   bool cancelled = false;
   unsigned char *base = static_cast<unsigned char *>(stream.hostAddress());
   MkStream *shared = reinterpret_cast<MkStream *>(base);
-  const volatile int64_t *published = reinterpret_cast<const volatile int64_t *>(base + sizeof(MkStream));
+  const volatile int64_t *tokens = reinterpret_cast<const volatile int64_t *>(base + sizeof(MkStream));
   std::atomic_ref<int64_t> count(shared->published);
   int64_t delivered = 0, firstGenerated = fed - 1;
   bool ended = false;
@@ -591,7 +591,7 @@ bool CudaGpuDevice::streamTokens(const GpuRunRequest &request, int64_t fed, int6
       int64_t index = delivered - firstGenerated;
       if (index < 0 || index >= request.newTokens || cancelled)
         continue;
-      if (request.onToken(index, published[delivered])) {
+      if (request.onToken(index, tokens[delivered])) {
         cancelled = true;
         cancelledAt = delivered;
         std::atomic_ref<uint32_t>(shared->cancel).store(1, std::memory_order_release);
