@@ -578,6 +578,7 @@ GpuStatus CudaGpuDevice::runTask(uint32_t task, int64_t position, int64_t token,
 // the kernel's system-scope release, so the token below it is there.
 bool CudaGpuDevice::streamTokens(const GpuRunRequest &request, int64_t fed, int64_t &cancelledAt,
                                  std::string &error) {
+  error.clear();
   bool cancelled = false;
   unsigned char *base = static_cast<unsigned char *>(stream.hostAddress());
   MkStream *shared = reinterpret_cast<MkStream *>(base);
@@ -591,19 +592,27 @@ bool CudaGpuDevice::streamTokens(const GpuRunRequest &request, int64_t fed, int6
       int64_t index = delivered - firstGenerated;
       if (index < 0 || index >= request.newTokens || cancelled)
         continue;
-      if (request.onToken(index, tokens[delivered])) {
+      bool stop = true;
+      try {
+        stop = request.onToken(index, tokens[delivered]);
+      } catch (const std::exception &failure) {
+        // The kernel is running: stop it, let it end, then report.
+        if (error.empty())
+          error = std::string("the token callback failed: ") + failure.what();
+      }
+      if (stop) {
         cancelled = true;
         cancelledAt = delivered;
         std::atomic_ref<uint32_t>(shared->cancel).store(1, std::memory_order_release);
       }
     }
     if (ended)
-      return true;
+      return error.empty();
     CUresult state = cuda.cuEventQuery(stopEvent);
     if (state == CUDA_SUCCESS)
       ended = true; // one more pass: what the kernel published last
     else if (state != CUDA_ERROR_NOT_READY)
-      return check(state, "running the megakernel", error);
+      return check(state, "running the megakernel", error) && error.empty();
     else
       std::this_thread::yield();
   }
