@@ -13,6 +13,13 @@
  *   mkrt_timing timing;
  *   mkrt_generate(session, prompt, 3, 64, out, &n_out, &timing);
  *   // timing.step_ms[0 .. timing.num_step_ms): each step's milliseconds
+ *
+ *   mkrt_sampling sampling;                 // sampled in the kernel, seeded
+ *   mkrt_sampling_init(&sampling);          // greedy
+ *   sampling.temperature = 0.8; sampling.top_p = 0.9; sampling.seed = 7;
+ *   mkrt_session_set_sampling(session, &sampling);
+ *   int on_token(void *user, int64_t token, size_t index) { ...; return 0; } // 1: stop
+ *   mkrt_generate_stream(session, prompt, 3, 64, on_token, NULL, out, &n_out, &timing);
  *   mkrt_session_destroy(session);
  *   mkrt_close(model);
  *
