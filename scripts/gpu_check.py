@@ -125,7 +125,32 @@ def check_fixture(fixture, tools, tmp, max_context, arch, ort_logits):
                   if "ms/token" in line), "")
     row.check(generated == cpu_tokens,
               f"generation {same}/{len(cpu_tokens)} as the CPU ({speed})")
+    check_sampling(row, tools, mk, prompt)
     return row
+
+
+SAMPLING = ["--temperature", "0.9", "--top-k", "50", "--top-p", "0.95", "--min-p", "0.02",
+            "--repetition-penalty", "1.3", "--seed", "7"]
+
+
+def check_sampling(row, tools, mk, prompt):
+    """Sampled in the kernel with a fixed seed: the GPU's tokens are the
+    CPU's, streamed or not; --cancel-after stops the running kernel."""
+    runs = {}
+    for name, device, extra in (("gpu", "gpu", []), ("cpu", "cpu", []),
+                                ("stream", "gpu", ["--stream"]),
+                                ("cancel", "gpu", ["--cancel-after", "4"])):
+        out = run([tools["mkrun"], mk, "--device", device, "--prompt-tokens", prompt,
+                   "-n", str(NEW_TOKENS)] + SAMPLING + extra)
+        if out.returncode != 0:
+            row.fail(f"mkrun --device {device} sampling {' '.join(extra)}: " + out.stderr.strip())
+            return
+        runs[name] = generated_tokens(out.stdout) or []
+    row.check(runs["gpu"] == runs["cpu"],
+              "sampled = the CPU's" if runs["gpu"] == runs["cpu"]
+              else f"sampled tokens differ: GPU {runs['gpu']} CPU {runs['cpu']}")
+    row.check(runs["stream"] == runs["gpu"], "streamed = not streamed")
+    row.check(runs["cancel"] == runs["gpu"][:4], "cancelled after 4")
 
 
 def main():

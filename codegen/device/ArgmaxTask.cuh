@@ -1,19 +1,24 @@
-// Argmax: the next token, the lowest index among the largest logits
-// (runtime/cpu/ArgmaxTask.cpp), and the end of a step for the host: the
-// token goes to the token slot (the next step's Embed reads it) and to the
-// step's output, the logits and a timestamp to the control block when asked,
-// and an EOS from the control block's first EOS step on sets the stop flag,
-// which every CTA reads once this task's event has fired.
+// Argmax: the next token, the lowest index among the largest logits, or
+// sampled as the control block's settings ask (core/protocol/Sampling.h,
+// SamplingTask.cuh; runtime/cpu/ArgmaxTask.cpp), and the end of a step for
+// the host: the token goes to the token slot (the next step's Embed reads
+// it), to the step's output, to the context's tokens (the repetition
+// penalty's) and, when streaming, to host memory (MkStream); the logits and a
+// timestamp to the control block when asked; and an EOS from the control
+// block's first EOS step on, or the host's cancel, sets the stop flag, which
+// every CTA reads once this task's event has fired.
 //
 // Load and compute: each thread scans a strided share of the logits keeping
 // its first largest; warps and then the block combine (larger value, or
 // equal value and lower index). A NaN or infinity anywhere raises
 // MK_ERROR_NON_FINITE_LOGIT with the lowest such index and stops the launch.
-// Store: one thread.
+// With a repetition penalty, all of this reads a penalized copy of the
+// logits (SamplingTask.cuh). Store: one thread.
 #ifndef MKC_CODEGEN_DEVICE_ARGMAXTASK_CUH
 #define MKC_CODEGEN_DEVICE_ARGMAXTASK_CUH
 
 #include "codegen/device/Common.cuh"
+#include "codegen/device/SamplingTask.cuh"
 
 namespace mk::gpu {
 
@@ -36,6 +41,29 @@ __device__ __forceinline__ Candidate warpBest(Candidate candidate) {
   return candidate;
 }
 
+// Streaming: the host's cancel, read (over the bus: a volatile load of
+// host memory) before the task waits on its inputs, so that its latency
+// hides behind the wait; 0 when not streaming.
+__device__ __forceinline__ unsigned readCancel(const MkControlBlock *control) {
+  if (!control->stream)
+    return 0;
+  return *reinterpret_cast<const volatile unsigned *>(
+      &reinterpret_cast<const MkStream *>(control->stream)->cancel);
+}
+
+// Streaming: the step's token into host memory, then, once it is visible
+// to the system, the count that tells the host so.
+__device__ __forceinline__ void publishToken(MkControlBlock *control, long long step,
+                                             long long token) {
+  if (!control->stream || !control->streamTokens)
+    return;
+  MkStream *stream = reinterpret_cast<MkStream *>(control->stream);
+  reinterpret_cast<volatile long long *>(control->streamTokens)[step] = token;
+  __threadfence_system();
+  asm volatile("st.release.sys.global.s64 [%0], %1;" ::"l"(&stream->published), "l"(step + 1)
+               : "memory");
+}
+
 template <int kVocab, int kThreads, class AwaitInputs>
 __device__ void argmaxTask(const TaskContext &context, const MkTaskRecord &,
                            const MkOperationRecord &op, const AwaitInputs &awaitInputs) {
@@ -47,8 +75,10 @@ __device__ void argmaxTask(const TaskContext &context, const MkTaskRecord &,
   MkControlBlock *control = context.control;
   if (threadIdx.x == 0)
     firstNonFinite = kNone;
+  const unsigned cancelled = threadIdx.x == 0 ? readCancel(control) : 0;
   if (!awaitInputs()) // its barrier also publishes firstNonFinite
     return;
+  logits = penalizeRepetitions<kVocab, kThreads>(context, logits);
 
   // Load and compute. Four logits per 16-byte load when the logits are so
   // aligned, several loads in flight per thread: one SM reads the whole
@@ -98,20 +128,32 @@ __device__ void argmaxTask(const TaskContext &context, const MkTaskRecord &,
     warpBests[warp] = best;
   consumerSync<kThreads>();
 
-  // Store.
-  if (threadIdx.x != 0)
-    return;
   best = warpBests[0];
   for (int w = 1; w < kWarps; ++w)
     best = better(best, warpBests[w]);
+  unsigned chosen = best.index;
+  if (firstNonFinite == kNone && !mk_sampling_is_greedy(&control->sampling)) {
+    unsigned sampled = sampleToken<kVocab, kThreads>(context, logits, best.value);
+    if (sampled != 0xffffffffu)
+      chosen = sampled;
+  }
+
+  // Store.
+  if (threadIdx.x != 0)
+    return;
   if (firstNonFinite != kNone) {
     raiseError(context, MK_ERROR_NON_FINITE_LOGIT, firstNonFinite);
     control->stop = 1;
     return;
   }
-  long long token = best.index;
+  long long token = chosen;
   *reinterpret_cast<long long *>(context.activations + context.header->tokenSlot) = token;
   reinterpret_cast<long long *>(control->outputTokens)[context.step] = token;
+  if (control->contextTokens && context.step + 1 >= control->forcedSteps)
+    reinterpret_cast<long long *>(control->contextTokens)[context.position + 1] = token;
+  if (cancelled)
+    control->stop = 1; // as an EOS: every CTA ends after this step
+  publishToken(control, context.step, token);
   if (control->timestamps)
     reinterpret_cast<unsigned long long *>(control->timestamps)[context.step] = globalTimer();
   control->stepsDone = context.step + 1;

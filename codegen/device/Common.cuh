@@ -128,7 +128,9 @@ __device__ __forceinline__ float warpMax(float value) {
 // joins. Tasks use it wherever they need the CTA's threads together.
 template <int kThreads>
 __device__ __forceinline__ void consumerSync() {
+#ifdef __CUDA_ARCH__
   asm volatile("bar.sync 1, %0;" ::"n"(kThreads) : "memory");
+#endif
 }
 
 // The sum over the block, returned to every thread. Two barriers: the

@@ -8,9 +8,10 @@
     session = mkrt.Session(model)              # the KV cache kept between turns
     session.chat("Hi!"); session.chat("And then?")
 
-Generation is greedy (the kernel's argmax) unless temperature, top_k or
-top_p ask for sampling, done on the host from each step's logits
-(mkrt/sampling.py); see python/README.md.
+Generation is greedy (the kernel's argmax) unless temperature, top_k, top_p
+or min_p ask for sampling, which the kernel does too, seeded, in the same
+launch (mkrt/sampling.py); streams come out of the running kernel. See
+python/README.md.
 """
 from . import _lib
 from .errors import (ContextFullError, DeviceFailureError, ExecutionError, InvalidArgumentError,

@@ -1,7 +1,8 @@
 """python -m mkrt: generate from a prompt, or chat on stdin.
 
   python -m mkrt generate MODEL.mk "PROMPT" [-n N] [--device auto|cpu|gpu] [--stop S]...
-                  [--temperature T] [--top-k K] [--top-p P] [--seed S]
+                  [--temperature T] [--top-k K] [--top-p P] [--min-p M]
+                  [--repetition-penalty R] [--seed S]
   python -m mkrt chat MODEL.mk [the same options]   (a turn per stdin line)
 """
 import argparse
@@ -29,10 +30,14 @@ def _arguments(argv):
         command.add_argument("--stop", action="append", default=[],
                              help="a string that ends the generation (repeatable)")
         command.add_argument("--temperature", type=float,
-                             help="sample (on the host) at this temperature; 0: greedy")
+                             help="sample (in the kernel) at this temperature; 0: greedy")
         command.add_argument("--top-k", type=int, help="sample among the k most likely")
         command.add_argument("--top-p", type=float,
                              help="sample among the fewest reaching this probability")
+        command.add_argument("--min-p", type=float,
+                             help="drop tokens less likely than this times the most likely")
+        command.add_argument("--repetition-penalty", type=float,
+                             help="penalize the context's tokens (HF's rule; 1: off)")
         command.add_argument("--seed", type=int, help="the sampling seed (default: random)")
     return parser.parse_args(argv)
 
@@ -48,6 +53,7 @@ def _print_stream(pieces):
 def main(argv=None):
     args = _arguments(argv)
     sampling = {"temperature": args.temperature, "top_k": args.top_k, "top_p": args.top_p,
+                "min_p": args.min_p, "repetition_penalty": args.repetition_penalty,
                 "seed": args.seed}
     try:
         model = load(args.model, device=args.device)

@@ -43,6 +43,9 @@ def find_library():
         f". Build it (ninja -C build runtime/mkrt/libmkrt.so) or {hint}")
 
 
+from .sampling import Sampling  # noqa: E402  (mkrt_sampling)
+
+
 class Info(ctypes.Structure):
     _fields_ = [
         ("num_layers", ctypes.c_int64), ("hidden", ctypes.c_int64),
@@ -83,7 +86,12 @@ class Timing(ctypes.Structure):
         ("stopped_at_eos", ctypes.c_int),
         ("step_ms", ctypes.POINTER(ctypes.c_double)),
         ("num_step_ms", ctypes.c_size_t),
+        ("stopped_by_callback", ctypes.c_int),
     ]
+
+
+# mkrt_token_callback: (user_data, token, index) -> nonzero to stop.
+TokenCallback = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_int64, ctypes.c_size_t)
 
 
 _P = ctypes.c_void_p
@@ -104,6 +112,13 @@ _SIGNATURES = {
                                      _SIZEP, ctypes.POINTER(Timing)]),
     "mkrt_continue": (ctypes.c_int, [_P, _I64P, ctypes.c_size_t, ctypes.c_size_t, _I64P,
                                      _SIZEP, ctypes.POINTER(Timing)]),
+    "mkrt_generate_stream": (ctypes.c_int, [_P, _I64P, ctypes.c_size_t, ctypes.c_size_t,
+                                            TokenCallback, _P, _I64P, _SIZEP,
+                                            ctypes.POINTER(Timing)]),
+    "mkrt_continue_stream": (ctypes.c_int, [_P, _I64P, ctypes.c_size_t, ctypes.c_size_t,
+                                            TokenCallback, _P, _I64P, _SIZEP,
+                                            ctypes.POINTER(Timing)]),
+    "mkrt_session_set_sampling": (ctypes.c_int, [_P, ctypes.POINTER(Sampling)]),
     "mkrt_continue_logits": (ctypes.c_int, [_P, _I64P, ctypes.c_size_t,
                                             ctypes.POINTER(ctypes.c_float)]),
     "mkrt_session_context_length": (ctypes.c_int64, [_P]),

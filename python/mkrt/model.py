@@ -1,13 +1,15 @@
 """A loaded .mk file (Model) and conversations over it (Session), on one
 libmkrt session: its engine (on the GPU, one copy of the weights) and its
 kept context (mkrt_continue), which belongs to whoever ran last."""
+import contextlib
 import ctypes
 import os
+import queue
 import threading
 
 from . import _lib
 from .errors import ContextFullError, InvalidArgumentError
-from .sampling import sampler_for
+from .sampling import NAMES as SAMPLING_NAMES, settings_for
 from .text import (ChatTemplate, TextAssembler, Tokenizer, normalize_messages,
                    require_tokenizer)
 
@@ -41,11 +43,19 @@ class _Context:
         self._fed = []
         self._owner = None
         self._lock = threading.Lock()
+        self._consumers = set()  # threads iterating a stream, whose call holds the lock
         self.last_fed = 0  # tokens the last call fed: what keeping the cache saves shows here
 
     def close(self):
         with self._lock:
             self._session = None
+
+    def _refuse_reentry(self):
+        # The stream's libmkrt call holds the lock until it ends: its own
+        # consumer asking for more would wait on itself forever.
+        if threading.get_ident() in self._consumers:
+            raise InvalidArgumentError(
+                "this model is streaming on this thread: finish or close the stream first")
 
     def _to_feed(self, owner, tokens):
         """How many of `tokens` the cache already holds for `owner`, and the
@@ -58,17 +68,30 @@ class _Context:
         keep = min(_common_prefix(self._fed, tokens), len(tokens) - 1)
         return keep, tokens[keep:]
 
-    def extend(self, owner, tokens, n_new):
-        """Up to n_new greedy tokens after `tokens`, through the first EOS."""
+    def extend(self, owner, tokens, n_new, sampling=None, on_token=None):
+        """Up to n_new tokens after `tokens`, through the first EOS, picked by
+        the kernel as `sampling` (a mkrt_sampling; None: greedy) says, all in
+        one libmkrt call. `on_token(token)`, when given, is called as each
+        token is produced (mkrt_continue_stream); True stops after it."""
         lib = _lib.lib()
+        self._refuse_reentry()
         with self._lock:
             keep, fed = self._to_feed(owner, tokens)
             out = (ctypes.c_int64 * max(n_new, 1))()
             produced = ctypes.c_size_t(0)
             try:
                 _lib.check(lib.mkrt_session_rewind(self._session, keep))
-                _lib.check(lib.mkrt_continue(self._session, _lib.int64_array(fed), len(fed),
-                                             n_new, out, ctypes.byref(produced), None))
+                _lib.check(lib.mkrt_session_set_sampling(
+                    self._session, ctypes.byref(sampling) if sampling is not None else None))
+                if on_token is None:
+                    _lib.check(lib.mkrt_continue(self._session, _lib.int64_array(fed), len(fed),
+                                                 n_new, out, ctypes.byref(produced), None))
+                else:
+                    callback = _lib.TokenCallback(
+                        lambda _user, token, _index: 1 if on_token(token) else 0)
+                    _lib.check(lib.mkrt_continue_stream(
+                        self._session, _lib.int64_array(fed), len(fed), n_new, callback, None,
+                        out, ctypes.byref(produced), None))
             except BaseException:
                 # libmkrt may have ended its context: start afresh next time.
                 self._fed = []
@@ -80,12 +103,53 @@ class _Context:
             self._fed = list(tokens) + generated[:-1]
             return generated
 
+    def stream(self, owner, tokens, n_new, sampling=None):
+        """The tokens of extend() one by one as the kernel produces them: the
+        libmkrt call runs on a thread of its own, its callback handing each
+        token over. Closing the iterator early stops the generation after
+        the token being produced (the callback's stop), and waits for it."""
+        tokens_out = queue.Queue()
+        closed = threading.Event()
+        done = object()
+        failure = []
+
+        def on_token(token):
+            tokens_out.put(token)
+            return closed.is_set()
+
+        def run():
+            try:
+                self.extend(owner, tokens, n_new, sampling, on_token)
+            except BaseException as error:  # handed to the consumer
+                failure.append(error)
+            finally:
+                tokens_out.put(done)
+
+        self._refuse_reentry()
+        worker = threading.Thread(target=run, name="mkrt-stream", daemon=True)
+        consumer = threading.get_ident()
+        self._consumers.add(consumer)
+        worker.start()
+        try:
+            while True:
+                token = tokens_out.get()
+                if token is done:
+                    break
+                yield token
+        finally:
+            closed.set()
+            worker.join()
+            self._consumers.discard(consumer)
+        if failure:
+            raise failure[0]
+
     def logits(self, owner, tokens, vocab):
         """The logits after the last of `tokens` (the whole context), feeding
-        only what the cache lacks: for sampling on the host."""
+        only what the cache lacks."""
         import numpy as np
 
         lib = _lib.lib()
+        self._refuse_reentry()
         with self._lock:
             keep, fed = self._to_feed(owner, tokens)
             rows = np.empty((len(fed), vocab), dtype=np.float32)
@@ -180,21 +244,21 @@ class Model:
                                           tokenizer.token_text(eos))
         return self._template.render(normalize_messages(messages), add_generation_prompt)
 
-    def generate(self, prompt, max_new_tokens=64, stop=None, stream=False, temperature=None,
-                 top_k=None, top_p=None, seed=None):
-        """Greedy generation after `prompt`, a new context each call.
+    def generate(self, prompt, max_new_tokens=64, stop=None, stream=False, **sampling):
+        """Generation after `prompt`, a new context each call.
 
         Text (str) in: text out, the prompt encoded with the file's BOS,
         generation ending at an EOS token (left out of the text) or before
         the first of `stop`. Token ids (a list of ints) in: the new ids out,
         through the first EOS as mkrun prints them. stream=True: an
-        iterator of text pieces (or of ids) instead. Greedy unless
-        temperature (> 0), top_k or top_p ask for sampling, on the host from
-        each step's logits, reproducible by `seed` (mkrt/sampling.py)."""
+        iterator of text pieces (or of ids) instead, as the kernel produces
+        them. Greedy unless temperature (> 0), top_k, top_p or min_p ask for
+        sampling, in the kernel, reproducible by `seed`; repetition_penalty
+        applies either way (mkrt/sampling.py)."""
         text_mode = isinstance(prompt, str)
         tokens = self.encode(prompt) if text_mode else _token_ids(prompt)
         return _Generation(self, object(), tokens, text_mode, max_new_tokens, stop, stream,
-                           (temperature, top_k, top_p, seed)).result()
+                           sampling_of(sampling)).result()
 
     def stream(self, prompt, max_new_tokens=64, stop=None, **sampling):
         return self.generate(prompt, max_new_tokens, stop, stream=True, **sampling)
@@ -237,10 +301,11 @@ class Model:
 
 
 def sampling_of(sampling):
-    unknown = set(sampling) - {"temperature", "top_k", "top_p", "seed"}
+    """The mkrt_sampling of generate()'s keyword arguments."""
+    unknown = set(sampling) - set(SAMPLING_NAMES)
     if unknown:
         raise TypeError(f"unexpected arguments: {', '.join(sorted(unknown))}")
-    return tuple(sampling.get(name) for name in ("temperature", "top_k", "top_p", "seed"))
+    return settings_for(**sampling)
 
 
 class _Generation:
@@ -248,7 +313,7 @@ class _Generation:
 
     def __init__(self, model, owner, tokens, text_mode, max_new_tokens, stop, stream,
                  sampling):
-        self.sampler = sampler_for(*sampling)  # None: greedy, the kernel's argmax
+        self.sampling = sampling  # a mkrt_sampling, applied by the kernel
         if max_new_tokens < 1:
             raise InvalidArgumentError(f"max_new_tokens must be at least 1, got {max_new_tokens}")
         self.model, self.owner, self.stream = model, owner, stream
@@ -277,24 +342,13 @@ class _Generation:
         return self._pieces() if self.stream else self._whole()
 
     def _steps(self):
-        """The new tokens one by one, each call feeding only the token
-        before it: greedy, the kernel's argmax; sampled, a draw from the
-        step's logits."""
-        for step in range(self.max_new):
-            context = self.tokens + self.generated
-            if self.sampler is None:
-                out = self.model._context.extend(self.owner, context, 1)
-                if not out:
-                    return
-                yield out[0]
-            else:
-                row = self.model._context.logits(self.owner, context, self.model.vocab)
-                yield self.sampler.choose(row, step)
+        """The new tokens as the kernel produces them, in one libmkrt call."""
+        return self.model._context.stream(self.owner, self.tokens, self.max_new, self.sampling)
 
     def _whole(self):
-        # Greedy: every step in one libmkrt call (one launch on the GPU).
-        tokens = (self.model._context.extend(self.owner, self.tokens, self.max_new)
-                  if self.sampler is None else self._steps())
+        # Every step in one libmkrt call (one launch on the GPU).
+        tokens = self.model._context.extend(self.owner, self.tokens, self.max_new,
+                                            self.sampling)
         assembler = self._assembler() if self.text_mode else None
         for token in tokens:
             self.generated.append(token)
@@ -310,7 +364,11 @@ class _Generation:
 
     def _pieces(self):
         assembler = self._assembler() if self.text_mode else None
-        for token in self._steps():
+        with contextlib.closing(self._steps()) as steps:
+            yield from self._assemble(steps, assembler)
+
+    def _assemble(self, steps, assembler):
+        for token in steps:
             self.generated.append(token)
             if assembler is None:
                 yield token

@@ -1,79 +1,65 @@
-"""Sampling on the host, from each step's logits (mkrt_continue_logits):
-temperature, top-k, top-p, seeded. The kernel samples nothing yet (it runs
-the argmax), so a sampled generation pays one libmkrt call and one row of
-logits copied per token; greedy generation never comes here.
-
-The draw is reproducible: step s of a generation with seed S takes the
-uniform number splitmix64(splitmix64(S) + s), a counter-based generator
-(no state carried between steps), so the same seed gives the same tokens
-on any device and whatever ran in between."""
+"""Sampling settings for libmkrt: the kernel picks every token itself
+(greedy, temperature, top-k, top-p, min-p, repetition penalty, seeded; the
+rules are core/protocol/Sampling.h's), so a sampled generation is one
+libmkrt call like a greedy one, and the same seed gives the same tokens on
+the GPU and the CPU. This module only turns keyword arguments into the C
+API's mkrt_sampling; libmkrt checks the ranges and names a bad one."""
+import ctypes
 import os
-
-import numpy as np
 
 from .errors import InvalidArgumentError
 
-_MASK = (1 << 64) - 1
+NAMES = ("temperature", "top_k", "top_p", "min_p", "repetition_penalty", "seed")
 
 
-def splitmix64(x):
-    """Steele, Lea and Flood's SplitMix64 finalizer of x + the golden gamma."""
-    x = (x + 0x9E3779B97F4A7C15) & _MASK
-    x = ((x ^ (x >> 30)) * 0xBF58476D1CE4E5B9) & _MASK
-    x = ((x ^ (x >> 27)) * 0x94D049BB133111EB) & _MASK
-    return x ^ (x >> 31)
+class Sampling(ctypes.Structure):
+    """mkrt.h's mkrt_sampling."""
+    _fields_ = [
+        ("temperature", ctypes.c_double), ("top_k", ctypes.c_int64),
+        ("top_p", ctypes.c_double), ("min_p", ctypes.c_double),
+        ("repetition_penalty", ctypes.c_double), ("seed", ctypes.c_uint64),
+    ]
+
+    def __repr__(self):
+        return "Sampling(" + ", ".join(f"{n}={getattr(self, n)}" for n in NAMES) + ")"
 
 
-def uniform(seed, step):
-    """A number in [0, 1) for (seed, step): the top 53 bits of a draw."""
-    return (splitmix64((splitmix64(seed & _MASK) + step) & _MASK) >> 11) * (1.0 / (1 << 53))
+def settings_for(temperature=None, top_k=None, top_p=None, min_p=None,
+                 repetition_penalty=None, seed=None):
+    """The mkrt_sampling for these keyword arguments (None: left at its
+    default). Greedy unless temperature (> 0), top_k, top_p or min_p ask for
+    sampling; temperature is 1 when only those are given, and 0 is greedy
+    whatever else is given (the repetition penalty still applies). No seed:
+    a fresh one, so that unseeded runs differ."""
+    for name, value in (("top_k", top_k), ("seed", seed)):
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
+            raise InvalidArgumentError(f"{name} must be an integer, got {value!r}")
+    for name, value in (("temperature", temperature), ("top_p", top_p), ("min_p", min_p),
+                        ("repetition_penalty", repetition_penalty)):
+        if value is not None and (isinstance(value, bool) or
+                                  not isinstance(value, (int, float))):
+            raise InvalidArgumentError(f"{name} must be a number, got {value!r}")
+    s = Sampling(0.0, 0, 1.0, 0.0, 1.0, 0)
+    samples = temperature != 0 and (temperature is not None or top_k is not None or
+                                    top_p is not None or min_p is not None)
+    if samples:
+        s.temperature = 1.0 if temperature is None else float(temperature)
+    elif temperature is not None and temperature < 0:
+        s.temperature = float(temperature)  # refused by libmkrt, naming it
+    if top_k is not None:
+        s.top_k = top_k
+    if top_p is not None:
+        s.top_p = float(top_p)
+    if min_p is not None:
+        s.min_p = float(min_p)
+    if repetition_penalty is not None:
+        s.repetition_penalty = float(repetition_penalty)
+    if seed is not None:
+        s.seed = seed & ((1 << 64) - 1)
+    elif samples:
+        s.seed = int.from_bytes(os.urandom(8), "little")
+    return s
 
 
-class Sampler:
-    """Picks a token from a row of logits: divided by the temperature, cut to
-    the top_k most likely, then to the fewest whose probabilities reach
-    top_p, renormalized, and drawn with uniform(seed, step)."""
-
-    def __init__(self, temperature=1.0, top_k=None, top_p=None, seed=None):
-        if not temperature > 0:
-            raise InvalidArgumentError(f"temperature must be > 0 to sample, got {temperature}")
-        if top_k is not None and (isinstance(top_k, bool) or not isinstance(top_k, int) or
-                                  top_k < 1):
-            raise InvalidArgumentError(f"top_k must be a positive integer, got {top_k!r}")
-        if top_p is not None and not 0 < top_p <= 1:
-            raise InvalidArgumentError(f"top_p must be in (0, 1], got {top_p}")
-        self.temperature = float(temperature)
-        self.top_k = top_k
-        self.top_p = top_p
-        # No seed: a fresh one, so that unseeded runs differ.
-        self.seed = int.from_bytes(os.urandom(8), "little") if seed is None else int(seed)
-
-    def probabilities(self, logits):
-        """(token ids, their probabilities), most likely first (ties: the
-        lower id first), after temperature, top-k and top-p."""
-        z = np.asarray(logits, dtype=np.float64) / self.temperature
-        order = np.argsort(-z, kind="stable")
-        if self.top_k is not None:
-            order = order[:self.top_k]
-        p = np.exp(z[order] - z[order[0]])
-        p /= p.sum()
-        if self.top_p is not None and self.top_p < 1:
-            # The fewest tokens whose probabilities sum to top_p or more.
-            keep = int(np.searchsorted(np.cumsum(p), self.top_p)) + 1
-            order, p = order[:keep], p[:keep] / p[:keep].sum()
-        return order, p
-
-    def choose(self, logits, step):
-        order, p = self.probabilities(logits)
-        u = uniform(self.seed, step)
-        index = int(np.searchsorted(np.cumsum(p), u, side="right"))
-        return int(order[min(index, len(order) - 1)])
-
-
-def sampler_for(temperature, top_k, top_p, seed):
-    """None for greedy (no temperature, top_k nor top_p, or temperature 0),
-    else the Sampler; temperature defaults to 1 when only top_k or top_p is
-    given. A seed alone changes nothing: greedy draws nothing."""
-    if temperature == 0 or (temperature is None and top_k is None and top_p is None):
-        return None
-    return Sampler(1.0 if temperature is None else temperature, top_k, top_p, seed)
+def is_greedy(s):
+    return s.temperature == 0 or s.top_k == 1

@@ -1,4 +1,5 @@
-"""On a GPU, the package gives the CPU's tokens, sessions included. Without
+"""On a GPU, the package gives the CPU's tokens, sessions, sampling with
+fixed seeds and streaming (cancelled by closing the stream) included. Without
 one the test is skipped, saying why; run as a script, it then exits 77,
 which ctest shows as skipped."""
 import subprocess
@@ -36,6 +37,24 @@ class GpuTest(unittest.TestCase):
         session = mkrt.Session(gpu)
         reply = session.generate(prompt, 4)
         self.assertEqual(session.generate([33, 34], 6), cpu.generate(prompt + reply + [33, 34], 6))
+
+        # Sampled in the kernel: a seed's tokens are the CPU executor's.
+        for settings in ({"temperature": 1.0, "seed": 1}, {"temperature": 0.8, "top_k": 40, "seed": 2},
+                         {"top_p": 0.9, "seed": 3}, {"min_p": 0.05, "seed": 4},
+                         {"temperature": 0.9, "top_k": 50, "top_p": 0.95,
+                          "repetition_penalty": 1.3, "seed": 5}):
+            with self.subTest(**settings):
+                self.assertEqual(gpu.generate(prompt, 16, **settings),
+                                 cpu.generate(prompt, 16, **settings))
+        # Streamed out of the running kernel: the same tokens; closing the
+        # stream cancels the launch.
+        streamed = list(gpu.stream(prompt, 16, temperature=1.0, seed=9))
+        self.assertEqual(streamed, cpu.generate(prompt, 16, temperature=1.0, seed=9))
+        tokens = gpu._context.stream(object(), prompt, 40)
+        first = [next(tokens) for _ in range(3)]
+        tokens.close()
+        self.assertEqual(first, cpu.generate(prompt, 3))
+        self.assertLess(len(gpu._context._fed), len(prompt) + 20)
 
 
 if __name__ == "__main__":

@@ -1,5 +1,6 @@
 #include "runtime/cpu/CpuExecutor.h"
 
+#include "core/kernels/Sampling.h"
 #include "core/taskgraph/TaskNames.h"
 #include "core/validator/Validator.h"
 #include "runtime/cpu/ExecutorMemory.h"
@@ -63,12 +64,16 @@ struct CpuExecutor::State {
   bool tokenWritten = false;
   std::string failure; // set once a launch failed
   cpu::LaunchRecord lastLaunch;
+  // The token fed at each position, -1 where none was: what the repetition
+  // penalty counts.
+  std::vector<int64_t> contextTokens;
 
   void checkUsable() const {
     if (!failure.empty())
       throw ExecutionError("the executor stopped after an earlier error: " + failure);
   }
-  std::vector<int64_t> launch(std::vector<int64_t> forcedTokens, int64_t steps);
+  std::vector<int64_t> launch(std::vector<int64_t> forcedTokens, int64_t steps,
+                              const GenerateOptions *options = nullptr, int64_t eosFromStep = 0);
 };
 
 CpuExecutor::CpuExecutor(const TaskGraph &graph, const Schedule &schedule,
@@ -92,6 +97,7 @@ CpuExecutor::CpuExecutor(const TaskGraph &graph, const Schedule &schedule,
   state->schedule = schedule;
   state->options = options;
   state->memory = std::make_unique<cpu::ExecutorMemory>(state->graph, options.checked);
+  state->contextTokens.assign(graph.maxContext + 1, -1);
   state->vocabulary = UINT64_MAX;
   for (const Operation &op : graph.operations)
     if (op.kind == OpKind::Embed)
@@ -100,7 +106,9 @@ CpuExecutor::CpuExecutor(const TaskGraph &graph, const Schedule &schedule,
 
 CpuExecutor::~CpuExecutor() = default;
 
-std::vector<int64_t> CpuExecutor::State::launch(std::vector<int64_t> forcedTokens, int64_t steps) {
+std::vector<int64_t> CpuExecutor::State::launch(std::vector<int64_t> forcedTokens, int64_t steps,
+                                                const GenerateOptions *generate,
+                                                int64_t eosFromStep) {
   for (int64_t token : forcedTokens)
     if (token < 0 || static_cast<uint64_t>(token) >= vocabulary)
       throw ExecutionError("token " + std::to_string(token) + " is outside the vocabulary of " +
@@ -115,14 +123,26 @@ std::vector<int64_t> CpuExecutor::State::launch(std::vector<int64_t> forcedToken
                          std::to_string(graph.tasks.size()) + " tasks needs " +
                          std::to_string(traceBytes) + " bytes, more than the " +
                          std::to_string(options.maxTraceBytes) + " allowed: trace fewer steps");
+  for (size_t i = 0; i < forcedTokens.size(); ++i)
+    contextTokens[nextPosition + i] = forcedTokens[i];
   cpu::LaunchPlan plan{nextPosition, steps, std::move(forcedTokens)};
+  plan.choice.contextTokens = &contextTokens;
+  if (generate) {
+    plan.choice.settings = generate->sampling;
+    plan.eosTokens = generate->eosTokens;
+    plan.eosFromStep = eosFromStep;
+    if (generate->onToken)
+      plan.onToken = [&, eosFromStep](int64_t step, int64_t token) {
+        return step >= eosFromStep && generate->onToken(step - eosFromStep, token);
+      };
+  }
   std::string problem =
       cpu::runLaunch(graph, schedule, weights, *memory, plan, options, lastLaunch);
   if (!problem.empty()) {
     failure = problem;
     throw ExecutionError(problem);
   }
-  nextPosition += steps;
+  nextPosition += lastLaunch.stepsDone;
   tokenWritten = true;
   return lastLaunch.argmaxTokens;
 }
@@ -135,7 +155,19 @@ std::vector<float> CpuExecutor::step(int64_t token) {
 }
 
 std::vector<int64_t> CpuExecutor::generate(const std::vector<int64_t> &prompt, int64_t newTokens) {
+  return generate(prompt, newTokens, GenerateOptions{});
+}
+
+GenerateStop CpuExecutor::lastStop() const {
+  return {state->lastLaunch.stoppedAtEos, state->lastLaunch.stoppedByHost};
+}
+
+std::vector<int64_t> CpuExecutor::generate(const std::vector<int64_t> &prompt, int64_t newTokens,
+                                           const GenerateOptions &options) {
   state->checkUsable();
+  std::string invalid = kernels::checkSamplingSettings(options.sampling);
+  if (!invalid.empty())
+    throw ExecutionError(invalid);
   if (newTokens < 0)
     throw ExecutionError("cannot generate " + std::to_string(newTokens) + " tokens");
   if (prompt.empty() && !state->tokenWritten)
@@ -149,19 +181,30 @@ std::vector<int64_t> CpuExecutor::generate(const std::vector<int64_t> &prompt, i
   int64_t steps = prompt.empty() ? newTokens : fed + std::max<int64_t>(newTokens, 1) - 1;
   if (steps == 0)
     return {};
-  std::vector<int64_t> tokens = state->launch(prompt, steps);
   int64_t first = prompt.empty() ? 0 : fed - 1;
-  return std::vector<int64_t>(tokens.begin() + first, tokens.begin() + first + newTokens);
+  std::vector<int64_t> tokens = state->launch(prompt, steps, &options, first);
+  int64_t produced = std::clamp<int64_t>(state->lastLaunch.stepsDone - first, 0, newTokens);
+  return std::vector<int64_t>(tokens.begin() + first, tokens.begin() + first + produced);
 }
 
 int64_t CpuExecutor::runOneTask(uint32_t task, int64_t position, int64_t token) {
+  return runOneTask(task, position, token, mk_sampling_greedy(), {});
+}
+
+int64_t CpuExecutor::runOneTask(uint32_t task, int64_t position, int64_t token,
+                                const MkSamplingSettings &sampling,
+                                std::span<const int64_t> context) {
   state->checkUsable();
   const TaskGraph &graph = state->graph;
   if (task >= graph.tasks.size() || position < 0 || position >= graph.maxContext)
     throw ExecutionError(describeTask(graph, task) + " at position " + std::to_string(position) +
                          " is not a task of the graph within its context");
   std::vector<int64_t> argmaxTokens(1, 0);
-  cpu::StepInput input{0, position, token, &argmaxTokens};
+  std::vector<int64_t> tokensByPosition(position + 2, -1);
+  std::copy_n(context.begin(), std::min<size_t>(context.size(), position + 1),
+              tokensByPosition.begin());
+  cpu::TokenChoice choice{sampling, &tokensByPosition};
+  cpu::StepInput input{0, position, token, &argmaxTokens, &choice};
   const Task &run = graph.tasks[task];
   try {
     cpu::TaskContext context(graph, run, state->weights[run.op], *state->memory, input);

@@ -13,10 +13,12 @@
 #ifndef MKC_RUNTIME_CPU_CPUEXECUTOR_H
 #define MKC_RUNTIME_CPU_CPUEXECUTOR_H
 
+#include "core/protocol/Sampling.h"
 #include "core/taskgraph/TaskGraph.h"
 #include "core/weights/WeightTable.h"
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <stdexcept>
@@ -54,6 +56,25 @@ struct CpuExecutorOptions {
   uint64_t maxTraceBytes = uint64_t(1) << 30;
 };
 
+// How generate() picks tokens and when it stops early.
+struct GenerateOptions {
+  // core/protocol/Sampling.h; the repetition penalty counts the tokens this
+  // executor fed at every position up to the step's (unknown below a
+  // startAt() it never fed: none counted there).
+  MkSamplingSettings sampling = mk_sampling_greedy();
+  // The launch ends after the first new token that is one of these.
+  std::vector<int64_t> eosTokens;
+  // Called after each new token is picked, `index` counting from 0, before
+  // the next step starts; true ends the launch after that token. An
+  // exception it throws fails the launch.
+  std::function<bool(int64_t index, int64_t token)> onToken;
+};
+
+// Why the last generate() ended before its newTokens.
+struct GenerateStop {
+  bool atEos = false, byHost = false;
+};
+
 class CpuExecutor {
 public:
   // `weights` must outlive the executor; the graph and schedule are copied.
@@ -72,6 +93,11 @@ public:
   // buffer once the prompt is consumed. An empty prompt continues from the
   // last generated token. Returns the new tokens.
   std::vector<int64_t> generate(const std::vector<int64_t> &prompt, int64_t newTokens);
+  // The same, picking tokens and stopping as `options` say: the new tokens
+  // through the one it stopped after. position() advances by the steps run.
+  std::vector<int64_t> generate(const std::vector<int64_t> &prompt, int64_t newTokens,
+                                const GenerateOptions &options);
+  GenerateStop lastStop() const;
 
   // The next step runs at `position` instead of where the last one left
   // off; the KV slots below it keep what they hold (zeros in a new
@@ -106,6 +132,10 @@ public:
   // (tests/gpu/TaskKindCheck.cpp), which fills the buffers first. Returns
   // the token buffer's integer afterwards (what an Argmax wrote).
   int64_t runOneTask(uint32_t task, int64_t position, int64_t token);
+  // The same, an Argmax picking its token with `sampling`, the repetition
+  // penalty counting `context`'s tokens (positions [0, position]).
+  int64_t runOneTask(uint32_t task, int64_t position, int64_t token,
+                     const MkSamplingSettings &sampling, std::span<const int64_t> context);
   // A buffer's values, to fill or read around runOneTask (the Token buffer
   // has none: its integer is the last Argmax's token).
   std::span<float> bufferValues(uint32_t buffer);

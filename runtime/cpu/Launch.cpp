@@ -46,9 +46,17 @@ public:
     for (size_t event = 0; event < graph.events.size(); ++event)
       counters[event].store(0, std::memory_order_relaxed);
     record.argmaxTokens.assign(plan.steps, 0);
+    lastStep.store(plan.steps - 1, std::memory_order_relaxed);
+    for (const Task &task : graph.tasks)
+      if (task.kind == TaskKind::Argmax) {
+        hasArgmax = true;
+        argmaxEvent = task.trigger;
+        argmaxTriggers = graph.events[task.trigger].triggerCount;
+      }
     record.trace.assign(options.trace ? plan.steps * graph.tasks.size() * MK_TRACE_TIMES : 0, 0);
     for (int64_t step = 0; step < plan.steps; ++step) {
-      StepInput input{step, plan.firstPosition + step, std::nullopt, &record.argmaxTokens};
+      StepInput input{step, plan.firstPosition + step, std::nullopt, &record.argmaxTokens,
+                      &plan.choice};
       if (step < static_cast<int64_t>(plan.forcedTokens.size()))
         input.forcedToken = plan.forcedTokens[step];
       inputs.push_back(input);
@@ -61,6 +69,7 @@ public:
       runThreaded();
     else
       runSingleThread();
+    record.stepsDone = stepsDone.load();
     // Steps the launch did not finish get no time.
     for (int64_t step = 0; step < plan.steps && stepEnds[step] != 0; ++step) {
       uint64_t begin = step > 0 ? stepEnds[step - 1] : 0;
@@ -70,6 +79,38 @@ public:
   }
 
 private:
+  // Whether step `step`'s Argmax has completed (its end decided). A launch
+  // that cannot stop early needs no such barrier between steps (the graph's
+  // waits order them), and runs without it, so that a missing wait still
+  // shows in checked mode.
+  bool stepFinished(int64_t step) const {
+    bool canStop = !plan.eosTokens.empty() || plan.onToken;
+    return !canStop || !hasArgmax || counters[argmaxEvent].load(std::memory_order_acquire) >=
+           mk_event_threshold(argmaxTriggers, step, 0);
+  }
+
+  // After a step's Argmax: the token fed next goes into the context, and
+  // whether the launch ends here is decided before the step's event lets any
+  // task of the next step start.
+  void endStep(int64_t step) {
+    int64_t token = record.argmaxTokens[step];
+    std::vector<int64_t> *context = plan.choice.contextTokens;
+    int64_t next = plan.firstPosition + step + 1;
+    if (context && step + 1 >= static_cast<int64_t>(plan.forcedTokens.size()) &&
+        next < static_cast<int64_t>(context->size()))
+      (*context)[next] = token;
+    bool eos = step >= plan.eosFromStep &&
+               std::find(plan.eosTokens.begin(), plan.eosTokens.end(), token) !=
+                   plan.eosTokens.end();
+    bool host = plan.onToken && plan.onToken(step, token);
+    if (eos || host) {
+      record.stoppedAtEos = eos;
+      record.stoppedByHost = host && !eos;
+      lastStep.store(step, std::memory_order_relaxed);
+    }
+    stepsDone.store(step + 1, std::memory_order_relaxed);
+  }
+
   bool ready(const Task &task, int64_t step) const {
     for (const Wait &wait : task.waits) {
       uint64_t needed =
@@ -112,8 +153,15 @@ private:
       return false;
     }
     mark(times, MK_TRACE_END);
-    if (task.kind == TaskKind::Argmax)
+    if (task.kind == TaskKind::Argmax) {
       stepEnds[step] = now();
+      try {
+        endStep(step);
+      } catch (const std::exception &error) { // the host's callback
+        recordFailure(error.what());
+        return false;
+      }
+    }
     counters[task.trigger].fetch_add(1, std::memory_order_release);
     return true;
   }
@@ -129,7 +177,16 @@ private:
     std::mt19937_64 random(seed);
     if (seed)
       perturb(random);
-    for (int64_t step = 0; step < plan.steps; ++step)
+    for (int64_t step = 0; step < plan.steps; ++step) {
+      // As the kernel's controller at a step's end: the next step starts
+      // once this one's Argmax has decided whether the launch goes on.
+      while (step > 0 && !stepFinished(step - 1)) {
+        if (failed.load(std::memory_order_relaxed))
+          return;
+        std::this_thread::yield();
+      }
+      if (step > lastStep.load(std::memory_order_relaxed))
+        return;
       for (uint32_t id : schedule.queues[sm]) {
         const Task &task = graph.tasks[id];
         if (seed)
@@ -145,6 +202,7 @@ private:
         if (failed.load(std::memory_order_relaxed) || !execute(task, step, times))
           return;
       }
+    }
   }
 
   void runThreaded() {
@@ -176,7 +234,8 @@ private:
     std::iota(order.begin(), order.end(), 0);
     std::mt19937_64 random(options.adversarialSeed);
     auto finished = [&](uint32_t sm) {
-      return next[sm] == plan.steps * schedule.queues[sm].size();
+      int64_t steps = lastStep.load(std::memory_order_relaxed) + 1;
+      return next[sm] >= steps * schedule.queues[sm].size();
     };
     while (true) {
       if (options.adversarialSeed)
@@ -193,7 +252,10 @@ private:
           if (!waiting[sm])
             mark(times, MK_TRACE_WAIT);
           waiting[sm] = true;
-          if (!ready(task, step))
+          bool stepStarts = next[sm] % queue.size() == 0;
+          if ((stepStarts && step > 0 && !stepFinished(step - 1)) || !ready(task, step))
+            break;
+          if (finished(sm))
             break;
           waiting[sm] = false;
           mark(times, MK_TRACE_START);
@@ -225,6 +287,10 @@ private:
   Clock::time_point start;
   std::vector<StepInput> inputs;
   std::atomic<bool> failed{false};
+  bool hasArgmax = false;
+  uint32_t argmaxEvent = 0, argmaxTriggers = 1;
+  std::atomic<int64_t> lastStep{0};  // the launch's last step, earlier once it stops
+  std::atomic<int64_t> stepsDone{0};
   std::mutex errorMutex;
   std::string firstError;
 };

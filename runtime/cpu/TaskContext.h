@@ -7,6 +7,7 @@
 #ifndef MKC_RUNTIME_CPU_TASKCONTEXT_H
 #define MKC_RUNTIME_CPU_TASKCONTEXT_H
 
+#include "core/protocol/Sampling.h"
 #include "core/taskgraph/TaskGraph.h"
 #include "runtime/cpu/ExecutorMemory.h"
 
@@ -23,11 +24,21 @@ struct BoundOperation {
   std::span<const float> norm, qNorm, kNorm;
 };
 
+// What the token-picking task needs besides the logits: the request's
+// settings and the context's tokens by position (the launch writes each
+// picked token that is fed at the next position), or nullptr when the
+// context is unknown (no repetition penalty then).
+struct TokenChoice {
+  MkSamplingSettings settings = mk_sampling_greedy();
+  std::vector<int64_t> *contextTokens = nullptr;
+};
+
 struct StepInput {
   int64_t step = 0;     // within the launch
   int64_t position = 0; // in the context
   std::optional<int64_t> forcedToken;
   std::vector<int64_t> *argmaxTokens = nullptr; // per step of the launch
+  const TokenChoice *choice = nullptr;          // nullptr: greedy
 };
 
 class TaskContext {
@@ -50,6 +61,7 @@ public:
   // The step's token: the prompt's while it is fed, else the previous Argmax's.
   int64_t loadToken();
   void storeToken(int64_t token);
+  const TokenChoice *choice() const { return input.choice; }
 
   // Checked mode: whether everything the task read is still what it read,
   // i.e. no later step overwrote it meanwhile. Called once the task is done.

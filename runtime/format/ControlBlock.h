@@ -8,9 +8,10 @@
 #ifndef MKC_RUNTIME_FORMAT_CONTROLBLOCK_H
 #define MKC_RUNTIME_FORMAT_CONTROLBLOCK_H
 
+#include "core/protocol/Sampling.h"
 #include "runtime/format/ScheduleBlob.h"
 
-#define MK_KERNEL_ABI_VERSION 3u /* 3: the kernel publishes its variants */
+#define MK_KERNEL_ABI_VERSION 4u /* 3: the kernel publishes its variants; 4: sampling, streaming */
 #define MK_KERNEL_NAME "mk_megakernel"
 #define MK_ONE_TASK_KERNEL_NAME "mk_run_task" /* (MkKernelArgs, unsigned task, long long position) */
 #define MK_KERNEL_INFO_NAME "mk_kernel_info"
@@ -71,7 +72,35 @@ typedef struct MkControlBlock {
   mk_u32 errorTask, errorEvent, errorSm, reserved2;
   mk_i64 errorDetail;
   mk_u64 startNs; /* %globaltimer when CTA 0 began the launch, once its checks passed */
+
+  /* Filled by the host: how the argmax task picks tokens
+   * (core/protocol/Sampling.h; all zeros: greedy). */
+  MkSamplingSettings sampling;
+  mk_u64 contextTokens; /* i64[firstPosition + steps + 1], or 0: the token at each position (-1:
+                           unknown), the prompt's filled in; the argmax writes each token it
+                           feeds at the next position. What the repetition penalty counts. */
+  mk_u64 penaltyMarks;  /* u64[vocab], or 0 (no penalty): which tokens a step has penalized */
+  mk_u64 penaltyLogits; /* f32[vocab], or 0 (no penalty): the step's logits, penalized */
+  mk_u64 penaltyTag;    /* distinct per launch, low 32 bits 0: step s marks penaltyTag + s + 1 */
+
+  /* Streaming, in host-mapped memory (0: none): see MkStream. */
+  mk_u64 stream;       /* MkStream */
+  mk_u64 streamTokens; /* i64[steps]: each step's token, before stream->published counts it */
 } MkControlBlock;
+
+/* The kernel's side of streaming, in host memory the device maps
+ * (runtime/README.md has the protocol). After a step's token is in
+ * streamTokens, the argmax's thread makes it visible system-wide
+ * (__threadfence_system) and then stores published = step + 1; the host
+ * polls published while the kernel runs. The host writes cancel (nonzero)
+ * to stop the launch: the argmax of each step reads it (a volatile load)
+ * and, when set, sets the control block's stop flag, so every CTA ends
+ * after that step as after an EOS. */
+typedef struct MkStream {
+  mk_i64 published; /* steps whose token is in streamTokens */
+  mk_u32 cancel;    /* written by the host */
+  mk_u32 reserved;
+} MkStream;
 
 /* The three %globaltimer times (ns) the CTA running a task writes into the
  * trace for each step it runs it; a step the launch did not reach keeps its
@@ -111,7 +140,9 @@ typedef struct MkKernelVariant {
 /* Both compilers must agree on these; a field added without its padding
  * shows here first. */
 static_assert(sizeof(MkKernelArgs) == 48, "MkKernelArgs is 6 addresses");
-static_assert(sizeof(MkControlBlock) == 152, "MkControlBlock has no hidden padding");
+static_assert(sizeof(MkControlBlock) == 232, "MkControlBlock has no hidden padding");
+static_assert(sizeof(MkSamplingSettings) == 32, "MkSamplingSettings has no hidden padding");
+static_assert(sizeof(MkStream) == 16, "MkStream has no hidden padding");
 static_assert(sizeof(MkKernelInfo) == 48, "MkKernelInfo has no hidden padding");
 static_assert(sizeof(MkKernelVariant) == 56, "MkKernelVariant has no hidden padding");
 #endif

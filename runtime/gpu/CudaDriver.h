@@ -37,6 +37,10 @@ namespace mk {
   X(cuMemcpyHtoD)                                                                                  \
   X(cuMemcpyDtoH)                                                                                  \
   X(cuMemsetD8)                                                                                    \
+  X(cuMemHostAlloc)                                                                                \
+  X(cuMemHostGetDevicePointer)                                                                     \
+  X(cuMemFreeHost)                                                                                 \
+  X(cuEventQuery)                                                                                  \
   X(cuLaunchCooperativeKernel)                                                                     \
   X(cuEventCreate)                                                                                 \
   X(cuEventRecord)                                                                                 \

@@ -12,12 +12,15 @@
 #include "runtime/gpu/CudaDriver.h"
 #include "runtime/gpu/DeviceErrors.h"
 #include "runtime/gpu/DeviceMemory.h"
+#include "runtime/gpu/MappedHostMemory.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <limits>
 #include <optional>
 #include <span>
+#include <thread>
 #include <tuple>
 
 namespace mk {
@@ -83,7 +86,9 @@ public:
   GpuStatus load(const Artifact &artifact, int64_t maxContext, std::string &error) override;
   GpuStatus run(const GpuRunRequest &request, GpuRunResult &result, std::string &error) override;
   GpuStatus runTask(uint32_t task, int64_t position, int64_t token, std::vector<float> &activations,
-                    std::vector<float> &kv, std::string &error) override;
+                    std::vector<float> &kv, std::string &error,
+                    const MkSamplingSettings &sampling,
+                    const std::vector<int64_t> &context) override;
 
 private:
   bool check(CUresult result, const std::string &what, std::string &error) const {
@@ -98,6 +103,8 @@ private:
   GpuStatus checkVariants(const TaskGraph &graph, std::string &error);
   bool readTimes(const GpuRunRequest &request, const MkControlBlock &block, GpuRunResult &result,
                  std::string &error);
+  bool streamTokens(const GpuRunRequest &request, int64_t fed, int64_t &cancelledAt,
+                    std::string &error);
   void releaseModel() {
     if (startEvent)
       cuda.cuEventDestroy(startEvent);
@@ -127,6 +134,9 @@ private:
   std::vector<int64_t> eosTokens;
   DeviceMemory blob, weights, activations, kv, counters, control, eos;
   DeviceMemory tokens, outputTokens, logits, timestamps, trace;
+  DeviceMemory contextTokens, penaltyMarks, penaltyLogits; // the repetition penalty's
+  MappedHostMemory stream;                  // MkStream, then i64[steps]: streaming
+  uint64_t launches = 0;                    // for the penalty's tags
 };
 
 bool CudaGpuDevice::upload(DeviceMemory &memory, const void *data, size_t bytes, const char *what,
@@ -309,6 +319,13 @@ GpuStatus CudaGpuDevice::load(const Artifact &artifact, int64_t maxContext, std:
                std::string("clearing ") + what, error))
       return GpuStatus::Failed;
   }
+  error = penaltyLogits.allocate(cuda, header.vocab * sizeof(float), "the penalized logits");
+  if (!error.empty())
+    return GpuStatus::Failed;
+  error = penaltyMarks.allocate(cuda, header.vocab * sizeof(uint64_t), "the penalty marks");
+  if (!error.empty() || !check(cuda.cuMemsetD8(penaltyMarks.get(), 0, penaltyMarks.bytes()),
+                               "clearing the penalty marks", error))
+    return GpuStatus::Failed;
   eosTokens = artifact.facts.eosTokens;
   if (!upload(eos, eosTokens.data(), eosTokens.size() * sizeof(int64_t), "the EOS tokens", error))
     return GpuStatus::Failed;
@@ -380,10 +397,35 @@ GpuStatus CudaGpuDevice::run(const GpuRunRequest &request, GpuRunResult &result,
       return GpuStatus::Failed;
   }
 
+  // The context's tokens by position, for the repetition penalty: what the
+  // request knows below its first position, then the prompt; the kernel
+  // writes the rest.
+  std::vector<int64_t> context(request.firstPosition + steps + 1, -1);
+  std::copy_n(request.contextTokens.begin(),
+              std::min<size_t>(request.contextTokens.size(), request.firstPosition),
+              context.begin());
+  std::copy(request.tokens.begin(), request.tokens.end(), context.begin() + request.firstPosition);
+  if (!upload(contextTokens, context.data(), context.size() * sizeof(int64_t),
+              "the context's tokens", error))
+    return GpuStatus::Failed;
+  bool streaming = static_cast<bool>(request.onToken) && !request.teacherForced;
+  if (streaming) {
+    error = stream.allocate(cuda, sizeof(MkStream) + steps * sizeof(int64_t), "streaming");
+    if (!error.empty())
+      return GpuStatus::Failed;
+  }
+
   MkControlBlock block{};
   block.steps = steps;
   block.firstPosition = request.firstPosition;
   block.forcedSteps = fed;
+  block.sampling = request.teacherForced ? mk_sampling_greedy() : request.sampling;
+  block.contextTokens = contextTokens.get();
+  block.penaltyMarks = penaltyMarks.get();
+  block.penaltyLogits = penaltyLogits.get();
+  block.penaltyTag = ++launches << 32;
+  block.stream = streaming ? stream.deviceAddress() : 0;
+  block.streamTokens = streaming ? stream.deviceAddress() + sizeof(MkStream) : 0;
   block.eosFromStep = request.teacherForced ? std::numeric_limits<int64_t>::max() : fed - 1;
   block.tokens = tokens.get();
   block.outputTokens = outputTokens.get();
@@ -406,8 +448,12 @@ GpuStatus CudaGpuDevice::run(const GpuRunRequest &request, GpuRunResult &result,
       !check(cuda.cuLaunchCooperativeKernel(kernel, header.numSms, 1, 1, info.threads, 1, 1,
                                             info.sharedBytes, nullptr, parameters),
              "launching the megakernel", error) ||
-      !check(cuda.cuEventRecord(stopEvent, nullptr), "recording an event", error) ||
-      !check(cuda.cuCtxSynchronize(), "running the megakernel", error))
+      !check(cuda.cuEventRecord(stopEvent, nullptr), "recording an event", error))
+    return GpuStatus::Failed;
+  int64_t cancelledAt = -1; // the step whose token the host stopped after
+  if (streaming && !streamTokens(request, fed, cancelledAt, error))
+    return GpuStatus::Failed;
+  if (!check(cuda.cuCtxSynchronize(), "running the megakernel", error))
     return GpuStatus::Failed;
   float milliseconds = 0;
   if (!check(cuda.cuEventElapsedTime(&milliseconds, startEvent, stopEvent), "timing the launch",
@@ -421,7 +467,10 @@ GpuStatus CudaGpuDevice::run(const GpuRunRequest &request, GpuRunResult &result,
     return GpuStatus::Failed;
   }
 
-  int64_t done = block.stepsDone;
+  // The kernel may have run a step or two past the host's stop before it
+  // read the cancel: those are dropped, as the CPU never runs them.
+  bool cancelled = cancelledAt >= 0;
+  int64_t done = cancelled ? std::min<int64_t>(block.stepsDone, cancelledAt + 1) : block.stepsDone;
   std::vector<int64_t> argmax(done);
   if (done > 0 && !check(cuda.cuMemcpyDtoH(argmax.data(), outputTokens.get(), done * sizeof(int64_t)),
                          "reading the tokens", error))
@@ -429,7 +478,7 @@ GpuStatus CudaGpuDevice::run(const GpuRunRequest &request, GpuRunResult &result,
   result = GpuRunResult{};
   result.steps = done;
   result.kernelMilliseconds = milliseconds;
-  result.stopReason = block.stop ? "eos" : "limit";
+  result.stopReason = cancelled ? "host" : block.stop ? "eos" : "limit";
   // Teacher forcing returns every step's argmax; generation the new tokens.
   int64_t first = request.teacherForced ? 0 : fed - 1;
   int64_t count = request.teacherForced ? done : std::min(request.newTokens, done - first);
@@ -447,7 +496,9 @@ GpuStatus CudaGpuDevice::run(const GpuRunRequest &request, GpuRunResult &result,
 
 GpuStatus CudaGpuDevice::runTask(uint32_t task, int64_t position, int64_t token,
                                  std::vector<float> &activationValues,
-                                 std::vector<float> &kvValues, std::string &error) {
+                                 std::vector<float> &kvValues, std::string &error,
+                                 const MkSamplingSettings &sampling,
+                                 const std::vector<int64_t> &contextOfTask) {
   if (!oneTask) {
     error = "no model is loaded";
     return GpuStatus::Refused;
@@ -467,7 +518,18 @@ GpuStatus CudaGpuDevice::runTask(uint32_t task, int64_t position, int64_t token,
   error = outputTokens.allocate(cuda, sizeof(int64_t), "the output token");
   if (!error.empty())
     return GpuStatus::Failed;
+  std::vector<int64_t> tokensByPosition(position + 2, -1);
+  std::copy_n(contextOfTask.begin(), std::min<size_t>(contextOfTask.size(), position + 1),
+              tokensByPosition.begin());
+  if (!upload(contextTokens, tokensByPosition.data(), tokensByPosition.size() * sizeof(int64_t),
+              "the context's tokens", error))
+    return GpuStatus::Failed;
   MkControlBlock block{};
+  block.sampling = sampling;
+  block.contextTokens = contextTokens.get();
+  block.penaltyMarks = penaltyMarks.get();
+  block.penaltyLogits = penaltyLogits.get();
+  block.penaltyTag = ++launches << 32;
   block.steps = 1;
   block.firstPosition = position;
   block.forcedSteps = 1;
@@ -506,6 +568,54 @@ GpuStatus CudaGpuDevice::runTask(uint32_t task, int64_t position, int64_t token,
     return GpuStatus::Failed;
   }
   return GpuStatus::Ok;
+}
+
+// While the kernel runs: polls the stream's count and hands each new
+// generated token to request.onToken, in order; on its word, writes the
+// cancel flag the kernel reads each step. Returns once the kernel has ended
+// (the stop event passed) and every published token was delivered; false
+// when the driver failed. The count is read with acquire semantics after
+// the kernel's system-scope release, so the token below it is there.
+bool CudaGpuDevice::streamTokens(const GpuRunRequest &request, int64_t fed, int64_t &cancelledAt,
+                                 std::string &error) {
+  error.clear();
+  bool cancelled = false;
+  unsigned char *base = static_cast<unsigned char *>(stream.hostAddress());
+  MkStream *shared = reinterpret_cast<MkStream *>(base);
+  const volatile int64_t *tokens = reinterpret_cast<const volatile int64_t *>(base + sizeof(MkStream));
+  std::atomic_ref<int64_t> count(shared->published);
+  int64_t delivered = 0, firstGenerated = fed - 1;
+  bool ended = false;
+  while (true) {
+    int64_t ready = count.load(std::memory_order_acquire);
+    for (; delivered < ready; ++delivered) {
+      int64_t index = delivered - firstGenerated;
+      if (index < 0 || index >= request.newTokens || cancelled)
+        continue;
+      bool stop = true;
+      try {
+        stop = request.onToken(index, tokens[delivered]);
+      } catch (const std::exception &failure) {
+        // The kernel is running: stop it, let it end, then report.
+        if (error.empty())
+          error = std::string("the token callback failed: ") + failure.what();
+      }
+      if (stop) {
+        cancelled = true;
+        cancelledAt = delivered;
+        std::atomic_ref<uint32_t>(shared->cancel).store(1, std::memory_order_release);
+      }
+    }
+    if (ended)
+      return error.empty();
+    CUresult state = cuda.cuEventQuery(stopEvent);
+    if (state == CUDA_SUCCESS)
+      ended = true; // one more pass: what the kernel published last
+    else if (state != CUDA_ERROR_NOT_READY)
+      return check(state, "running the megakernel", error) && error.empty();
+    else
+      std::this_thread::yield();
+  }
 }
 
 // The step times and, when asked, the trace of the `result.steps` steps the

@@ -4,9 +4,11 @@
 #ifndef MKC_RUNTIME_GPU_GPUDEVICE_H
 #define MKC_RUNTIME_GPU_GPUDEVICE_H
 
+#include "core/protocol/Sampling.h"
 #include "runtime/format/Artifact.h"
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -24,6 +26,17 @@ struct GpuRunRequest {
   // at a position without a prompt through every position before it.
   int64_t firstPosition = 0;
   bool keepTrace = false;      // record and return every task's times (ControlBlock.h's trace)
+  // How the kernel picks tokens (greedy by default); teacher forcing picks
+  // greedily whatever this says. The repetition penalty counts
+  // `contextTokens`, the tokens at positions [0, firstPosition) (-1:
+  // unknown; fewer: unknown), then the prompt and what the run generates.
+  MkSamplingSettings sampling = mk_sampling_greedy();
+  std::vector<int64_t> contextTokens;
+  // Streaming: called on the calling thread with each new token as the
+  // running kernel publishes it (`index` from 0), in order; true cancels
+  // the run after that token's step (ControlBlock.h's MkStream). The run
+  // returns once the kernel has ended and every token was delivered.
+  std::function<bool(int64_t index, int64_t token)> onToken;
 };
 
 struct GpuRunResult {
@@ -34,7 +47,7 @@ struct GpuRunResult {
   // Each step's time, from the previous step's argmax (step 0: from the
   // launch's start) to its own, by the kernel's %globaltimer.
   std::vector<double> stepMilliseconds;
-  std::string stopReason; // "limit", "eos"
+  std::string stopReason; // "limit", "eos", "host" (onToken's cancel)
   // When asked: u64[steps][numTasks][MK_TRACE_TIMES] of %globaltimer (ns),
   // as the kernel wrote it, and the launch's start on the same clock.
   std::vector<uint64_t> trace;
@@ -87,9 +100,13 @@ public:
   // layOutArenas (runtime/format/ScheduleBlobBuilder.h) says and filled by
   // the caller: both are uploaded, the task runs, both come back. How each
   // task kind's device function is checked against its CPU reference.
+  // An Argmax picks its token with `sampling`, the repetition penalty
+  // counting `context`'s tokens (positions [0, position]).
   virtual GpuStatus runTask(uint32_t task, int64_t position, int64_t token,
                             std::vector<float> &activations, std::vector<float> &kv,
-                            std::string &error) = 0;
+                            std::string &error,
+                            const MkSamplingSettings &sampling = mk_sampling_greedy(),
+                            const std::vector<int64_t> &context = {}) = 0;
 };
 
 } // namespace mk

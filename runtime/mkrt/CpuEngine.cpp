@@ -60,11 +60,17 @@ private:
 
 public:
   Generation generate(const std::vector<int64_t> &prompt, int64_t newTokens,
-                      int64_t firstPosition, bool trace, bool keepCache) override {
+                      int64_t firstPosition, bool trace, bool keepCache,
+                      const TokenPicking &picking) override {
     Generation generation;
+    GenerateOptions options;
+    options.sampling = picking.sampling;
+    options.eosTokens = artifact.facts.eosTokens;
+    options.onToken = picking.onToken;
     std::vector<int64_t> tokens = run(
         [&](CpuExecutor &executor) {
-          std::vector<int64_t> generated = executor.generate(prompt, newTokens);
+          std::vector<int64_t> generated = executor.generate(prompt, newTokens, options);
+          generation.stoppedByHost = executor.lastStop().byHost;
           generation.steps = executor.position() - firstPosition;
           std::span<const double> stepMs = executor.stepMilliseconds();
           generation.stepMs.assign(stepMs.begin(), stepMs.end());

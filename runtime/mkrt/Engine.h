@@ -6,10 +6,12 @@
 #ifndef MKC_RUNTIME_MKRT_ENGINE_H
 #define MKC_RUNTIME_MKRT_ENGINE_H
 
+#include "core/protocol/Sampling.h"
 #include "runtime/format/ArtifactFile.h"
 #include "runtime/mkrt/include/mkrt.h"
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -32,11 +34,21 @@ struct LaunchTrace {
   uint64_t startNs = 0;
 };
 
+// How a generation picks its tokens, and whom it tells of each.
+struct TokenPicking {
+  MkSamplingSettings sampling = mk_sampling_greedy();
+  // Each new token as it is produced, `index` from 0, in order, before the
+  // next step runs (the CPU) or while the kernel runs (the GPU); true stops
+  // the generation after that token.
+  std::function<bool(int64_t index, int64_t token)> onToken;
+};
+
 struct Generation {
   std::vector<int64_t> tokens; // the new tokens, through the first EOS
   int64_t steps = 0;           // decode steps run
   double kernelMs = -1;        // the launch alone, when the engine can tell
   bool stoppedAtEos = false;
+  bool stoppedByHost = false;  // onToken asked to stop
   std::vector<double> stepMs;  // per step run, the first position first
   LaunchTrace trace;           // when asked
 };
@@ -54,8 +66,11 @@ public:
   // cache below firstPosition is the one earlier keepCache calls wrote, on
   // the CPU too (one executor kept for them, instead of a new one per call),
   // so that a call continues a context (mkrt_continue).
+  // The repetition penalty counts the tokens this engine fed at the
+  // positions below firstPosition (unknown ones: none).
   virtual Generation generate(const std::vector<int64_t> &prompt, int64_t newTokens,
-                              int64_t firstPosition, bool trace, bool keepCache) = 0;
+                              int64_t firstPosition, bool trace, bool keepCache,
+                              const TokenPicking &picking) = 0;
   // [tokens, vocab] logits, row by row, the first token at `firstPosition`;
   // `keepCache` as for generate.
   virtual std::vector<float> evalLogits(const std::vector<int64_t> &tokens,

@@ -3,6 +3,8 @@
 // libmkrt built without that library says so instead.
 #include "runtime/mkrt/Engine.h"
 
+#include <algorithm>
+
 #ifdef MKRT_WITH_GPU
 #include "runtime/gpu/GpuDevice.h"
 #endif
@@ -21,7 +23,8 @@ public:
   std::string describe() const override { return device->describe(); }
 
   Generation generate(const std::vector<int64_t> &prompt, int64_t newTokens,
-                      int64_t firstPosition, bool trace, bool /*keepCache*/) override {
+                      int64_t firstPosition, bool trace, bool /*keepCache*/,
+                      const TokenPicking &picking) override {
     // The device's cache lives as long as the session: every call finds
     // below its first position what earlier calls wrote.
     GpuRunRequest request;
@@ -30,8 +33,14 @@ public:
     request.firstPosition = firstPosition;
     request.maxContext = maxContext;
     request.keepTrace = trace;
+    request.sampling = picking.sampling;
+    request.onToken = picking.onToken;
+    request.contextTokens.assign(history.begin(),
+                                 history.begin() + std::min<size_t>(firstPosition, history.size()));
     GpuRunResult result = run(request);
+    remember(prompt, result.generated, firstPosition);
     Generation generation;
+    generation.stoppedByHost = result.stopReason == "host";
     generation.steps = result.steps;
     generation.kernelMs = result.kernelMilliseconds;
     generation.stepMs = std::move(result.stepMilliseconds);
@@ -52,6 +61,7 @@ public:
     request.keepLogits = true;
     request.maxContext = maxContext;
     GpuRunResult result = run(request);
+    remember(tokens, {}, firstPosition);
     size_t expected = tokens.size() * static_cast<size_t>(artifact.facts.vocab);
     if (result.logits.size() != expected)
       throw EngineError(MKRT_ERROR_EXECUTION, "the GPU returned " +
@@ -61,6 +71,20 @@ public:
   }
 
 private:
+  // The tokens the device's cache now holds by position, for the next
+  // call's repetition penalty: the fed ones, and each generated one but the
+  // last (which is not fed).
+  void remember(const std::vector<int64_t> &fed, const std::vector<int64_t> &generated,
+                int64_t firstPosition) {
+    size_t end = firstPosition + fed.size() + (generated.empty() ? 0 : generated.size() - 1);
+    if (history.size() < end)
+      history.resize(end, -1);
+    std::copy(fed.begin(), fed.end(), history.begin() + firstPosition);
+    if (!generated.empty())
+      std::copy(generated.begin(), generated.end() - 1,
+                history.begin() + firstPosition + fed.size());
+  }
+
   GpuRunResult run(const GpuRunRequest &request) {
     GpuRunResult result;
     std::string error;
@@ -76,6 +100,7 @@ private:
   const Artifact &artifact;
   std::unique_ptr<GpuDevice> device;
   int64_t maxContext;
+  std::vector<int64_t> history; // by position; -1: unknown
 };
 
 } // namespace

@@ -3,9 +3,11 @@
 // message (mkrt_last_error, and errbuf where the call has one).
 #include "runtime/mkrt/ChromeTrace.h"
 #include "runtime/mkrt/Engine.h"
+#include "core/kernels/Sampling.h"
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <iostream>
@@ -24,6 +26,7 @@ struct mkrt_session {
   int64_t contextLength = 0;  // positions of the context mkrt_continue keeps
   std::string tracePath;      // "": mkrt_generate records no trace
   std::vector<double> stepMs; // the last mkrt_generate's, behind mkrt_timing.step_ms
+  MkSamplingSettings sampling = mk_sampling_greedy();
 };
 
 namespace {
@@ -95,14 +98,26 @@ void checkContext(const mkrt_session *session, size_t positions) {
 
 // mkrt_generate and mkrt_continue: the prompt fed from `first`, `n_new`
 // tokens generated, the outputs and timing filled, the trace written.
+// A callback of the C API, with what it was given.
+struct TokenCallback {
+  mkrt_token_callback function = nullptr;
+  void *userData = nullptr;
+};
+
 void generateFrom(mkrt_session *session, const int64_t *prompt, size_t n_prompt, size_t n_new,
                   int64_t *out_tokens, size_t *n_out, mkrt_timing *timing, int64_t first,
-                  bool keepCache) {
+                  bool keepCache, TokenCallback callback = {}) {
   bool tracing = !session->tracePath.empty();
+  mk::rt::TokenPicking picking;
+  picking.sampling = session->sampling;
+  if (callback.function)
+    picking.onToken = [callback](int64_t index, int64_t token) {
+      return callback.function(callback.userData, token, static_cast<size_t>(index)) != 0;
+    };
   auto start = std::chrono::steady_clock::now();
   mk::rt::Generation generation =
       session->engine->generate(std::vector<int64_t>(prompt, prompt + n_prompt),
-                                static_cast<int64_t>(n_new), first, tracing, keepCache);
+                                static_cast<int64_t>(n_new), first, tracing, keepCache, picking);
   double totalMs =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
 
@@ -117,6 +132,7 @@ void generateFrom(mkrt_session *session, const int64_t *prompt, size_t n_prompt,
     timing->ms_per_token = generation.steps > 0 ? totalMs / generation.steps : 0;
     timing->tokens_per_second = totalMs > 0 ? generation.steps * 1000.0 / totalMs : 0;
     timing->stopped_at_eos = generation.stoppedAtEos ? 1 : 0;
+    timing->stopped_by_callback = generation.stoppedByHost ? 1 : 0;
     timing->step_ms = session->stepMs.data();
     timing->num_step_ms = session->stepMs.size();
   }
@@ -150,6 +166,73 @@ void endContextIfRunFailed(mkrt_session *session, mkrt_status status) {
   if (session && status != MKRT_OK && status != MKRT_ERROR_INVALID_ARGUMENT &&
       status != MKRT_ERROR_CONTEXT_FULL)
     session->contextLength = 0;
+}
+
+} // namespace
+
+namespace {
+
+mkrt_status generateCall(mkrt_session *session, const int64_t *prompt, size_t n_prompt,
+                         size_t n_new, int64_t *out_tokens, size_t *n_out, mkrt_timing *timing,
+                         TokenCallback callback, const char *name) {
+  return guarded([&] {
+    require(session && prompt && n_out && (out_tokens || n_new == 0),
+            std::string(name) + ": a pointer argument is NULL");
+    // A new context: on the GPU it overwrites the kept one's cache.
+    session->contextLength = 0;
+    require(n_prompt >= 1, std::string(name) + ": the prompt is empty");
+    *n_out = 0;
+    checkTokens(session, prompt, n_prompt);
+    checkContext(session, n_prompt + std::max<size_t>(n_new, 1) - 1);
+    generateFrom(session, prompt, n_prompt, n_new, out_tokens, n_out, timing,
+                 session->startPosition, false, callback);
+  });
+}
+
+mkrt_status continueCall(mkrt_session *session, const int64_t *tokens, size_t n, size_t n_new,
+                         int64_t *out_tokens, size_t *n_out, mkrt_timing *timing,
+                         TokenCallback callback, const char *name) {
+  int64_t kept = session ? session->contextLength : 0;
+  mkrt_status status = guarded([&] {
+    require(session && tokens && n_out && (out_tokens || n_new == 0),
+            std::string(name) + ": a pointer argument is NULL");
+    require(n >= 1, std::string(name) + ": no tokens to feed");
+    *n_out = 0;
+    checkTokens(session, tokens, n);
+    checkContext(session, n + std::max<size_t>(n_new, 1) - 1, kept, "context length");
+    generateFrom(session, tokens, n, n_new, out_tokens, n_out, timing, kept, true, callback);
+    // The last generated token is returned, not fed.
+    session->contextLength =
+        kept + static_cast<int64_t>(n) + (*n_out > 0 ? static_cast<int64_t>(*n_out) - 1 : 0);
+  });
+  endContextIfRunFailed(session, status);
+  return status;
+}
+
+// The C API's settings as the kernel's, or why not.
+MkSamplingSettings toSettings(const mkrt_sampling &given) {
+  require(given.top_k >= 0, "top_k " + std::to_string(given.top_k) + " is negative (0: off)");
+  require(given.top_k <= MK_SAMPLING_MAX_CANDIDATES,
+          "top_k " + std::to_string(given.top_k) + " is more than the " +
+              std::to_string(MK_SAMPLING_MAX_CANDIDATES) + " candidates the sampler considers");
+  auto finite = [](double value, const char *name) {
+    require(std::isfinite(value), std::string(name) + " is not a finite number");
+  };
+  finite(given.temperature, "temperature");
+  finite(given.top_p, "top_p");
+  finite(given.min_p, "min_p");
+  finite(given.repetition_penalty, "repetition_penalty");
+  MkSamplingSettings settings = mk_sampling_greedy();
+  settings.temperature = static_cast<float>(given.temperature);
+  settings.topK = static_cast<uint32_t>(given.top_k);
+  settings.topP = static_cast<float>(given.top_p);
+  settings.minP = static_cast<float>(given.min_p);
+  settings.repetitionPenalty = static_cast<float>(given.repetition_penalty);
+  settings.seed = given.seed;
+  std::string problem = mk::kernels::checkSamplingSettings(settings);
+  require(problem.empty(), problem);
+  // A temperature so small that it rounds to 0 as a float is greedy.
+  return settings;
 }
 
 } // namespace
@@ -263,39 +346,46 @@ const char *mkrt_session_device(const mkrt_session *session) {
   return session ? session->device.c_str() : "";
 }
 
+
+void mkrt_sampling_init(mkrt_sampling *sampling) {
+  if (sampling)
+    *sampling = mkrt_sampling{0.0, 0, 1.0, 0.0, 1.0, 0};
+}
+
+mkrt_status mkrt_session_set_sampling(mkrt_session *session, const mkrt_sampling *sampling) {
+  return guarded([&] {
+    require(session, "mkrt_session_set_sampling: session is NULL");
+    session->sampling = sampling ? toSettings(*sampling) : mk_sampling_greedy();
+  });
+}
+
 mkrt_status mkrt_generate(mkrt_session *session, const int64_t *prompt, size_t n_prompt,
                           size_t n_new, int64_t *out_tokens, size_t *n_out, mkrt_timing *timing) {
-  return guarded([&] {
-    require(session && prompt && n_out && (out_tokens || n_new == 0),
-            "mkrt_generate: a pointer argument is NULL");
-    // A new context: on the GPU it overwrites the kept one's cache.
-    session->contextLength = 0;
-    require(n_prompt >= 1, "mkrt_generate: the prompt is empty");
-    *n_out = 0;
-    checkTokens(session, prompt, n_prompt);
-    checkContext(session, n_prompt + std::max<size_t>(n_new, 1) - 1);
-    generateFrom(session, prompt, n_prompt, n_new, out_tokens, n_out, timing,
-                 session->startPosition, false);
-  });
+  return generateCall(session, prompt, n_prompt, n_new, out_tokens, n_out, timing, {},
+                      "mkrt_generate");
+}
+
+mkrt_status mkrt_generate_stream(mkrt_session *session, const int64_t *prompt, size_t n_prompt,
+                                 size_t n_new, mkrt_token_callback callback, void *user_data,
+                                 int64_t *out_tokens, size_t *n_out, mkrt_timing *timing) {
+  if (!callback)
+    return fail(MKRT_ERROR_INVALID_ARGUMENT, "mkrt_generate_stream: callback is NULL");
+  return generateCall(session, prompt, n_prompt, n_new, out_tokens, n_out, timing,
+                      {callback, user_data}, "mkrt_generate_stream");
 }
 
 mkrt_status mkrt_continue(mkrt_session *session, const int64_t *tokens, size_t n, size_t n_new,
                           int64_t *out_tokens, size_t *n_out, mkrt_timing *timing) {
-  int64_t kept = session ? session->contextLength : 0;
-  mkrt_status status = guarded([&] {
-    require(session && tokens && n_out && (out_tokens || n_new == 0),
-            "mkrt_continue: a pointer argument is NULL");
-    require(n >= 1, "mkrt_continue: no tokens to feed");
-    *n_out = 0;
-    checkTokens(session, tokens, n);
-    checkContext(session, n + std::max<size_t>(n_new, 1) - 1, kept, "context length");
-    generateFrom(session, tokens, n, n_new, out_tokens, n_out, timing, kept, true);
-    // The last generated token is returned, not fed.
-    session->contextLength =
-        kept + static_cast<int64_t>(n) + (*n_out > 0 ? static_cast<int64_t>(*n_out) - 1 : 0);
-  });
-  endContextIfRunFailed(session, status);
-  return status;
+  return continueCall(session, tokens, n, n_new, out_tokens, n_out, timing, {}, "mkrt_continue");
+}
+
+mkrt_status mkrt_continue_stream(mkrt_session *session, const int64_t *tokens, size_t n,
+                                 size_t n_new, mkrt_token_callback callback, void *user_data,
+                                 int64_t *out_tokens, size_t *n_out, mkrt_timing *timing) {
+  if (!callback)
+    return fail(MKRT_ERROR_INVALID_ARGUMENT, "mkrt_continue_stream: callback is NULL");
+  return continueCall(session, tokens, n, n_new, out_tokens, n_out, timing, {callback, user_data},
+                      "mkrt_continue_stream");
 }
 
 mkrt_status mkrt_continue_logits(mkrt_session *session, const int64_t *tokens, size_t n,

@@ -6,6 +6,9 @@
 //       tokens/s; generation: tokens, ms/token median/min/max, tokens/s);
 //       --step-times writes every step's time as CSV (step,position,phase,ms),
 //       --trace every task's wait and run as a Chrome trace-event file
+//   mkrun MODEL.mk --prompt-tokens 1,2,3 -n 64 --temperature 0.8 --top-p 0.9 --seed 7 --stream
+//       sampled in the kernel (greedy by default), the tokens printed as the
+//       running kernel produces them; --cancel-after N stops it after N
 //   mkrun MODEL.mk --start-position 4096 --prompt-tokens 1 -n 33 --step-times FILE.csv
 //       the same from position 4096, the cache below it as the session holds
 //       it (zeros): for timing a step at a position without a prompt
@@ -22,6 +25,7 @@
 #include "runtime/format/MkFile.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <optional>
@@ -44,6 +48,16 @@ constexpr const char *kHelp =
     "options:\n"
     "  --prompt-tokens T0,...  the prompt, comma-separated token ids\n"
     "  -n N                    the most new tokens to generate (fewer at an EOS token)\n"
+    "  --temperature T         sample at temperature T (default 0: greedy)\n"
+    "  --top-k K               sample among the K most likely (0: all; at most 1024)\n"
+    "  --top-p P               sample among the fewest reaching probability P, in (0, 1]\n"
+    "  --min-p M               drop tokens less likely than M times the most likely\n"
+    "  --repetition-penalty R  penalize the context's tokens (HF's rule; 1: off)\n"
+    "  --seed S                the sampling seed (default 0): the same seed gives the\n"
+    "                          same tokens on the GPU and the CPU\n"
+    "  --stream                print each token as the running kernel produces it\n"
+    "  --cancel-after N        stream, and stop the generation after N new tokens (the\n"
+    "                          host's cancel, as a client that goes away)\n"
     "  --step-times FILE.csv   every step's time: step,position,phase,ms, with phase\n"
     "                          prompt or generation\n"
     "  --trace FILE.json       every task's wait and run, a Chrome trace-event file\n"
@@ -74,7 +88,30 @@ struct Arguments {
   std::optional<int64_t> newTokens;
   int64_t maxContext = 0;
   int64_t startPosition = 0;
+  mkrt_sampling sampling{0.0, 0, 1.0, 0.0, 1.0, 0};
+  bool sampled = false; // a sampling flag was given
+  bool stream = false;
+  std::optional<int64_t> cancelAfter;
 };
+
+// A number for a sampling flag; its range is libmkrt's to check.
+bool parseNumber(const std::string &text, double &value) {
+  if (text.empty())
+    return false;
+  char *end = nullptr;
+  value = std::strtod(text.c_str(), &end);
+  return end == text.c_str() + text.size();
+}
+
+bool parseInteger(const std::string &text, int64_t &value) {
+  if (text.empty())
+    return false;
+  char *end = nullptr;
+  errno = 0;
+  long long parsed = std::strtoll(text.c_str(), &end, 10);
+  value = parsed;
+  return errno == 0 && end == text.c_str() + text.size();
+}
 
 int usageError(const std::string &message) {
   std::fprintf(stderr, "mkrun: error: %s\n", message.c_str());
@@ -154,6 +191,40 @@ int parseArguments(int argc, char **argv, Arguments &args) {
       args.tokens = *v;
     } else if (auto v = value("--logits")) {
       args.logits = *v;
+    } else if (auto v = value("--temperature")) {
+      if (!parseNumber(*v, args.sampling.temperature))
+        return usageError("--temperature must be a number, got '" + *v + "'");
+      args.sampled = true;
+    } else if (auto v = value("--top-k")) {
+      if (!parseInteger(*v, args.sampling.top_k))
+        return usageError("--top-k must be an integer, got '" + *v + "'");
+      args.sampled = true;
+    } else if (auto v = value("--top-p")) {
+      if (!parseNumber(*v, args.sampling.top_p))
+        return usageError("--top-p must be a number, got '" + *v + "'");
+      args.sampled = true;
+    } else if (auto v = value("--min-p")) {
+      if (!parseNumber(*v, args.sampling.min_p))
+        return usageError("--min-p must be a number, got '" + *v + "'");
+      args.sampled = true;
+    } else if (auto v = value("--repetition-penalty")) {
+      if (!parseNumber(*v, args.sampling.repetition_penalty))
+        return usageError("--repetition-penalty must be a number, got '" + *v + "'");
+      args.sampled = true;
+    } else if (auto v = value("--seed")) {
+      int64_t seed = 0;
+      if (!parseCount(*v, seed))
+        return usageError("--seed must be a non-negative integer, got '" + *v + "'");
+      args.sampling.seed = static_cast<uint64_t>(seed);
+      args.sampled = true;
+    } else if (arg == "--stream") {
+      args.stream = true;
+    } else if (auto v = value("--cancel-after")) {
+      int64_t n = 0;
+      if (!parseCount(*v, n) || n == 0)
+        return usageError("--cancel-after must be a positive integer, got '" + *v + "'");
+      args.cancelAfter = n;
+      args.stream = true;
     } else if (auto v = value("--step-times")) {
       args.stepTimes = *v;
     } else if (auto v = value("--trace")) {
@@ -179,6 +250,9 @@ int parseArguments(int argc, char **argv, Arguments &args) {
     return usageError("generation needs both --prompt-tokens and -n");
   if (evaluating && (args.tokens.empty() || args.logits.empty()))
     return usageError("teacher forcing needs both --tokens and --logits");
+  if (evaluating && (args.sampled || args.stream))
+    return usageError("sampling and --stream apply to generation (--prompt-tokens ... -n N), "
+                      "not --logits");
   if (evaluating && (!args.stepTimes.empty() || !args.trace.empty()))
     return usageError("--step-times and --trace time generation (--prompt-tokens ... -n N), "
                       "not --logits");
@@ -275,6 +349,18 @@ std::string startPositionRefusal(const mkrt_info &info, const Arguments &args) {
          (compiled ? " (the compiled one: `mkc compile --max-context`)" : " (--max-context)");
 }
 
+// --stream: prints each token as libmkrt hands it over, flushed, and with
+// --cancel-after N asks to stop after the Nth.
+struct StreamPrinter {
+  int64_t cancelAfter = 0; // 0: never
+  static int onToken(void *self, int64_t token, size_t index) {
+    auto *printer = static_cast<StreamPrinter *>(self);
+    std::printf(" %lld", static_cast<long long>(token));
+    std::fflush(stdout);
+    return printer->cancelAfter > 0 && static_cast<int64_t>(index) + 1 >= printer->cancelAfter;
+  }
+};
+
 int generate(mkrt_session *session, const mkrt_info &info, const Arguments &args) {
   std::vector<int64_t> prompt;
   parseTokenList(args.promptTokens, prompt); // checked in parseArguments
@@ -284,20 +370,39 @@ int generate(mkrt_session *session, const mkrt_info &info, const Arguments &args
                   std::to_string(info.max_context));
   if (!args.trace.empty() && mkrt_session_set_trace(session, args.trace.c_str()) != MKRT_OK)
     return refuse(mkrt_last_error());
+  if (mkrt_session_set_sampling(session, &args.sampling) != MKRT_OK)
+    return refuse(mkrt_last_error());
   std::vector<int64_t> tokens(static_cast<size_t>(*args.newTokens));
   size_t produced = 0;
   mkrt_timing timing;
-  mkrt_status status = mkrt_generate(session, prompt.data(), prompt.size(), tokens.size(),
-                                     tokens.data(), &produced, &timing);
+  mkrt_status status;
+  if (args.stream) {
+    // Each token printed as it comes; the line is the same as without
+    // --stream.
+    StreamPrinter printer{args.cancelAfter.value_or(0)};
+    std::printf("tokens:");
+    std::fflush(stdout);
+    status = mkrt_generate_stream(session, prompt.data(), prompt.size(), tokens.size(),
+                                  StreamPrinter::onToken, &printer, tokens.data(), &produced,
+                                  &timing);
+    std::printf("\n");
+  } else {
+    status = mkrt_generate(session, prompt.data(), prompt.size(), tokens.size(), tokens.data(),
+                           &produced, &timing);
+  }
   if (status != MKRT_OK)
     return refuse(mkrt_last_error(), exitCodeOf(status));
-  std::printf("tokens:");
-  for (size_t i = 0; i < produced; ++i)
-    std::printf(" %lld", static_cast<long long>(tokens[i]));
-  std::printf("\n");
+  if (!args.stream) {
+    std::printf("tokens:");
+    for (size_t i = 0; i < produced; ++i)
+      std::printf(" %lld", static_cast<long long>(tokens[i]));
+    std::printf("\n");
+  }
   printPhases(timing.step_ms, timing.num_step_ms, prompt.size());
   std::printf("total: %zu new tokens%s, %lld steps in %.3f ms on %s\n", produced,
-              timing.stopped_at_eos ? " (stopped at EOS)" : "",
+              timing.stopped_at_eos        ? " (stopped at EOS)"
+              : timing.stopped_by_callback ? " (cancelled)"
+                                           : "",
               static_cast<long long>(timing.steps), timing.total_ms,
               mkrt_session_device(session));
   if (timing.kernel_ms != timing.total_ms)

@@ -22,6 +22,14 @@
 //   - every step of a launch has a positive time, and a traced launch
 //     records each task's wait, start and end in order, a task starting no
 //     earlier than the tasks it waits on ended;
+//   - sampling (temperature, top-k, top-p, min-p, repetition penalty) with
+//     fixed seeds gives the same tokens in two launches, and the CPU
+//     executor's tokens with the same settings (the pick is bit-identical on
+//     both; the logits differ in their last bits, so a draw within rounding
+//     of a boundary could flip: the line says where they part);
+//   - streaming: the callback sees every token, in order, while the kernel
+//     runs (their arrivals spread over the launch), and its stop cancels
+//     the launch after that token, the kernel ending early;
 //   - an EOS token stops generation after it;
 //   - a wait that can never be satisfied ends the launch with
 //     MK_ERROR_WAIT_TIMEOUT instead of hanging;
@@ -45,6 +53,7 @@
 #include "mlir/IR/MLIRContext.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -202,6 +211,117 @@ const WeightEntry *logitsWeight(const Artifact &artifact) {
   return nullptr;
 }
 
+MkSamplingSettings samplingOf(float temperature, uint32_t topK, float topP, float minP,
+                              float penalty, uint64_t seed) {
+  MkSamplingSettings s = mk_sampling_greedy();
+  s.temperature = temperature;
+  s.topK = topK;
+  s.topP = topP;
+  s.minP = minP;
+  s.repetitionPenalty = penalty;
+  s.seed = seed;
+  return s;
+}
+
+std::string tokenText(const std::vector<int64_t> &tokens) {
+  std::string text;
+  for (int64_t token : tokens)
+    text += (text.empty() ? "" : " ") + std::to_string(token);
+  return text;
+}
+
+// Sampled generation with fixed seeds: the same on two launches and on the
+// CPU executor.
+void checkSampling(GpuDevice &device, const Artifact &artifact, const std::vector<int64_t> &prompt,
+                   int64_t newTokens) {
+  WeightTable weights = unpackWeights(artifact.weights, artifact.weightData);
+  struct Named {
+    const char *name;
+    MkSamplingSettings settings;
+  };
+  std::vector<Named> cases;
+  for (uint64_t seed : {1ull, 7ull, 123456789ull}) {
+    cases.push_back({"temperature 1", samplingOf(1.0f, 0, 1.0f, 0.0f, 1.0f, seed)});
+    cases.push_back({"top-k 40 at 0.8", samplingOf(0.8f, 40, 1.0f, 0.0f, 1.0f, seed)});
+    cases.push_back({"top-p 0.9", samplingOf(1.0f, 0, 0.9f, 0.0f, 1.0f, seed)});
+    cases.push_back({"min-p 0.05", samplingOf(1.0f, 0, 1.0f, 0.05f, 1.0f, seed)});
+    cases.push_back({"all, penalty 1.3", samplingOf(0.9f, 50, 0.95f, 0.02f, 1.3f, seed)});
+  }
+  int same = 0, launchesAgree = 0;
+  std::string firstDifference;
+  for (const Named &c : cases) {
+    GpuRunRequest request{.tokens = prompt, .newTokens = newTokens};
+    request.sampling = c.settings;
+    GpuRunResult a, b;
+    if (!gpuRun(device, request, a) || !gpuRun(device, request, b))
+      return;
+    launchesAgree += a.generated == b.generated;
+    CpuExecutor executor(artifact.graph, artifact.schedule, weights, {.threaded = false});
+    GenerateOptions options;
+    options.sampling = c.settings;
+    std::vector<int64_t> cpu = executor.generate(prompt, newTokens, options);
+    if (cpu == a.generated)
+      ++same;
+    else if (firstDifference.empty())
+      firstDifference = std::string(c.name) + ", seed " + std::to_string(c.settings.seed) +
+                        ": GPU " + tokenText(a.generated) + " / CPU " + tokenText(cpu);
+  }
+  int total = static_cast<int>(cases.size());
+  report(launchesAgree == total, "sampled generation: the same tokens in two launches (" +
+                                     std::to_string(launchesAgree) + "/" + std::to_string(total) +
+                                     " settings and seeds)");
+  report(same == total, "sampled generation: the CPU executor picks the same tokens (" +
+                            std::to_string(same) + "/" + std::to_string(total) + ")" +
+                            (firstDifference.empty() ? "" : "; first difference: " + firstDifference));
+}
+
+// Streaming out of the running kernel, and the host's cancel.
+void checkStreaming(GpuDevice &device, const std::vector<int64_t> &prompt, int64_t newTokens,
+                    const GpuRunResult &greedy) {
+  using Clock = std::chrono::steady_clock;
+  std::vector<int64_t> seen;
+  std::vector<double> arrivals; // ms since the run was asked for
+  auto start = Clock::now();
+  GpuRunRequest request{.tokens = prompt, .newTokens = newTokens};
+  request.onToken = [&](int64_t index, int64_t token) {
+    arrivals.push_back(std::chrono::duration<double, std::milli>(Clock::now() - start).count());
+    seen.push_back(index == static_cast<int64_t>(seen.size()) ? token : -1);
+    return false;
+  };
+  GpuRunResult streamed;
+  if (!gpuRun(device, request, streamed))
+    return;
+  double spread = arrivals.size() > 1 ? arrivals.back() - arrivals.front() : 0;
+  report(seen == greedy.generated && streamed.generated == greedy.generated,
+         "streaming: the callback saw every token in order (" + std::to_string(seen.size()) +
+             " tokens)");
+  report(spread > 0.5 * streamed.kernelMilliseconds * (newTokens - 1) / (prompt.size() + newTokens),
+         "streaming: tokens arrived while the kernel ran (first at " +
+             std::to_string(arrivals.empty() ? 0 : arrivals.front()) + " ms, last at " +
+             std::to_string(arrivals.empty() ? 0 : arrivals.back()) + " ms, launch " +
+             std::to_string(streamed.kernelMilliseconds) + " ms)");
+
+  constexpr int64_t kStopAfter = 5;
+  seen.clear();
+  request.onToken = [&](int64_t index, int64_t token) {
+    seen.push_back(token);
+    return index + 1 == kStopAfter;
+  };
+  GpuRunResult cancelled;
+  if (!gpuRun(device, request, cancelled))
+    return;
+  std::vector<int64_t> expected(greedy.generated.begin(),
+                                greedy.generated.begin() + std::min<int64_t>(kStopAfter, newTokens));
+  report(cancelled.generated == expected && seen == expected && cancelled.stopReason == "host",
+         "cancel: the callback's stop ends generation after " + std::to_string(kStopAfter) +
+             " tokens (got " + std::to_string(cancelled.generated.size()) + ", stop reason " +
+             cancelled.stopReason + ")");
+  report(cancelled.kernelMilliseconds < 0.8 * streamed.kernelMilliseconds,
+         "cancel: the kernel ended early (" + std::to_string(cancelled.kernelMilliseconds) +
+             " ms against " + std::to_string(streamed.kernelMilliseconds) + " ms for all " +
+             std::to_string(newTokens) + ")");
+}
+
 int checkFixture(const std::string &path, int64_t maxContext) {
   std::string whyNot;
   std::unique_ptr<GpuDevice> device = GpuDevice::open(whyNot);
@@ -272,6 +392,9 @@ int checkFixture(const std::string &path, int64_t maxContext) {
   report(traced.generated == generated.generated, "a traced launch generates the same tokens");
   checkStepTimes(traced, "traced generation");
   checkTrace(traced, artifact.graph);
+
+  checkSampling(*device, artifact, prompt, newTokens);
+  checkStreaming(*device, prompt, newTokens, generated);
 
   // EOS: the fourth new token ends generation at its first occurrence.
   int64_t eos = generated.generated[3];

@@ -13,7 +13,12 @@
 //   - every element the task writes (its kind's footprint) agrees within
 //     |gpu - cpu| <= kAbsolute + kRelative * |cpu| (Embed: bit for bit,
 //     Argmax: the same token);
-//   - every element it does not write is, on the GPU, still the input.
+//   - every element it does not write is, on the GPU, still the input;
+//   - Argmax only: sampling (core/protocol/Sampling.h) with a set of
+//     settings (temperature, top-k, top-p over the candidates and over the
+//     whole vocabulary, min-p, repetition penalty over a random context) and
+//     fixed seeds, on the random logits as they are and sharpened (x8), picks
+//     the same token on the GPU as on the CPU: bit-identical arithmetic.
 // Prints one line per task and position that fails, a summary per kind, and
 // exits 0 when all pass, 1 when one fails (a GPU that fails included), 77
 // (ctest's skip) with the reason only when the GPU is unavailable.
@@ -75,6 +80,9 @@ public:
                 "%.3g |cpu|)\n",
                 describeKind(kind).name, tasks, positions.size(), failures, largestError,
                 kAbsolute, kRelative);
+    if (kind == TaskKind::Argmax)
+      std::printf("%s: %d sampled picks compared, each the same token on both\n",
+                  describeKind(kind).name, samplingChecks);
     if (tasks == 0) {
       std::printf("FAIL: the model has no %s task: the check would be void\n",
                   describeKind(kind).name);
@@ -179,6 +187,76 @@ private:
     compareUnwritten(task, position, "activation", input.activations, gpu.activations,
                      writtenActivations);
     compareUnwritten(task, position, "KV", input.kv, gpu.kv, writtenKv);
+    if (kind == TaskKind::Argmax) {
+      checkSampling(task, position, token, input, random);
+      Arenas sharp = input;
+      const Operation &op = graph.operations[task.op];
+      float *logits = sharp.activations.data() + layout.offset[op.input];
+      for (uint64_t i = 0; i < op.inputLength; ++i)
+        logits[i] *= 8.0f;
+      checkSampling(task, position, token, sharp, random);
+    }
+  }
+
+  static MkSamplingSettings sampling(float temperature, uint32_t topK, float topP, float minP,
+                                     float penalty, uint64_t seed) {
+    MkSamplingSettings s = mk_sampling_greedy();
+    s.temperature = temperature;
+    s.topK = topK;
+    s.topP = topP;
+    s.minP = minP;
+    s.repetitionPenalty = penalty;
+    s.seed = seed;
+    return s;
+  }
+
+  // The same token on both sides for every setting and seed.
+  void checkSampling(const Task &task, int64_t position, int64_t token, const Arenas &input,
+                     std::mt19937_64 &random) {
+    std::vector<int64_t> context(position + 1);
+    for (int64_t &t : context) // repeats on purpose: each is penalized once
+      t = static_cast<int64_t>(random() % std::min<int64_t>(artifact.facts.vocab, 64));
+    std::vector<MkSamplingSettings> settings;
+    for (uint64_t seed : {1ull, 2ull, 12345ull, 0xdeadbeefull}) {
+      settings.push_back(sampling(1.0f, 0, 1.0f, 0.0f, 1.0f, seed));
+      settings.push_back(sampling(0.7f, 40, 1.0f, 0.0f, 1.0f, seed));
+      settings.push_back(sampling(1.0f, 1024, 1.0f, 0.0f, 1.0f, seed));
+      settings.push_back(sampling(1.0f, 0, 0.9f, 0.0f, 1.0f, seed));   // whole-vocabulary top-p
+      settings.push_back(sampling(1.3f, 50, 0.8f, 0.0f, 1.0f, seed));  // top-p after top-k
+      settings.push_back(sampling(1.0f, 0, 1.0f, 0.05f, 1.0f, seed));  // min-p alone
+      settings.push_back(sampling(0.9f, 20, 0.95f, 0.1f, 1.3f, seed)); // everything
+      settings.push_back(sampling(0.0f, 0, 1.0f, 0.0f, 1.7f, seed));   // penalized greedy
+    }
+    for (const MkSamplingSettings &s : settings) {
+      Arenas gpu = input;
+      std::string error;
+      if (device.runTask(task.id, position, token, gpu.activations, gpu.kv, error, s, context) !=
+          GpuStatus::Ok) {
+        fail(task, position, "the GPU failed sampling: " + error);
+        return;
+      }
+      int64_t cpuToken = 0, gpuToken = 0;
+      try {
+        for (uint32_t buffer = 0; buffer < graph.buffers.size(); ++buffer)
+          if (graph.buffers[buffer].kind != BufferKind::Token)
+            copyToExecutor(input, buffer);
+        cpuToken = executor.runOneTask(task.id, position, token, s, context);
+      } catch (const std::exception &failure) {
+        fail(task, position, std::string("the CPU reference failed sampling: ") + failure.what());
+        return;
+      }
+      std::memcpy(&gpuToken, gpu.activations.data() + layout.offset[graph.tokenBuffer],
+                  sizeof gpuToken);
+      ++samplingChecks;
+      if (gpuToken != cpuToken)
+        fail(task, position,
+             "sampled token " + std::to_string(gpuToken) + " on the GPU, " +
+                 std::to_string(cpuToken) + " on the CPU (temperature " +
+                 std::to_string(s.temperature) + ", top_k " + std::to_string(s.topK) +
+                 ", top_p " + std::to_string(s.topP) + ", min_p " + std::to_string(s.minP) +
+                 ", repetition_penalty " + std::to_string(s.repetitionPenalty) + ", seed " +
+                 std::to_string(s.seed) + ")");
+    }
   }
 
   void copyToExecutor(const Arenas &arenas, uint32_t buffer) {
@@ -246,6 +324,7 @@ private:
   WeightTable weights;
   CpuExecutor executor;
   int failures = 0;
+  int samplingChecks = 0;
   double largestError = 0;
 };
 

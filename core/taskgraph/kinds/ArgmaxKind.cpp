@@ -1,5 +1,5 @@
-// Argmax: the whole input. token = the lowest index of the largest logit;
-// it ends the step.
+// Argmax: the whole input; it picks the step's token (the lowest index of
+// the largest logit, or sampled: core/protocol/Sampling.h) and ends the step.
 #include "core/protocol/SharedMemory.h"
 #include "core/taskgraph/kinds/KindHelpers.h"
 
@@ -18,7 +18,7 @@ std::vector<int64_t> variant(const Operation &op) {
   return {static_cast<int64_t>(op.inputLength)};
 }
 
-uint64_t sharedFloats(const std::vector<int64_t> &v) { return noSharedFloats(v[0]); }
+uint64_t sharedFloats(const std::vector<int64_t> &v) { return argmaxSharedFloats(v[0]); }
 
 } // namespace
 
@@ -36,7 +36,7 @@ extern const TaskKindDescription kArgmaxKind = {
     .variantParameters = {{"vocab"}},
     .variantArguments = variant,
     .kernelArguments = "kThreads",
-    .sharedFloatsFunction = "mk::noSharedFloats",
+    .sharedFloatsFunction = "mk::argmaxSharedFloats",
     .sharedFloats = sharedFloats,
 };
 

@@ -13,13 +13,22 @@
  *   mkrt_timing timing;
  *   mkrt_generate(session, prompt, 3, 64, out, &n_out, &timing);
  *   // timing.step_ms[0 .. timing.num_step_ms): each step's milliseconds
+ *
+ *   mkrt_sampling sampling;                 // sampled in the kernel, seeded
+ *   mkrt_sampling_init(&sampling);          // greedy
+ *   sampling.temperature = 0.8; sampling.top_p = 0.9; sampling.seed = 7;
+ *   mkrt_session_set_sampling(session, &sampling);
+ *   int on_token(void *user, int64_t token, size_t index) { ...; return 0; } // 1: stop
+ *   mkrt_generate_stream(session, prompt, 3, 64, on_token, NULL, out, &n_out, &timing);
  *   mkrt_session_destroy(session);
  *   mkrt_close(model);
  *
  * Every call of a session starts a new context at position 0 (or at the
  * session's start position, for timing: mkrt_session_set_start_position);
  * mkrt_continue instead carries on the session's kept context, turn after
- * turn of a conversation. Generation is greedy, and teacher-forced logits
+ * turn of a conversation. Generation is greedy unless the session's sampling
+ * settings say otherwise (mkrt_session_set_sampling: picked in the kernel,
+ * the same tokens for a seed on the GPU and the CPU), and teacher-forced logits
  * follow the same contract as `mkc eval` (one row of logits per token, each
  * token fed at the next position). A session is used by one thread at a time. */
 #ifndef MKRT_H
@@ -81,7 +90,39 @@ typedef struct mkrt_timing {
    * num_step_ms == steps. Owned by the session: valid until its next call. */
   const double *step_ms;
   size_t num_step_ms;
+  int stopped_by_callback; /* a streaming call's callback asked to stop */
 } mkrt_timing;
+
+/* How generation picks each token, in the kernel (or the CPU executor),
+ * the same way on both (docs/mk-format.md's "Sampling" has the rules):
+ * the repetition penalty (HF's: over every token of the context so far),
+ * then greedy when temperature is 0, else the logits divided by the
+ * temperature, cut to the top_k most likely (0: no cut), then to the fewest
+ * whose probabilities reach top_p (over at most the 1024 most likely), then
+ * those below min_p times the most likely one's dropped, and drawn with a
+ * counter-based generator: the draw at context position p of seed S is a
+ * function of (S, p) alone, so a seed gives the same tokens on the GPU and
+ * the CPU, in one call or turn by turn. */
+typedef struct mkrt_sampling {
+  double temperature;        /* >= 0; 0: greedy, the default */
+  int64_t top_k;             /* [0, 1024]; 0: off */
+  double top_p;              /* (0, 1]; 1: off */
+  double min_p;              /* [0, 1]; 0: off */
+  double repetition_penalty; /* > 0; 1: off */
+  uint64_t seed;
+} mkrt_sampling;
+
+/* Greedy settings: temperature 0, top_k 0, top_p 1, min_p 0, penalty 1, seed 0. */
+void mkrt_sampling_init(mkrt_sampling *sampling);
+
+/* Called with each new token as it is produced, `index` counting the call's
+ * new tokens from 0, in order; nonzero stops the generation after this
+ * token (the kernel ends after the step, as after an EOS). On the GPU it
+ * runs on the calling thread while the kernel runs (tokens come from
+ * host-mapped memory the kernel writes, with no relaunch); on the CPU after
+ * each step, on a thread of the executor, never two at once. It must not
+ * call libmkrt on the same session. */
+typedef int (*mkrt_token_callback)(void *user_data, int64_t token, size_t index);
 
 /* What the model's own files say about generation (`mkc compile
  * --tokenizer=DIR`, or the files beside the model; docs/mk-format.md): what
@@ -126,7 +167,8 @@ void mkrt_session_destroy(mkrt_session *session);
 /* "cpu (132 threads)" or the GPU's description. */
 const char *mkrt_session_device(const mkrt_session *session);
 
-/* Feeds the prompt, then generates up to `n_new` tokens greedily into
+/* Feeds the prompt, then generates up to `n_new` tokens (greedily, or as
+ * the session's sampling settings say) into
  * `out_tokens` (room for n_new), stopping after an EOS token of the model.
  * `n_out` receives the count; `timing` may be NULL. Needs n_prompt >= 1 and
  * start position + n_prompt + n_new - 1 <= max_context (the start position
@@ -155,7 +197,7 @@ mkrt_status mkrt_continue(mkrt_session *session, const int64_t *tokens, size_t n
 /* Teacher forcing in the kept context: feeds `tokens` after it as
  * mkrt_continue does and writes the logits after each into `out_logits`
  * (room for n * vocab floats), row by row; the kept context then holds them
- * all. What sampling on the host needs: the last row is the distribution of
+ * all. The last row is the distribution of
  * the next token, which the next call feeds. The same rules as
  * mkrt_continue: n >= 1, the context's room, a refused call keeping it. */
 mkrt_status mkrt_continue_logits(mkrt_session *session, const int64_t *tokens, size_t n,
@@ -195,6 +237,25 @@ mkrt_status mkrt_session_set_start_position(mkrt_session *session, int64_t posit
  * trace that cannot be written fails mkrt_generate with
  * MKRT_ERROR_EXECUTION after its outputs and timing were filled. */
 mkrt_status mkrt_session_set_trace(mkrt_session *session, const char *path);
+
+/* The settings every later generation of the session uses (mkrt_generate,
+ * mkrt_continue and their _stream forms); NULL restores greedy. Refused
+ * (MKRT_ERROR_INVALID_ARGUMENT, naming the setting) outside the ranges of
+ * mkrt_sampling, the session keeping its settings. Teacher-forced logits
+ * are never sampled. */
+mkrt_status mkrt_session_set_sampling(mkrt_session *session, const mkrt_sampling *sampling);
+
+/* mkrt_generate and mkrt_continue, with `callback` (not NULL) called on
+ * each new token as it is produced; its stop ends the call with MKRT_OK,
+ * the tokens through the one it stopped after in out_tokens, and
+ * timing->stopped_by_callback set. The kept context of mkrt_continue_stream
+ * then ends after that token, as after an EOS. */
+mkrt_status mkrt_generate_stream(mkrt_session *session, const int64_t *prompt, size_t n_prompt,
+                                 size_t n_new, mkrt_token_callback callback, void *user_data,
+                                 int64_t *out_tokens, size_t *n_out, mkrt_timing *timing);
+mkrt_status mkrt_continue_stream(mkrt_session *session, const int64_t *tokens, size_t n,
+                                 size_t n_new, mkrt_token_callback callback, void *user_data,
+                                 int64_t *out_tokens, size_t *n_out, mkrt_timing *timing);
 
 /* Teacher forcing: `out_logits` (room for n * vocab floats) receives the
  * logits after each token, row by row. */
