@@ -96,8 +96,10 @@ __device__ __forceinline__ void bulkCopy(void *target, const void *source, unsig
 #endif
 }
 
-// A gemv operation's geometry at run time, from its record: what its
-// consumers computed at compile time.
+// A gemv operation's geometry at run time, from its record: the cut of its
+// rows among warps, as its consumers computed it at compile time (the ring
+// moves whole rows, so the batches, which the loads in flight set, do not
+// matter here).
 template <int kThreads>
 __device__ __forceinline__ GemvGeometry gemvGeometryOf(const MkOperationRecord &op) {
   return gemvGeometry(static_cast<int>(op.inputLength), op.epilogue == MK_EPILOGUE_SILU_MUL ? 2 : 1,
