@@ -3,6 +3,8 @@
 
 #include "core/kernels/Kernels.h"
 
+#include <cmath>
+
 namespace mk::cpu {
 
 void runArgmaxTask(TaskContext &context) {
@@ -10,6 +12,12 @@ void runArgmaxTask(TaskContext &context) {
   uint64_t length = context.elementsOf(op.input);
 
   std::vector<float> logits = context.load(op.input, 0, length);
+  // As the kernel's MK_ERROR_NON_FINITE_LOGIT: the lowest such index.
+  for (uint64_t i = 0; i < length; ++i)
+    if (!std::isfinite(logits[i]))
+      context.fail("logit " + std::to_string(i) + " is " +
+                   (std::isnan(logits[i]) ? "NaN" : "infinite") +
+                   ": the model computes non-finite logits");
   int64_t token = kernels::argmax(logits);
 
   context.storeToken(token);
