@@ -38,13 +38,13 @@ struct FileDescriptor {
   ~FileDescriptor() { ::close(fd); }
 };
 
-// The importer reads ops with the meaning they have from opset 13 on
-// (Softmax over one axis, Squeeze / Unsqueeze / ReduceSum axes as inputs)
-// and has been checked against onnxruntime up to opset 23; a model declaring
-// another opset would be read with meanings it does not have.
-void checkOpset(const onnx::ModelProto &proto, const std::string &path) {
-  // IR 3 is the first with opset imports; a version past the newest ONNX
-  // release may change what the fields mean.
+// The file format's version and the default domain's opset. The importer
+// reads ops with the meaning they have from opset 13 on (Softmax over one
+// axis, Squeeze / Unsqueeze / ReduceSum axes as inputs) and has been checked
+// against onnxruntime up to opset 23; a model declaring another opset would
+// be read with meanings it does not have. IR 3 is the first with opset
+// imports; a version past the newest ONNX release may change what fields mean.
+void checkVersions(const onnx::ModelProto &proto, const std::string &path) {
   if (proto.ir_version() < kMinIrVersion || proto.ir_version() > kMaxIrVersion)
     fail("'" + path + "' declares ONNX IR version " + std::to_string(proto.ir_version()) +
          "; mkc reads IR versions " + std::to_string(kMinIrVersion) + " to " +
@@ -79,7 +79,7 @@ LoadedModel loadModel(const std::string &path) {
          "(truncated or corrupt file?)");
   if (!model.proto.has_graph() || model.proto.graph().node_size() == 0)
     fail("'" + path + "' is not a valid ONNX model: it has no graph nodes");
-  checkOpset(model.proto, path);
+  checkVersions(model.proto, path);
   model.directory = fs::absolute(fs::path(path)).parent_path().string();
   return model;
 }
