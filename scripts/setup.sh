@@ -16,6 +16,9 @@ APT_PACKAGES=(
   libonnx-dev libprotobuf-dev protobuf-compiler libgtest-dev
   zlib1g-dev libtinfo-dev libzstd-dev
   python3-venv
+  # The sanitized build and the fuzz targets (scripts/test.sh, build-asan/):
+  # clang with its sanitizer and libFuzzer runtimes.
+  clang libclang-rt-14-dev
 )
 VENV="$ROOT/.venv"
 PYTHON="$VENV/bin/python"

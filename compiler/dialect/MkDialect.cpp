@@ -137,6 +137,15 @@ static LogicalResult verifyRotary(Operation *op, int64_t headDim, int64_t rotary
     return op->emitOpError("inv_freq has ") << invFreq.getNumElements()
                                             << " entries, expected rotary_dim/2 = "
                                             << rotaryDim / 2;
+  // A NaN or infinite frequency turns every rotated value into NaN: the
+  // model is broken, and saying so here beats NaN logits later.
+  int64_t index = 0;
+  for (const APFloat &frequency : invFreq.getValues<APFloat>()) {
+    if (!frequency.isFinite())
+      return op->emitOpError("inv_freq entry ")
+             << index << " is " << frequency.convertToFloat() << ", not a finite frequency";
+    ++index;
+  }
   return success();
 }
 

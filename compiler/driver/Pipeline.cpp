@@ -77,6 +77,13 @@ llvm::Expected<bool> parseCompileOption(llvm::StringRef arg, CompileOptions &opt
     auto parsed = positive(flag, value);
     if (!parsed)
       return parsed.takeError();
+    // The longest context of today's models (2^20 positions). The kernel's
+    // event counters count up for a whole context in 32 bits, so this leaves
+    // an event 4096 triggers a step; a bigger context could compile to an
+    // artifact whose counters wrap, that no loader can run.
+    if (*parsed > kMostContext)
+      return error(flag + " must be at most " + llvm::Twine(kMostContext) +
+                   " positions, got " + value);
     options.maxContext = *parsed;
     return true;
   }

@@ -18,6 +18,9 @@
 
 namespace mk {
 
+// The most positions --max-context accepts (Pipeline.cpp says why).
+constexpr int64_t kMostContext = int64_t{1} << 20;
+
 struct CompileOptions {
   int64_t maxContext = 2048;
   TargetDescription target;

@@ -71,7 +71,7 @@ const char *const kCompileHelp =
     "  -o FILE                  the output (never the input; a .mk output must be a\n"
     "                           regular file or new)\n"
     "  --print-ir-after-all     (mlir, fused) print the IR after every pass, on stderr\n"
-    "  --max-context=N          (tasks and later) the positions to compile for\n"
+    "  --max-context=N          (tasks and later) the positions to compile for (at most 1048576)\n"
     "  --num-sms=N              (tasks and later) the SMs to schedule for\n"
     "  --arch=sm_XX             (cuda, cubin, mk) the target, default sm_90a\n"
     "  --prefetch-bytes=N       (cuda, cubin, mk) L2 prefetch of each SM's next task's\n"

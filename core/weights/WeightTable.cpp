@@ -1,6 +1,22 @@
 #include "core/weights/WeightTable.h"
 
+#include <cmath>
+
 namespace mk {
+
+std::string describeNonFinite(const std::vector<float> &values, const std::string &what) {
+  size_t count = 0, first = values.size();
+  for (size_t i = 0; i < values.size(); ++i)
+    if (!std::isfinite(values[i]) && count++ == 0)
+      first = i;
+  if (count == 0)
+    return "";
+  float value = values[first];
+  return what + " holds " + std::to_string(count) + " non-finite value" + (count > 1 ? "s" : "") +
+         " (the first, element " + std::to_string(first) + ", is " +
+         (std::isnan(value) ? "NaN" : value > 0 ? "+inf" : "-inf") +
+         "): a model with NaN or infinite weights computes NaN logits";
+}
 
 const char *storageTypeName(StorageType type) {
   switch (type) {

@@ -23,6 +23,12 @@ struct Weight {
   int64_t numElements() const;
 };
 
+// "" when every value of `values` is finite; else what the first NaN or
+// infinity is and where, for an error naming `what` (the tensor). A model
+// whose weights hold one computes NaN everywhere it reaches, so the
+// importers refuse it rather than compile it (docs/reliability.md).
+std::string describeNonFinite(const std::vector<float> &values, const std::string &what);
+
 class WeightTable {
 public:
   // Adds a weight; a name already taken gets a numeric suffix. Returns the

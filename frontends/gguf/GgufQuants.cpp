@@ -156,7 +156,9 @@ std::string dequantize(uint32_t code, std::span<const uint8_t> raw, std::span<fl
            std::to_string(raw.size());
   switch (static_cast<GgmlType>(code)) {
   case GgmlType::F32:
-    std::memcpy(out.data(), raw.data(), raw.size());
+    // An empty span's data() may be null, which memcpy must not be given.
+    if (!raw.empty())
+      std::memcpy(out.data(), raw.data(), raw.size());
     return "";
   case GgmlType::F16:
     for (size_t i = 0; i < out.size(); ++i)

@@ -248,6 +248,8 @@ const FoldTable &foldTable() {
 } // namespace
 } // namespace folding
 
+bool canFoldOp(const std::string &opType) { return folding::foldTable().count(opType) != 0; }
+
 std::vector<Tensor> foldConstantNode(const onnx::NodeProto &node,
                                      const std::vector<const Tensor *> &inputs) {
   folding::FoldContext context(node, inputs);

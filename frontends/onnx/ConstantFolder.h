@@ -5,6 +5,7 @@
 
 #include "frontends/onnx/Tensor.h"
 
+#include <string>
 #include <vector>
 
 namespace onnx {
@@ -20,6 +21,9 @@ namespace mk::onnx_import {
 // shapes of non-constant values.
 std::vector<Tensor> foldConstantNode(const onnx::NodeProto &node,
                                      const std::vector<const Tensor *> &inputs);
+
+// Whether the constant folder evaluates the default-domain op `opType`.
+bool canFoldOp(const std::string &opType);
 
 // Converts an ONNX TensorProto data type code to the Tensor kind used here
 // (FLOAT/FLOAT16/BFLOAT16/DOUBLE -> Float, INT*/UINT* -> Int, BOOL -> Bool);

@@ -7,6 +7,7 @@
 #include "frontends/onnx/ConstantFolder.h"
 #include "frontends/onnx/GraphImporter.h"
 #include "frontends/onnx/ImportError.h"
+#include "frontends/onnx/OpAttributes.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Verifier.h"
@@ -130,6 +131,11 @@ mlir::FlatSymbolRefAttr GraphImporter::weightFor(const Tensor &tensor, bool tran
                                                  const std::string &hint) {
   if (tensor.kind != ElementKind::Float)
     fail("weight '" + hint + "' is not a floating-point tensor");
+  if (std::string problem = describeNonFinite(
+          tensor.floats, tensor.origin.empty() ? "weight '" + hint + "'"
+                                               : "initializer '" + tensor.origin + "'");
+      !problem.empty())
+    fail(problem);
   bool transposedFromSource = tensor.originTransposed != transpose;
   std::string key = tensor.origin.empty() ? "" : tensor.origin + (transposedFromSource ? ".T" : "");
   if (!key.empty()) {
@@ -458,7 +464,35 @@ void GraphImporter::checkOutputs() {
   }
 }
 
+// Every node whose op neither the constant folder nor a rule knows, named
+// in one error: a model with three unsupported ops is refused once, with
+// all three, rather than three times in turn.
+void GraphImporter::checkOpsAreKnown() const {
+  std::string unknown;
+  int count = 0;
+  for (const auto &node : model.proto.graph().node()) {
+    const std::string &op = node.op_type();
+    bool standardDomain = node.domain().empty() || node.domain() == "ai.onnx";
+    bool known = standardDomain ? op == "Shape" || op == "Size" || canFoldOp(op) || rules.count(op)
+                                : rules.count(node.domain() + ":" + op) != 0;
+    if (known)
+      continue;
+    bool quantized = op == "MatMulNBits" || op == "DequantizeLinear" || op == "QLinearMatMul";
+    std::string name = node.name().empty() ? "<unnamed>" : node.name();
+    unknown += std::string(count ? "; " : "") + "ONNX node '" + name + "' (" + op + ")" + (quantized ? ": quantized weights are not supported yet" : "");
+    ++count;
+  }
+  if (count == 1)
+    fail(unknown + (unknown.back() == ')' ? ": mkc does not support this op" : ""));
+  if (count > 1)
+    fail(std::to_string(count) + " nodes use ops mkc does not support: " + unknown);
+  for (const auto &node : model.proto.graph().node())
+    if (std::string problem = checkAttributes(node); !problem.empty())
+      failAt(node, problem);
+}
+
 mlir::OwningOpRef<mlir::ModuleOp> GraphImporter::run() {
+  checkOpsAreKnown();
   declareInputs();
   // A value no later node reads is dropped, so that a weight's initializer is
   // freed once its copy is in the weight table: the import then holds the

@@ -72,6 +72,7 @@ public:
   mlir::FlatSymbolRefAttr weightFor(const Tensor &tensor, bool transpose, const std::string &hint);
 
 private:
+  void checkOpsAreKnown() const;
   void declareInputs();
   void importNode(const onnx::NodeProto &node);
   void checkOutputs();

@@ -7,6 +7,7 @@
 #include <google/protobuf/io/zero_copy_stream_impl.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -37,6 +38,34 @@ struct FileDescriptor {
   ~FileDescriptor() { ::close(fd); }
 };
 
+// The file format's version and the default domain's opset. The importer
+// reads ops with the meaning they have from opset 13 on (Softmax over one
+// axis, Squeeze / Unsqueeze / ReduceSum axes as inputs) and has been checked
+// against onnxruntime up to opset 23; a model declaring another opset would
+// be read with meanings it does not have. IR 3 is the first with opset
+// imports; a version past the newest ONNX release may change what fields mean.
+void checkVersions(const onnx::ModelProto &proto, const std::string &path) {
+  if (proto.ir_version() < kMinIrVersion || proto.ir_version() > kMaxIrVersion)
+    fail("'" + path + "' declares ONNX IR version " + std::to_string(proto.ir_version()) +
+         "; mkc reads IR versions " + std::to_string(kMinIrVersion) + " to " +
+         std::to_string(kMaxIrVersion));
+  int64_t declared = -1;
+  for (const auto &opset : proto.opset_import()) {
+    if (!opset.domain().empty() && opset.domain() != "ai.onnx")
+      continue;
+    if (declared >= 0 && declared != opset.version())
+      fail("'" + path + "' declares the default ONNX domain twice (opsets " +
+           std::to_string(declared) + " and " + std::to_string(opset.version()) + ")");
+    declared = opset.version();
+  }
+  if (declared < 0)
+    fail("'" + path + "' declares no opset for the default ONNX domain");
+  if (declared < kMinOpset || declared > kMaxOpset)
+    fail("'" + path + "' declares ONNX opset " + std::to_string(declared) +
+         "; mkc supports opsets " + std::to_string(kMinOpset) + " to " +
+         std::to_string(kMaxOpset));
+}
+
 } // namespace
 
 LoadedModel loadModel(const std::string &path) {
@@ -50,6 +79,7 @@ LoadedModel loadModel(const std::string &path) {
          "(truncated or corrupt file?)");
   if (!model.proto.has_graph() || model.proto.graph().node_size() == 0)
     fail("'" + path + "' is not a valid ONNX model: it has no graph nodes");
+  checkVersions(model.proto, path);
   model.directory = fs::absolute(fs::path(path)).parent_path().string();
   return model;
 }
@@ -189,17 +219,23 @@ std::string readExternalData(const onnx::TensorProto &proto, const std::string &
                              const std::string &what, int64_t expectedBytes) {
   std::string location;
   int64_t offset = 0, length = -1;
+  // A number must be all digits: "12abc" is not 12.
+  auto number = [&](const onnx::StringStringEntryProto &entry) {
+    const std::string &text = entry.value();
+    int64_t value = 0;
+    auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (text.empty() || error != std::errc() || end != text.data() + text.size() || value < 0)
+      fail(what + ": external data " + entry.key() + " '" + text +
+           "' is not a non-negative number");
+    return value;
+  };
   for (const auto &entry : proto.external_data()) {
-    try {
-      if (entry.key() == "location")
-        location = entry.value();
-      else if (entry.key() == "offset")
-        offset = std::stoll(entry.value());
-      else if (entry.key() == "length")
-        length = std::stoll(entry.value());
-    } catch (const std::exception &) {
-      fail(what + ": external data " + entry.key() + " '" + entry.value() + "' is not a number");
-    }
+    if (entry.key() == "location")
+      location = entry.value();
+    else if (entry.key() == "offset")
+      offset = number(entry);
+    else if (entry.key() == "length")
+      length = number(entry);
   }
   if (location.empty())
     fail(what + ": external data has no location");

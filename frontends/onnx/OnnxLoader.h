@@ -16,6 +16,13 @@ struct LoadedModel {
   std::string directory; // where external data locations are resolved
 };
 
+// The opsets of the default ONNX domain the importer accepts.
+constexpr int64_t kMinOpset = 13;
+constexpr int64_t kMaxOpset = 23;
+// The IR versions (the file format's own version) it reads.
+constexpr int64_t kMinIrVersion = 3;
+constexpr int64_t kMaxIrVersion = 14;
+
 // Throws ImportError when the file is missing, truncated or not an ONNX model.
 LoadedModel loadModel(const std::string &path);
 

@@ -7,7 +7,9 @@
 #include "core/kernels/Sampling.h"
 
 #include <algorithm>
+#include <cmath>
 #include <span>
+#include <string>
 
 namespace mk::cpu {
 
@@ -16,6 +18,12 @@ void runArgmaxTask(TaskContext &context) {
   uint64_t length = context.elementsOf(op.input);
 
   std::vector<float> logits = context.load(op.input, 0, length);
+  // As the kernel's MK_ERROR_NON_FINITE_LOGIT: the lowest such index.
+  for (uint64_t i = 0; i < length; ++i)
+    if (!std::isfinite(logits[i]))
+      context.fail("logit " + std::to_string(i) + " is " +
+                   (std::isnan(logits[i]) ? "NaN" : "infinite") +
+                   ": the model computes non-finite logits");
   const TokenChoice *choice = context.choice();
   int64_t token = 0;
   if (!choice) {

@@ -35,6 +35,12 @@ bool mergeChunks(std::span<const float> partials, const AttentionLayout &layout,
     for (uint64_t d = 0; d < headDim; ++d)
       weighted[d] += double(partial[d]) * scale;
   }
+  // NaN from the chunks (a NaN or infinite activation) goes on as NaN, as
+  // on the GPU, for the argmax to report; it is not an empty attention.
+  if (std::isnan(sum)) {
+    std::fill(out.begin(), out.end(), std::numeric_limits<float>::quiet_NaN());
+    return true;
+  }
   if (!(sum > 0))
     return false;
   for (uint64_t d = 0; d < headDim; ++d)

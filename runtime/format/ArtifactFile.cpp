@@ -7,6 +7,8 @@
 #include "runtime/format/TaskGraphCodec.h"
 #include "runtime/format/WeightPacking.h"
 
+#include <algorithm>
+#include <cctype>
 #include <map>
 
 namespace mk {
@@ -56,9 +58,34 @@ std::string checkBlob(const Artifact &artifact) {
          std::to_string(at);
 }
 
+// The strings a loader prints or acts on: the compiler's name and version,
+// and the GPU architecture, "sm_" and a compute capability of 8.0 or later
+// (the kernel's least), as mkc writes them. Anything else was not written by
+// mkc, or was changed since.
+std::string checkIdentity(const ModelFacts &facts) {
+  const std::string &version = facts.compilerVersion;
+  bool printable = std::all_of(version.begin(), version.end(),
+                               [](char c) { return c >= 0x20 && c < 0x7f; });
+  if (version.rfind("mkc ", 0) != 0 || version.size() > 64 || !printable)
+    return "compiler_version is not \"mkc\" and a version (at most 64 printable characters)";
+  const std::string &arch = facts.targetArch;
+  size_t digits = 0;
+  while (3 + digits < arch.size() && std::isdigit(static_cast<unsigned char>(arch[3 + digits])))
+    ++digits;
+  std::string suffix = arch.size() > 3 + digits ? arch.substr(3 + digits) : "";
+  bool wellFormed = arch.rfind("sm_", 0) == 0 && (digits == 2 || digits == 3) &&
+                    (suffix.empty() || suffix == "a" || suffix == "f");
+  if (!wellFormed || std::stoi(arch.substr(3, digits)) < 80)
+    return "target arch '" + (printable ? arch.substr(0, 32) : std::string("?")) +
+           "' is not a GPU architecture mkc compiles for (sm_80 or later, e.g. sm_90a)";
+  return "";
+}
+
 // The manifest's statements against what the other sections say.
 std::string checkManifest(const Manifest &manifest, const Artifact &artifact) {
   const ModelFacts &facts = manifest.facts;
+  if (std::string problem = checkIdentity(facts); !problem.empty())
+    return problem;
   ModelFacts derived = describeModel(artifact.graph, artifact.schedule);
   if (facts.numLayers != derived.numLayers || facts.hidden != derived.hidden ||
       facts.numHeads != derived.numHeads || facts.numKvHeads != derived.numKvHeads ||
@@ -103,6 +130,9 @@ std::string load(const MkFile &file, Artifact &artifact) {
   if (std::string problem = checkWeightIndex(artifact.weights, artifact.weightData);
       !problem.empty())
     return "section MANIFEST: " + problem;
+  if (std::string problem = checkWeightValues(artifact.weights, artifact.weightData);
+      !problem.empty())
+    return "section WEIGHTS: " + problem;
 
   std::span<const uint8_t> blob = file.section(SectionKind::Schedule);
   artifact.scheduleBlob.assign(blob.begin(), blob.end());

@@ -18,6 +18,7 @@ constexpr uint64_t kTableOffset = 24;  // u64
 constexpr uint64_t kSectionCount = 32; // u32
 constexpr uint64_t kEntryBytes = 36;   // u32, 32
 constexpr uint64_t kTableCrc = 40;     // u32, CRC-32 of the table
+constexpr uint64_t kHeaderReserved = 44; // 16 bytes, 0
 constexpr uint64_t kHeaderCrc = 60;    // u32, CRC-32 of header bytes [0, 60)
 
 // A section-table entry.
@@ -26,7 +27,7 @@ constexpr uint64_t kEntryFlags = 4;  // u32, 0
 constexpr uint64_t kEntryOffset = 8; // u64
 constexpr uint64_t kEntrySize = 16;  // u64
 constexpr uint64_t kEntryCrc = 24;   // u32
-// bytes 28..31 are reserved (0)
+constexpr uint64_t kEntryReserved = 28; // u32, 0
 
 inline uint32_t get32(const uint8_t *p) {
   return uint32_t(p[0]) | uint32_t(p[1]) << 8 | uint32_t(p[2]) << 16 | uint32_t(p[3]) << 24;

@@ -57,6 +57,12 @@ std::string checkHeader(std::span<const uint8_t> bytes) {
       layout::get32(header + layout::kEntryBytes) != kMkSectionEntryBytes)
     return "the header declares a header or section-entry size other than " +
            std::to_string(kMkHeaderBytes) + " and " + std::to_string(kMkSectionEntryBytes);
+  // Reserved bytes are zero, so that a later version can give them a meaning
+  // that an older reader does not silently ignore.
+  for (uint64_t i = layout::kHeaderReserved; i < layout::kHeaderCrc; ++i)
+    if (header[i] != 0)
+      return "reserved header byte at offset " + std::to_string(i) + " is " + hex(header[i]) +
+             ", must be 0";
   return "";
 }
 
@@ -85,6 +91,14 @@ std::string readTable(std::span<const uint8_t> bytes, uint64_t declaredBytes,
            "): stored " + hex(stored) + ", computed " + hex(computed);
   for (uint32_t i = 0; i < count; ++i) {
     const uint8_t *entry = raw.data() + i * kMkSectionEntryBytes;
+    uint64_t entryOffset = tableOffset + uint64_t(i) * kMkSectionEntryBytes;
+    if (uint32_t flags = layout::get32(entry + layout::kEntryFlags); flags != 0)
+      return "section table entry " + std::to_string(i) + " (offset " +
+             std::to_string(entryOffset) + "): flags are " + hex(flags) + ", must be 0";
+    if (uint32_t reserved = layout::get32(entry + layout::kEntryReserved); reserved != 0)
+      return "section table entry " + std::to_string(i) + " (offset " +
+             std::to_string(entryOffset + layout::kEntryReserved) + "): reserved word is " +
+             hex(reserved) + ", must be 0";
     table.push_back(
         {layout::get32(entry + layout::kEntryKind), layout::get64(entry + layout::kEntryOffset),
          layout::get64(entry + layout::kEntrySize), layout::get32(entry + layout::kEntryCrc)});
@@ -122,6 +136,33 @@ std::string checkPlacement(const std::vector<SectionEntry> &table, uint64_t tabl
   return "";
 }
 
+// The bytes no section holds, from the end of the table to the end of the
+// file, are zero: nothing can hide between sections.
+std::string checkPadding(std::span<const uint8_t> bytes, const std::vector<SectionEntry> &table,
+                         uint64_t tableEnd) {
+  std::vector<SectionEntry> byOffset;
+  for (const SectionEntry &entry : table)
+    if (entry.size > 0)
+      byOffset.push_back(entry);
+  std::sort(byOffset.begin(), byOffset.end(),
+            [](const SectionEntry &a, const SectionEntry &b) { return a.offset < b.offset; });
+  uint64_t cursor = tableEnd;
+  auto zeroUpTo = [&](uint64_t end) -> std::string {
+    for (uint64_t i = cursor; i < end; ++i)
+      if (bytes[i] != 0)
+        return "padding byte at offset " + std::to_string(i) + " (between sections, bytes [" +
+               std::to_string(cursor) + ", " + std::to_string(end) + ")) is " + hex(bytes[i]) +
+               ", must be 0";
+    return "";
+  };
+  for (const SectionEntry &entry : byOffset) {
+    if (std::string problem = zeroUpTo(entry.offset); !problem.empty())
+      return problem;
+    cursor = std::max(cursor, entry.offset + entry.size);
+  }
+  return zeroUpTo(bytes.size());
+}
+
 std::string checkFile(std::span<const uint8_t> bytes, std::vector<SectionEntry> &table) {
   if (std::string problem = checkHeader(bytes); !problem.empty())
     return problem;
@@ -151,6 +192,8 @@ std::string checkFile(std::span<const uint8_t> bytes, std::vector<SectionEntry> 
           return entry.kind == static_cast<uint32_t>(kind);
         }))
       return "missing required section " + sectionKindName(kind);
+  if (std::string problem = checkPadding(bytes, table, tableEnd); !problem.empty())
+    return problem;
   for (const SectionEntry &entry : table) {
     uint32_t computed = crc32(bytes.subspan(entry.offset, entry.size));
     if (computed != entry.crc32)

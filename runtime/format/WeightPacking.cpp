@@ -60,6 +60,12 @@ bool packWeights(const TaskGraph &graph, const WeightTable &table, PackedWeights
     for (float value : sources[i]->values)
       *out++ = toBf16(value);
   }
+  // A finite f32 past bf16's largest value rounds to infinity; the loader
+  // would refuse the file, so the compiler does first.
+  if (std::string problem = checkWeightValues(packed.index, packed.data); !problem.empty()) {
+    error = problem + " (rounded to bf16)";
+    return false;
+  }
   return true;
 }
 
@@ -80,6 +86,20 @@ std::string checkWeightIndex(const std::vector<WeightEntry> &index,
     if (entry.offset % kWeightAlignment != 0)
       return what + ": offset " + std::to_string(entry.offset) + " is not a multiple of " +
              std::to_string(kWeightAlignment) + " elements";
+  }
+  return "";
+}
+
+std::string checkWeightValues(const std::vector<WeightEntry> &index,
+                              std::span<const uint16_t> data) {
+  for (const WeightEntry &entry : index) {
+    std::span<const uint16_t> bits = data.subspan(entry.offset, entry.rows * entry.cols);
+    for (size_t i = 0; i < bits.size(); ++i)
+      if ((bits[i] & 0x7f80u) == 0x7f80u) // exponent all ones: infinity or NaN
+        return "weight '" + entry.name + "' element " + std::to_string(i) + " (byte " +
+               std::to_string(2 * (entry.offset + i)) + " of the section) is " +
+               ((bits[i] & 0x7fu) ? "NaN" : "infinite") +
+               ": a model with NaN or infinite weights computes NaN logits";
   }
   return "";
 }

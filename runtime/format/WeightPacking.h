@@ -32,6 +32,11 @@ bool packWeights(const TaskGraph &graph, const WeightTable &table, PackedWeights
 // unique, else which entry does not.
 std::string checkWeightIndex(const std::vector<WeightEntry> &index, std::span<const uint16_t> data);
 
+// "" when every weight of a checked index is finite; else the first NaN or
+// infinity, with its weight, element and byte in the section.
+std::string checkWeightValues(const std::vector<WeightEntry> &index,
+                              std::span<const uint16_t> data);
+
 // One weight widened to f32; the entry must have passed checkWeightIndex.
 std::vector<float> unpackWeight(const WeightEntry &entry, std::span<const uint16_t> data);
 

@@ -57,3 +57,9 @@ def has_gpu():
 
 if has_gpu():
     config.available_features.add("gpu")
+
+# The tools are built with AddressSanitizer (build-asan/): tests/tools/
+# expect_exit.py then caps allocations through ASan instead of the address
+# space, which ASan's shadow memory fills.
+if config.mkc_sanitized.upper() in ("ON", "1", "TRUE", "YES"):
+    config.environment["MKC_SANITIZED"] = "1"

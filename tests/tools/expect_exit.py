@@ -9,6 +9,7 @@ forever) instead of hanging the test; --max-memory caps its address space,
 so that a command allocating what its input merely declares fails here
 rather than on a machine with less memory than this one.
 """
+import os
 import resource
 import subprocess
 import sys
@@ -27,14 +28,25 @@ while args and args[0] != "--":
 assert args and args[0] == "--", "expect_exit.py CODE [options] -- COMMAND ..."
 
 
+# Under AddressSanitizer (MKC_SANITIZED, set by lit.cfg.py) the address space
+# cannot be capped, ASan's shadow alone being terabytes of it: its allocator
+# refuses, as an out-of-memory, any one allocation past the cap instead.
+sanitized = os.environ.get("MKC_SANITIZED") == "1"
+env = dict(os.environ)
+if sanitized and max_memory is not None:
+    env["ASAN_OPTIONS"] = ":".join(filter(None, [
+        env.get("ASAN_OPTIONS", ""), f"max_allocation_size_mb={max_memory >> 20}",
+        "allocator_may_return_null=1"]))
+
+
 def limit_memory():
-    if max_memory is not None:
+    if max_memory is not None and not sanitized:
         resource.setrlimit(resource.RLIMIT_AS, (max_memory, max_memory))
 
 
 try:
     result = subprocess.run(args[1:], capture_output=True, text=True, timeout=timeout,
-                            preexec_fn=limit_memory)
+                            preexec_fn=limit_memory, env=env)
 except subprocess.TimeoutExpired:
     sys.stdout.write(f"expect_exit: still running after {timeout} s, expected exit code {code}\n")
     sys.exit(1)

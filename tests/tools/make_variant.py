@@ -137,6 +137,50 @@ def main(kind, source, out):
     elif kind == "external-offset":
         set_external_location(model, out, None, offset=1 << 40)
         return
+    elif kind == "external-offset-text":
+        set_external_location(model, out, None, offset="64abc")
+        return
+    elif kind.startswith("opset-"):
+        model.opset_import[0].version = int(kind.split("-")[1])
+    elif kind == "no-opset":
+        del model.opset_import[:]
+    elif kind.startswith("ir-version-"):
+        model.ir_version = int(kind.split("-")[2])
+    elif kind == "misspelled-attribute":
+        next(a for a in first_node(model, "Concat").attribute if a.name == "axis").name = "axsi"
+    elif kind == "missing-attribute":
+        node = first_node(model, "Concat")
+        node.attribute.remove(next(a for a in node.attribute if a.name == "axis"))
+    elif kind == "mistyped-attribute":
+        axis = next(a for a in first_node(model, "Softmax").attribute if a.name == "axis")
+        axis.type, axis.f = onnx.AttributeProto.FLOAT, float(axis.i)
+        axis.ClearField("i")
+    elif kind == "unsupported-ops":
+        # Three ops no one handles: on activations (Erf, Celu) and on
+        # constants (a Range), each to be named.
+        first_node(model, "Sigmoid").op_type = "Erf"
+        first_node(model, "Sqrt").op_type = "Celu"
+        first_node(model, "Range").op_type = "Bogus"
+    elif kind == "unknown-constant-op":
+        first_node(model, "Range").op_type = "Bogus"
+    elif kind in ("nan-weights", "inf-weights"):
+        name = weight_initializers(model)[0]
+        init = next(i for i in model.graph.initializer if i.name == name)
+        values = numpy_helper.to_array(init).copy()
+        values.flat[5] = np.nan if kind == "nan-weights" else -np.inf
+        init.CopyFrom(numpy_helper.from_array(values, name))
+    elif kind == "inf-rotary":
+        # The rotary inverse frequencies, a [1, head_dim/2, 1] Constant.
+        for node in model.graph.node:
+            if node.op_type == "Constant" and node.attribute[0].name == "value":
+                values = numpy_helper.to_array(node.attribute[0].t)
+                if values.ndim == 3 and values.shape[0] == 1 and values.shape[2] == 1:
+                    values = values.copy()
+                    values.flat[1] = np.inf
+                    node.attribute[0].t.CopyFrom(numpy_helper.from_array(values))
+                    break
+        else:
+            raise SystemExit("no rotary frequencies in the source model")
     else:
         raise SystemExit(f"unknown variant {kind}")
     onnx.save(model, out)

@@ -85,7 +85,7 @@ TEST(Artifact, LoadsBackAndRunsAsTheKernelsComputeWithBf16Weights) {
   EXPECT_EQ(artifact.facts.numSms, 4u);
   EXPECT_EQ(artifact.facts.eosTokens, (std::vector<int64_t>{2, 5}));
   EXPECT_EQ(artifact.facts.targetArch, "sm_90a");
-  EXPECT_EQ(artifact.facts.compilerVersion, "toy");
+  EXPECT_EQ(artifact.facts.compilerVersion, "mkc toy");
   EXPECT_EQ(artifact.facts.kernelFingerprint, "");
   EXPECT_FALSE(hasKernel(artifact));
   EXPECT_EQ(artifact.scheduleBlob, built->artifact.scheduleBlob);
@@ -180,6 +180,33 @@ TEST(Artifact, RefusesSectionsThatDisagree) {
                  "is not in the weight index");
   expectContains(loadError(withManifest([](Manifest &m) { m.facts.eosTokens = {toy::kVocab}; })),
                  "EOS token 37 is outside the vocabulary");
+  for (const char *arch : {"", "bogus", "sm_70", "sm_9", "sm_90x", "sm_1000"})
+    expectContains(loadError(withManifest([&](Manifest &m) { m.facts.targetArch = arch; })),
+                   "section MANIFEST: target arch '" + std::string(arch) +
+                       "' is not a GPU architecture mkc compiles for");
+  for (const char *version : {"", "gcc 12", "mkc\n", "mkc 0.1\x01"})
+    expectContains(
+        loadError(withManifest([&](Manifest &m) { m.facts.compilerVersion = version; })),
+        "section MANIFEST: compiler_version is not \"mkc\" and a version");
+}
+
+// A NaN or an infinity in WEIGHTS (bf16: the exponent's bits all ones) is
+// refused at load with the weight and the byte: mkc refuses such a model at
+// compile time, so every engine stops before running one.
+TEST(Artifact, RefusesNonFiniteWeights) {
+  toy::ToyModel model = toy::buildToyModel();
+  auto built = toy::buildToyArtifact(model);
+  const WeightEntry &second = built->artifact.weights.at(1);
+  for (uint16_t bits : {uint16_t(0x7fc0), uint16_t(0xff80), uint16_t(0x7f81)}) {
+    std::string error = loadError(withSection(SectionKind::Weights, [&](auto &bytes) {
+      uint64_t at = 2 * (second.offset + 3);
+      bytes[at] = static_cast<uint8_t>(bits);
+      bytes[at + 1] = static_cast<uint8_t>(bits >> 8);
+    }));
+    expectContains(error, "section WEIGHTS: weight '" + second.name + "' element 3 (byte " +
+                              std::to_string(2 * (second.offset + 3)) + " of the section) is " +
+                              (bits == 0xff80 ? "infinite" : "NaN"));
+  }
 }
 
 TEST(Artifact, NeverCrashesOnCorruptSectionsWithValidChecksums) {

@@ -194,6 +194,32 @@ TEST(CpuExecutor, RefusesTokensOutsideTheVocabularyAndStaysUsable) {
   EXPECT_NO_THROW(executor.step(1));
 }
 
+// A NaN reaching the attention goes on as NaN, as on the GPU, and the argmax
+// names the first non-finite logit as the kernel's MK_ERROR_NON_FINITE_LOGIT
+// does, in every mode: not an empty attention, not a token.
+TEST(CpuExecutor, ReportsNonFiniteLogitsAsTheKernelDoes) {
+  toy::ToyModel model = buildToyModel(4);
+  WeightTable poisoned;
+  for (const auto &[name, weight] : model.weights.all()) {
+    Weight copy = weight;
+    if (name == "embed")
+      std::fill(copy.values.begin(), copy.values.end(), std::numeric_limits<float>::quiet_NaN());
+    poisoned.add(std::move(copy));
+  }
+  for (bool checked : {false, true}) {
+    CpuExecutor executor(model.graph, model.schedule, poisoned, {.checked = checked});
+    try {
+      executor.step(1);
+      ADD_FAILURE() << "NaN logits gave a token";
+    } catch (const ExecutionError &error) {
+      std::string message = error.what();
+      EXPECT_NE(message.find("logit 0 is NaN: the model computes non-finite logits"),
+                std::string::npos)
+          << message;
+    }
+  }
+}
+
 TEST(CpuExecutor, RefusesToRunPastTheContext) {
   toy::ToyModel model = buildToyModel(4);
   CpuExecutor executor(model.graph, model.schedule, model.weights);

@@ -93,3 +93,10 @@ TEST(GgufQuantsTest, SizesAndTypesOutsideTheTableAreRefused) {
 }
 
 } // namespace
+
+// Found by fuzz-gguf: an empty F32 tensor reached memcpy with a null
+// pointer (undefined behaviour, which gguf.asan's UBSan reports).
+TEST(GgufQuantsTest, AnEmptyTensorDequantizesToNothing) {
+  for (mk::GgmlType type : {mk::GgmlType::F32, mk::GgmlType::F16, mk::GgmlType::Q8_0})
+    EXPECT_EQ(mk::dequantize(uint32_t(type), std::span<const uint8_t>(), std::span<float>()), "");
+}

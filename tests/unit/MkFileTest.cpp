@@ -222,6 +222,68 @@ TEST(MkFile, RefusesAMissingSectionAndTrailingBytes) {
                 {"trailing bytes from offset " + std::to_string(longer.size() - 1)});
 }
 
+// Rewrites the table's and the header's checksums after an edit, so that the
+// edit is seen by the checks after them, as a deliberate one would be.
+void resealHeaderAndTable(std::vector<uint8_t> &bytes) {
+  uint32_t count = layout::get32(bytes.data() + layout::kSectionCount);
+  layout::put32(bytes.data() + layout::kTableCrc,
+                crc32(std::span(bytes.data() + kMkHeaderBytes, count * kMkSectionEntryBytes)));
+  layout::put32(bytes.data() + layout::kHeaderCrc,
+                crc32(std::span<const uint8_t>(bytes.data(), layout::kHeaderCrc)));
+}
+
+// The spec fixes the reserved bytes, the flags and the padding at zero: each
+// changed, with the checksums sealed again, is refused, naming the offset.
+TEST(MkFile, RefusesNonZeroReservedBytesFlagsAndPadding) {
+  const std::vector<uint8_t> bytes = assemble(sampleSections());
+  for (uint64_t offset = layout::kHeaderReserved; offset < layout::kHeaderCrc; ++offset) {
+    std::vector<uint8_t> reserved = bytes;
+    reserved[offset] = 1;
+    resealHeaderAndTable(reserved);
+    expectMessage(openError(reserved),
+                  {"reserved header byte at offset " + std::to_string(offset), "must be 0"});
+  }
+  for (size_t entry = 0; entry < sampleSections().size(); ++entry) {
+    uint64_t at = kMkHeaderBytes + entry * kMkSectionEntryBytes;
+    std::vector<uint8_t> flags = bytes;
+    flags[at + layout::kEntryFlags] = 0x80;
+    resealHeaderAndTable(flags);
+    expectMessage(openError(flags),
+                  {"section table entry " + std::to_string(entry), "flags are 0x80, must be 0"});
+    std::vector<uint8_t> reserved = bytes;
+    reserved[at + layout::kEntryReserved + 3] = 1;
+    resealHeaderAndTable(reserved);
+    expectMessage(openError(reserved),
+                  {"section table entry " + std::to_string(entry),
+                   "(offset " + std::to_string(at + layout::kEntryReserved) + ")",
+                   "reserved word is 0x1000000"});
+  }
+  // Every padding byte: between the table and the first section, between
+  // sections, and before WEIGHTS' page boundary. No checksum covers them.
+  std::vector<bool> inSection(bytes.size(), false);
+  uint64_t tableEnd = kMkHeaderBytes + sampleSections().size() * kMkSectionEntryBytes;
+  std::fill(inSection.begin(), inSection.begin() + tableEnd, true);
+  std::string error;
+  auto file = MkFile::view(bytes, error);
+  ASSERT_NE(file, nullptr) << error;
+  for (const SectionEntry &entry : file->entries())
+    std::fill(inSection.begin() + entry.offset, inSection.begin() + entry.offset + entry.size,
+              true);
+  size_t padding = 0;
+  for (uint64_t offset = 0; offset < bytes.size(); ++offset) {
+    if (inSection[offset])
+      continue;
+    ++padding;
+    std::vector<uint8_t> damaged = bytes;
+    damaged[offset] = 0xff;
+    std::string problem;
+    EXPECT_EQ(MkFile::view(damaged, problem), nullptr) << "accepted padding at " << offset;
+    expectMessage(problem,
+                  {"padding byte at offset " + std::to_string(offset), "is 0xff, must be 0"});
+  }
+  EXPECT_GT(padding, 3000u); // WEIGHTS' page alignment alone leaves most of a page
+}
+
 TEST(MkFile, SkipsSectionsOfUnknownKinds) {
   std::vector<OwnedSection> sections = sampleSections();
   sections.push_back({static_cast<SectionKind>(77), filled(10, 9)});

@@ -13,7 +13,7 @@
 namespace mk::toy {
 
 std::unique_ptr<BuiltArtifact> buildToyArtifact(const ToyModel &model, ArtifactOptions options) {
-  options.compilerVersion = "toy";
+  options.compilerVersion = "mkc toy";
   std::string error;
   auto built = buildArtifact(model.graph, model.schedule, model.weights, std::move(options), error);
   if (!built)

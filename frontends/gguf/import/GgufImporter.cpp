@@ -66,6 +66,7 @@ private:
   mlir::OwningOpRef<mlir::ModuleOp> module;
   mlir::func::FuncOp function;
   std::set<std::string> used; // tensors read, so that none is silently ignored
+  std::string nonFinite;      // the first tensor holding a NaN or infinity
 };
 
 mlir::FlatSymbolRefAttr GgufBuilder::weight(const std::string &name, const Dims &dims,
@@ -74,6 +75,8 @@ mlir::FlatSymbolRefAttr GgufBuilder::weight(const std::string &name, const Dims 
   if (std::string error = readGgufTensor(file, name, dims, what, matrix); !error.empty())
     throw GgufImportError(error);
   used.insert(name);
+  if (nonFinite.empty())
+    nonFinite = describeNonFinite(matrix.values, "tensor '" + name + "'");
   Weight w;
   w.name = name;
   // mk weights are [out, in] row-major: ggml's dims reversed.
@@ -228,6 +231,9 @@ mlir::OwningOpRef<mlir::ModuleOp> GgufBuilder::build() {
                             std::to_string(tensor.infoOffset) + ") is not part of a '" +
                             config.architecture + "' decoder of " + std::to_string(config.layers) +
                             " blocks as mkc builds it; refusing rather than ignoring it");
+  // Values after structure: a file that is not a decoder says so first.
+  if (!nonFinite.empty())
+    throw GgufImportError(nonFinite);
   if (mlir::failed(mlir::verify(*module)))
     throw GgufImportError("the mk IR built from the file does not verify (see the diagnostics "
                           "above)");
