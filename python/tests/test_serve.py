@@ -216,16 +216,32 @@ class ServeTest(unittest.TestCase):
 
     def test_a_closed_stream_cancels_its_generation(self):
         start = len(self.server.lines)
-        chunks = self.complete("The cat", max_tokens=1000, temperature=0, stream=True)
+        self.assertEqual(self.expected_finish(self.model.encode("hello"), 1000), ("length", 1000))
+        chunks = self.complete("hello", max_tokens=1000, temperature=0, stream=True)
         first = next(iter(chunks))
         self.assertIsNotNone(first.choices[0].text)
         chunks.close()
         line = self.server.wait_for(r"cancelled after (\d+) of 1000 tokens", start=start)
         produced = int(re.search(r"after (\d+) of", line).group(1))
         self.assertLess(produced, 500)
-        self.assertEqual(self.server.get("/health"), (200, {"status": "ok", "waiting": 0}))
+        self.assertEqual(self.server.get("/health"), (200, {"status": "ok", "waiting": 0, "generating": 0}))
         answer = self.complete("The cat", max_tokens=12, temperature=0)
         self.assertEqual(answer.choices[0].text, self.model.generate("The cat", 12))
+
+    def test_a_request_given_up_while_waiting_is_skipped(self):
+        start = len(self.server.lines)
+        with ThreadPoolExecutor(1) as pool:
+            # Greedy "hello" meets no EOS in 1000 tokens (the closed stream's test).
+            long = pool.submit(self.complete, "hello", max_tokens=900, temperature=0)
+            while self.server.get("/health")[1]["generating"] == 0:
+                time.sleep(0.005)  # until the long one has started
+            impatient = self.client.with_options(timeout=0.2)
+            with self.assertRaises(openai.APITimeoutError):
+                impatient.completions.create(model="serve", prompt="The cat", max_tokens=8)
+            self.assertEqual(long.result().choices[0].finish_reason, "length")
+        self.server.wait_for(r"completion cancelled while waiting", start=start)
+        self.assertEqual(self.complete("hello", max_tokens=8, temperature=0).choices[0].text,
+                         self.model.generate("hello", 8))
 
     def test_models_and_health(self):
         models = self.client.models.list()

@@ -55,7 +55,11 @@ def main(argv=None):
         print(f"mkrt.serve: error: {error}", file=sys.stderr)
         return 2
     name = args.model_name or os.path.basename(args.model).removesuffix(".mk")
-    asyncio.run(_serve(model, name, args.host, args.port))
+    try:
+        asyncio.run(_serve(model, name, args.host, args.port))
+    except (MkrtError, OSError) as error:  # no tokenizer, the port taken
+        print(f"mkrt.serve: error: {error}", file=sys.stderr)
+        return 2
     return 0
 
 

@@ -9,6 +9,7 @@ import time
 from aiohttp import web
 
 from ..errors import ContextFullError, InvalidArgumentError, NoTokenizerError
+from ..text import require_tokenizer
 from . import openai_requests, openai_responses
 from .generation_queue import ERROR, PIECE, GenerationQueue
 
@@ -18,7 +19,9 @@ QUEUE = web.AppKey("queue", GenerationQueue)
 
 
 def make_app(model, model_name):
-    """The application serving `model` (an mkrt.Model) as `model_name`."""
+    """The application serving `model` (an mkrt.Model) as `model_name`.
+    The API answers text, so the file must carry its tokenizer."""
+    require_tokenizer(model.tokenizer, f"serving '{model.path}'")
     app = web.Application(middlewares=[_errors_as_json])
     app[MODEL], app[MODEL_NAME] = model, model_name
     app[QUEUE] = GenerationQueue()
@@ -51,7 +54,9 @@ async def _errors_as_json(request, handler):
 
 
 async def health(request):
-    return web.json_response({"status": "ok", "waiting": request.app[QUEUE].waiting()})
+    queue = request.app[QUEUE]
+    return web.json_response({"status": "ok", "waiting": queue.waiting(),
+                              "generating": queue.generating()})
 
 
 async def models(request):

@@ -40,6 +40,7 @@ class Job:
 class GenerationQueue:
     def __init__(self):
         self._jobs = queue.Queue()
+        self._running = False
         self._worker = threading.Thread(target=self._run, name="mkrt-serve-worker", daemon=True)
         self._worker.start()
 
@@ -50,7 +51,12 @@ class GenerationQueue:
         return job
 
     def waiting(self):
+        """How many requests wait their turn."""
         return self._jobs.qsize()
+
+    def generating(self):
+        """1 while a generation runs, else 0."""
+        return int(self._running)
 
     def close(self):
         self._jobs.put(None)
@@ -64,7 +70,11 @@ class GenerationQueue:
             if job.cancelled.is_set():
                 log.info("%s cancelled while waiting (client gone)", job.kind)
             else:
-                self._generate(job)
+                self._running = True
+                try:
+                    self._generate(job)
+                finally:
+                    self._running = False
 
     def _generate(self, job):
         generation = job.generation
