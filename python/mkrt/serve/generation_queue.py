@@ -69,14 +69,20 @@ class GenerationQueue:
                 return
             if job.cancelled.is_set():
                 log.info("%s cancelled while waiting (client gone)", job.kind)
-            else:
-                self._running = True
-                try:
-                    self._generate(job)
-                finally:
-                    self._running = False
+                continue
+            self._running = True
+            try:
+                event, value, report = self._generate(job)
+            finally:
+                self._running = False
+            # After the generation is over (the kernel has stopped), so that
+            # its client's next look at /health finds the model idle.
+            job.post(event, value)
+            log.info("%s", report)
 
     def _generate(self, job):
+        """Runs `job` until its generation ends or the job is cancelled,
+        posting its pieces; returns its last event and a line for the log."""
         generation = job.generation
         start = time.monotonic()
         cut_short = False
@@ -88,15 +94,12 @@ class GenerationQueue:
                         break  # closing the stream stops the kernel
                     job.post(PIECE, piece)
         except Exception as error:  # answered to the client
-            job.post(ERROR, error)
-            log.info("%s failed: %s", job.kind, error)
-            return
-        job.post(DONE)
+            return ERROR, error, f"{job.kind} failed: {error}"
         seconds = time.monotonic() - start
         produced = len(generation.generated)
         if cut_short:
             outcome = f"cancelled after {produced} of {generation.max_new} tokens (client gone)"
         else:
             outcome = f"{produced} tokens, finish_reason {generation.finish_reason}"
-        log.info("%s: %d prompt tokens, %s, %.3f s (%.1f tokens/s)", job.kind,
-                 len(generation.tokens), outcome, seconds, produced / max(seconds, 1e-9))
+        return DONE, None, (f"{job.kind}: {len(generation.tokens)} prompt tokens, {outcome}, "
+                            f"{seconds:.3f} s ({produced / max(seconds, 1e-9):.1f} tokens/s)")
