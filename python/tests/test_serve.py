@@ -243,6 +243,14 @@ class ServeTest(unittest.TestCase):
         self.assertEqual(self.complete("hello", max_tokens=8, temperature=0).choices[0].text,
                          self.model.generate("hello", 8))
 
+    def test_a_file_without_a_tokenizer_is_refused_at_start(self):
+        path = fixture.compile_model("no-tokenizer.mk", tokenizer=False)
+        result = subprocess.run([sys.executable, "-m", "mkrt.serve", str(path), "--port", "0",
+                                 "--device", "cpu"], capture_output=True, text=True,
+                                env=os.environ, timeout=60)
+        self.assertEqual(result.returncode, 2)
+        self.assertIn("has no tokenizer, which the server needs", result.stderr)
+
     def test_models_and_health(self):
         models = self.client.models.list()
         self.assertEqual([m.id for m in models.data], ["serve"])

@@ -9,7 +9,6 @@ import time
 from aiohttp import web
 
 from ..errors import ContextFullError, InvalidArgumentError, NoTokenizerError
-from ..text import require_tokenizer
 from . import openai_requests, openai_responses
 from .generation_queue import ERROR, PIECE, GenerationQueue
 
@@ -21,7 +20,10 @@ QUEUE = web.AppKey("queue", GenerationQueue)
 def make_app(model, model_name):
     """The application serving `model` (an mkrt.Model) as `model_name`.
     The API answers text, so the file must carry its tokenizer."""
-    require_tokenizer(model.tokenizer, f"serving '{model.path}'")
+    if model.tokenizer is None:
+        raise NoTokenizerError(
+            f"'{model.path}' has no tokenizer, which the server needs (OpenAI's API is text): "
+            "compile it with `mkc compile MODEL --tokenizer=DIR` (DIR holding tokenizer.json)")
     app = web.Application(middlewares=[_errors_as_json])
     app[MODEL], app[MODEL_NAME] = model, model_name
     app[QUEUE] = GenerationQueue()
