@@ -1,8 +1,8 @@
 """The aiohttp application: OpenAI's routes over one model and its
 generation queue. aiohttp parses HTTP; a request's handler is cancelled
 when its client disconnects (the runner's handler_cancellation), and its
-`finally` cancels the generation: skipped while queued, stopped after the
-step in progress while running."""
+`finally` cancels the generation: skipped while queued, its stream closed
+at the next text piece while running (which stops the kernel)."""
 import json
 import time
 
