@@ -47,7 +47,7 @@ fi
 
 step "[2/4] Python venv ($VENV)"
 if [[ -x "$PYTHON" ]] && cmp -s "$REQUIREMENTS" "$VENV_STAMP" &&
-   "$PYTHON" -c "import numpy, onnx, onnxruntime, lit, tokenizers, jinja2" 2>/dev/null &&
+   "$PYTHON" -c "import numpy, onnx, onnxruntime, lit, tokenizers, jinja2, aiohttp, openai" 2>/dev/null &&
    [[ -x "$VENV/bin/lit" ]]; then
   echo "up to date ($("$PYTHON" --version))"
 else

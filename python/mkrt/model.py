@@ -337,6 +337,9 @@ class _Generation:
                 f"max context of {room}: ask for fewer tokens, or compile with a larger "
                 "`mkc compile --max-context`")
         self.generated = []  # the new tokens so far, EOS included
+        # "stop" at an EOS token or a stop string, "length" at max_new_tokens;
+        # None while going, or when the caller closed the stream early.
+        self.finish_reason = None
 
     def result(self):
         return self._pieces() if self.stream else self._whole()
@@ -350,13 +353,16 @@ class _Generation:
         tokens = self.model._context.extend(self.owner, self.tokens, self.max_new,
                                             self.sampling)
         assembler = self._assembler() if self.text_mode else None
+        self.finish_reason = "length"
         for token in tokens:
             self.generated.append(token)
             if token in self.model.eos_tokens:
+                self.finish_reason = "stop"
                 break
             if assembler is not None:
                 assembler.push(token)
                 if assembler.stopped:
+                    self.finish_reason = "stop"
                     break
         if assembler is None:
             return list(self.generated)
@@ -373,15 +379,20 @@ class _Generation:
             if assembler is None:
                 yield token
                 if token in self.model.eos_tokens:
+                    self.finish_reason = "stop"
                     return
                 continue
             if token in self.model.eos_tokens:
+                self.finish_reason = "stop"
                 break
             piece = assembler.push(token)
             if piece:
                 yield piece
             if assembler.stopped:
+                self.finish_reason = "stop"
                 return
+        else:
+            self.finish_reason = "length"
         if assembler is not None:
             piece = assembler.finish()
             if piece:
