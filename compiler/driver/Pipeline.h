@@ -18,10 +18,14 @@
 
 namespace mk {
 
+class CompilePhases;
+
 struct CompileOptions {
   int64_t maxContext = 2048;
   TargetDescription target;
   bool printIrAfterAll = false;
+  // Told of import, passes, task graph and schedule when set (mkc compile).
+  CompilePhases *phases = nullptr;
 };
 
 struct CompiledModel {
