@@ -97,6 +97,37 @@ class GgufTokenizerTest(unittest.TestCase):
     def test_text_generation_runs(self):
         self.assertIsInstance(self.model.generate("The capital of", max_new_tokens=4), str)
 
+    def write_gguf_with(self, name, edit, pre="smollm"):
+        """A GGUF file of the trained vocabulary after `edit(tokenizer.json's dict)`."""
+        work = fixture.workdir()
+        document = json.loads(self.reference.to_str())
+        edit(document)
+        changed = work / f"{name}.json"
+        changed.write_text(json.dumps(document), encoding="utf-8")
+        gguf = work / f"{name}.gguf"
+        subprocess.run([sys.executable, str(MAKE_GGUF), str(QWEN2), str(gguf),
+                        "--bpe-tokenizer", str(changed), "--bpe-pre", pre], check=True)
+        return gguf
+
+    def test_a_merge_that_is_not_two_tokens_is_refused(self):
+        def glue_first_merge(document):
+            merges = document["model"]["merges"]
+            merges[0] = "".join(merges[0]) if isinstance(merges[0], list) else merges[0].replace(" ", "")
+        gguf = self.write_gguf_with("bad-merge", glue_first_merge)
+        run = subprocess.run([fixture.MKC, "compile", str(gguf), "-o",
+                              str(fixture.workdir() / "bad-merge.mk"), "--no-kernel"],
+                             capture_output=True, text=True)
+        self.assertEqual(run.returncode, 2, run.stderr)
+        self.assertIn("tokenizer.ggml.merges", run.stderr)
+        self.assertIn("merge 0", run.stderr)
+        self.assertIn("is not two tokens separated by a space", run.stderr)
+
+    def test_an_unknown_pre_tokenizer_compiles_without_a_tokenizer(self):
+        gguf = self.write_gguf_with("unknown-pre", lambda document: None, pre="falcon")
+        compiled = compile_gguf(gguf, fixture.workdir() / "unknown-pre.mk")
+        self.assertIn("warning", compiled.stderr)
+        self.assertIn("tokenizer.ggml.pre 'falcon'", compiled.stderr)
+
     def test_a_sentencepiece_vocabulary_is_not_built(self):
         work = fixture.workdir()
         gguf = work / "qwen2-llama-vocab.gguf"
