@@ -22,6 +22,9 @@ struct EmbeddedTokens {
   std::vector<int64_t> eosTokens;
   std::optional<int64_t> bosToken;
   std::string chatTemplate;
+  std::string tokenizerJson;      // an HF tokenizer.json built from the file's vocabulary, or ""
+  uint64_t tokenizerTokens = 0;   // its vocabulary's size
+  std::string noTokenizerReason;  // why there is none, when the file has a vocabulary
 };
 
 struct ImportedModel {

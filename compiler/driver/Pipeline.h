@@ -21,10 +21,14 @@ namespace mk {
 // The most positions --max-context accepts (Pipeline.cpp says why).
 constexpr int64_t kMostContext = int64_t{1} << 20;
 
+class CompilePhases;
+
 struct CompileOptions {
   int64_t maxContext = 2048;
   TargetDescription target;
   bool printIrAfterAll = false;
+  // Told of import, passes, task graph and schedule when set (mkc compile).
+  CompilePhases *phases = nullptr;
 };
 
 struct CompiledModel {

@@ -27,6 +27,7 @@
 #include "compiler/driver/WriteArtifact.h"
 #include "compiler/driver/Pipeline.h"
 #include "compiler/driver/RandomWeights.h"
+#include "compiler/driver/CompilePhases.h"
 #include "compiler/driver/TokenizerFiles.h"
 #include "runtime/format/ArtifactBuilder.h"
 #include "compiler/inspect/TaskGraphText.h"
@@ -88,8 +89,9 @@ const char *const kCompileHelp =
     "                           tokenizer_config.json and generation_config.json:\n"
     "                           carried into the .mk with the EOS and BOS tokens, the\n"
     "                           chat template and sampling defaults (default: the\n"
-    "                           model's folder when it holds a tokenizer.json)\n"
-    "  --no-tokenizer           (mk) none, even beside the model\n"
+    "                           model's folder when it holds a tokenizer.json, else\n"
+    "                           a GGUF file's byte-level BPE vocabulary)\n"
+    "  --no-tokenizer           (mk) none, even beside the model or in it\n"
     "  --no-kernel              (mk) no kernel: a file for the CPU executor only\n"
     "  --random-weights[=SEED]  (mk) fill the weights of a SHAPE.mlir that declares\n"
     "                           them without values, at random (for benchmarks)\n"
@@ -229,9 +231,11 @@ int parseArguments(int argc, char **argv, CompileArguments &options) {
 }
 
 llvm::Expected<CompiledModel> compileWith(mlir::MLIRContext &context,
-                                          const CompileArguments &options) {
+                                          const CompileArguments &options,
+                                          CompilePhases *phases = nullptr) {
   CompileOptions pipeline = options.pipeline;
   pipeline.printIrAfterAll = options.printIrAfterAll;
+  pipeline.phases = phases;
   return compileToSchedule(context, options.model, pipeline);
 }
 
@@ -328,6 +332,18 @@ int addTokenizer(const CompileArguments &options, int64_t vocab, const EmbeddedT
                  << ", BOS "
                  << (embedded.bosToken ? std::to_string(*embedded.bosToken) : std::string("none"))
                  << (embedded.chatTemplate.empty() ? "" : ", a chat template") << "\n";
+    if (!embedded.tokenizerJson.empty()) {
+      if (embedded.tokenizerTokens > static_cast<uint64_t>(vocab))
+        return refuse("the tokenizer of '" + embedded.source + "' has " +
+                      llvm::Twine(embedded.tokenizerTokens) + " tokens, past the model's vocabulary of " +
+                      llvm::Twine(vocab));
+      artifact.tokenizerJson = embedded.tokenizerJson;
+      llvm::errs() << "mkc: tokenizer from '" << embedded.source << "': "
+                   << embedded.tokenizerTokens << " tokens (byte-level BPE)\n";
+    } else if (!embedded.noTokenizerReason.empty()) {
+      llvm::errs() << "mkc: warning: '" << options.output << "' gets no tokenizer (token ids only): "
+                   << embedded.noTokenizerReason << "\n";
+    }
   }
   if (folder) {
     auto files = readTokenizerFiles(*folder);
@@ -359,7 +375,8 @@ int addTokenizer(const CompileArguments &options, int64_t vocab, const EmbeddedT
 // the kernel. Without NVRTC the file is still useful, on the CPU, so its
 // absence is a note; a kernel that fails to compile is an error.
 int emitArtifact(mlir::MLIRContext &context, const CompileArguments &options) {
-  auto compiled = compileWith(context, options);
+  CompilePhases phases(options.kernel ? 6 : 5);
+  auto compiled = compileWith(context, options, &phases);
   if (!compiled)
     return refuse(llvm::toString(compiled.takeError()));
   bool shapeOnly = compiled->imported.weights.all().empty();
@@ -377,6 +394,7 @@ int emitArtifact(mlir::MLIRContext &context, const CompileArguments &options) {
     return status;
   artifact.targetArch = options.arch;
   if (options.kernel) {
+    CompilePhases::Phase phase(&phases, "kernel");
     auto nvrtc = Nvrtc::get();
     if (!nvrtc) {
       llvm::errs() << "mkc: note: '" << options.output
@@ -396,8 +414,11 @@ int emitArtifact(mlir::MLIRContext &context, const CompileArguments &options) {
           : llvm::formatv("kernel (CUBIN {0} bytes, PTX {1} bytes)", artifact.cubin.size(),
                           artifact.ptx.size())
                 .str();
-  if (auto error = writeCompiledModel(*compiled, std::move(artifact), options.output))
-    return refuse(llvm::toString(std::move(error)));
+  {
+    CompilePhases::Phase phase(&phases, "write");
+    if (auto error = writeCompiledModel(*compiled, std::move(artifact), options.output))
+      return refuse(llvm::toString(std::move(error)));
+  }
   printWritten(options, kernel, *compiled);
   return 0;
 }

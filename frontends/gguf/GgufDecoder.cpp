@@ -256,6 +256,15 @@ std::string readSpecialTokens(const GgufFile &file, GgufSpecialTokens &tokens) {
   if (std::string error = optionalId("tokenizer.ggml.bos_token_id", tokens.bosToken);
       !error.empty())
     return error;
+  // tokenizer.ggml.add_bos_token false (SmolLM2's <|im_start|> is its BOS
+  // id but never prepended): no BOS for a runtime to prepend, as llama.cpp.
+  if (const GgufValue *addBos = file.find("tokenizer.ggml.add_bos_token")) {
+    if (addBos->type != GgufValueType::Bool)
+      return "metadata key 'tokenizer.ggml.add_bos_token' is " +
+             std::string(ggufValueTypeName(addBos->type)) + ", not bool";
+    if (addBos->scalar[0] == 0)
+      tokens.bosToken.reset();
+  }
   tokens.eosTokens.clear();
   if (eos)
     tokens.eosTokens.push_back(*eos);

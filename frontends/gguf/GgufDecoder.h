@@ -42,7 +42,7 @@ std::string readDecoderConfig(const GgufFile &file, GgufDecoderConfig &config);
 
 struct GgufSpecialTokens {
   std::vector<int64_t> eosTokens; // tokenizer.ggml.eos_token_id (and eot when distinct)
-  std::optional<int64_t> bosToken;
+  std::optional<int64_t> bosToken; // bos_token_id, unless add_bos_token is false
   std::string chatTemplate;       // tokenizer.chat_template
 };
 

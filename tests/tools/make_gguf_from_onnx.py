@@ -18,6 +18,10 @@ key written as TYPE u32, f32 or str), drop-tensor:NAME,
 transpose-tensor:NAME (its dims swapped), tensor-type:NAME=TYPE (a ggml type
 such as Q5_0), extra-tensor:NAME (a tensor no llama block has).
 
+With --bpe-tokenizer TOKENIZER.json, the vocabulary is that byte-level BPE
+tokenizer's (model gpt2, pre-tokenizer --bpe-pre), as llama.cpp's converter
+writes SmolLM2's; otherwise placeholder tokens of a "llama" model.
+
 With --reference-onnx, also writes the ONNX fixture with every weight
 replaced by what the GGUF file holds, dequantized by gguf-py and
 un-permuted: onnxruntime on it is the oracle of mkc on the GGUF file, so
@@ -163,7 +167,29 @@ def apply_key_damage(damage, writer):
             kv[key] = gguf.GGUFValue(convert(value), value_type)
 
 
-def write_gguf(fixture, path, type_name, damage=(), arch=None):
+def add_bpe_vocabulary(writer, tokenizer_json, pre):
+    """The vocabulary of an HF byte-level BPE tokenizer.json as llama.cpp's
+    converter writes one: model gpt2, its tokens by id, its merges as
+    "left right", added special tokens as control tokens (type 3)."""
+    with open(tokenizer_json, encoding="utf-8") as f:
+        tokenizer = json.load(f)
+    vocab = tokenizer["model"]["vocab"]
+    tokens = [None] * len(vocab)
+    for text, token_id in vocab.items():
+        tokens[token_id] = text
+    types = [1] * len(tokens)
+    for added in tokenizer.get("added_tokens", []):
+        types[added["id"]] = 3 if added.get("special") else 4
+    merges = [m if isinstance(m, str) else " ".join(m) for m in tokenizer["model"]["merges"]]
+    writer.add_tokenizer_model("gpt2")
+    writer.add_tokenizer_pre(pre)
+    writer.add_token_list(tokens)
+    writer.add_token_types(types)
+    writer.add_token_merges(merges)
+    writer.add_add_bos_token(False)
+
+
+def write_gguf(fixture, path, type_name, damage=(), arch=None, bpe_tokenizer=None, bpe_pre="smollm"):
     family, config = family_config(fixture)
     model = onnx.load(fixture)
     weights = onnx_weights(model)
@@ -204,10 +230,13 @@ def write_gguf(fixture, path, type_name, damage=(), arch=None):
     writer.add_rope_freq_base(config["rope_theta"])
     writer.add_layer_norm_rms_eps(config["rms_norm_eps"])
     vocab = config["vocab_size"]
-    writer.add_tokenizer_model("llama")
-    writer.add_token_list([f"<t{i}>" for i in range(vocab)])
-    writer.add_token_scores([0.0] * vocab)
-    writer.add_token_types([1] * vocab)
+    if bpe_tokenizer:
+        add_bpe_vocabulary(writer, bpe_tokenizer, bpe_pre)
+    else:
+        writer.add_tokenizer_model("llama")
+        writer.add_token_list([f"<t{i}>" for i in range(vocab)])
+        writer.add_token_scores([0.0] * vocab)
+        writer.add_token_types([1] * vocab)
     writer.add_bos_token_id(1)
     writer.add_eos_token_id(2)
     writer.add_chat_template("{% for m in messages %}<t3>{{ m['content'] }}<t4>{% endfor %}")
@@ -267,10 +296,15 @@ def main():
     ap.add_argument("--arch", choices=sorted(set(ARCH.values())),
                     help="general.architecture (default: the family's; llama.cpp's converter "
                     "writes Mistral models as llama)")
+    ap.add_argument("--bpe-tokenizer", metavar="TOKENIZER.json",
+                    help="the vocabulary of this HF byte-level BPE tokenizer (model gpt2) instead "
+                    "of a SentencePiece-like list of placeholder tokens")
+    ap.add_argument("--bpe-pre", default="smollm", help="tokenizer.ggml.pre with --bpe-tokenizer")
     a = ap.parse_args()
     if a.arch and a.reference_onnx:
         sys.exit("--arch and --reference-onnx: the reference assumes the family's architecture")
-    _, config, model, weights = write_gguf(a.fixture, a.output, a.type, a.damage, a.arch)
+    _, config, model, weights = write_gguf(a.fixture, a.output, a.type, a.damage, a.arch,
+                                           a.bpe_tokenizer, a.bpe_pre)
     if a.reference_onnx:
         write_reference(a.reference_onnx, model, weights, a.output, config)
 

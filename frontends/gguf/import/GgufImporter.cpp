@@ -8,6 +8,7 @@
 //   gate and up linears, silu_mul, down, add; the final rms_norm, logits
 //   (on token_embd when there is no output.weight), argmax.
 #include "frontends/gguf/import/GgufImporter.h"
+#include "frontends/gguf/import/GgufTokenizer.h"
 
 #include "compiler/dialect/MkDialect.h"
 #include "frontends/gguf/GgufDecoder.h"
@@ -265,6 +266,12 @@ llvm::Expected<ImportedModel> importGgufModel(mlir::MLIRContext &context,
   imported.tokens.eosTokens = special.eosTokens;
   imported.tokens.bosToken = special.bosToken;
   imported.tokens.chatTemplate = std::move(special.chatTemplate);
+  GgufTokenizerJson tokenizer;
+  if (std::string problem = buildGgufTokenizerJson(*file, tokenizer); !problem.empty())
+    return fail(problem);
+  imported.tokens.tokenizerJson = std::move(tokenizer.json);
+  imported.tokens.tokenizerTokens = tokenizer.tokens;
+  imported.tokens.noTokenizerReason = std::move(tokenizer.unsupported);
   try {
     GgufBuilder builder(context, *file, config, imported.weights);
     imported.module = builder.build();

@@ -1,0 +1,233 @@
+#include "frontends/gguf/import/GgufTokenizer.h"
+
+#include "llvm/ADT/StringSet.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cstring>
+#include <optional>
+
+namespace mk {
+
+namespace {
+
+// llama.cpp's token types (llama_token_type): control tokens are special
+// (<|im_end|>), user-defined ones are matched whole but decoded as text.
+constexpr int32_t kTokenControl = 3;
+constexpr int32_t kTokenUserDefined = 4;
+
+// The splitting rules HF's tokenizer.json of each model family holds, by the
+// name llama.cpp's converter gives them (tokenizer.ggml.pre). Patterns are
+// the ones those tokenizer.json files carry, character for character.
+constexpr const char *kLlama3Pattern =
+    "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| "
+    "?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
+constexpr const char *kQwen2Pattern =
+    "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| "
+    "?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
+
+struct PreTokenizer {
+  const char *splitPattern = nullptr; // a Split before the byte-level step, or GPT-2's own regex
+  bool individualDigits = false;      // a Digits step first (SmolLM)
+  bool ignoreMerges = false;          // a word that is a token is taken whole (Llama 3)
+  bool nfc = false;                   // NFC normalization first (Qwen2)
+};
+
+std::optional<PreTokenizer> preTokenizerNamed(std::string_view name) {
+  if (name.empty() || name == "default" || name == "gpt-2" || name == "gpt2")
+    return PreTokenizer{};
+  if (name == "smollm")
+    return PreTokenizer{nullptr, true, false, false};
+  if (name == "llama-bpe" || name == "llama3")
+    return PreTokenizer{kLlama3Pattern, false, true, false};
+  if (name == "qwen2")
+    return PreTokenizer{kQwen2Pattern, false, false, true};
+  return std::nullopt;
+}
+
+std::string quoted(std::string_view key) { return "metadata key '" + std::string(key) + "'"; }
+
+// An optional string key: "" or an error when present with another type.
+std::string optionalString(const GgufFile &file, std::string_view key, std::string_view &value) {
+  value = {};
+  if (!file.find(key))
+    return "";
+  return file.string(key, value);
+}
+
+// tokenizer.ggml.token_type: one int32 per token, or none at all.
+std::string tokenTypes(const GgufFile &file, size_t tokens, std::vector<int32_t> &types) {
+  types.clear();
+  constexpr std::string_view key = "tokenizer.ggml.token_type";
+  const GgufValue *value = file.find(key);
+  if (!value)
+    return "";
+  if (value->type != GgufValueType::Array || value->elementType != GgufValueType::Int32)
+    return quoted(key) + " is not an array of int32";
+  if (value->count != tokens)
+    return quoted(key) + " has " + std::to_string(value->count) + " entries for " +
+           std::to_string(tokens) + " tokens";
+  types.resize(tokens);
+  std::memcpy(types.data(), value->elements.data(), tokens * sizeof(int32_t));
+  return "";
+}
+
+void writeByteLevel(llvm::json::OStream &out, bool useRegex) {
+  out.object([&] {
+    out.attribute("type", "ByteLevel");
+    out.attribute("add_prefix_space", false);
+    out.attribute("trim_offsets", true);
+    out.attribute("use_regex", useRegex);
+  });
+}
+
+void writePreTokenizer(llvm::json::OStream &out, const PreTokenizer &rules) {
+  if (!rules.splitPattern && !rules.individualDigits) {
+    writeByteLevel(out, /*useRegex=*/true);
+    return;
+  }
+  out.object([&] {
+    out.attribute("type", "Sequence");
+    out.attributeArray("pretokenizers", [&] {
+      if (rules.individualDigits)
+        out.object([&] {
+          out.attribute("type", "Digits");
+          out.attribute("individual_digits", true);
+        });
+      if (rules.splitPattern)
+        out.object([&] {
+          out.attribute("type", "Split");
+          out.attributeObject("pattern", [&] { out.attribute("Regex", rules.splitPattern); });
+          out.attribute("behavior", "Isolated");
+          out.attribute("invert", false);
+        });
+      // With a Split first, the byte-level step only maps bytes.
+      writeByteLevel(out, /*useRegex=*/rules.splitPattern == nullptr);
+    });
+  });
+}
+
+} // namespace
+
+std::string buildGgufTokenizerJson(const GgufFile &file, GgufTokenizerJson &result) {
+  result = {};
+  std::string_view model, pre;
+  if (std::string error = optionalString(file, "tokenizer.ggml.model", model); !error.empty())
+    return error;
+  if (model.empty()) // no vocabulary at all: nothing to say
+    return "";
+  if (model != "gpt2") {
+    result.unsupported = "tokenizer.ggml.model '" + std::string(model) +
+                         "' is not built into a tokenizer.json here (only 'gpt2', byte-level BPE)";
+    return "";
+  }
+  if (std::string error = optionalString(file, "tokenizer.ggml.pre", pre); !error.empty())
+    return error;
+  std::optional<PreTokenizer> rules = preTokenizerNamed(pre);
+  if (!rules) {
+    result.unsupported = "tokenizer.ggml.pre '" + std::string(pre) +
+                         "' is a pre-tokenizer whose rules are not known here";
+    return "";
+  }
+
+  std::vector<std::string_view> tokens, merges;
+  if (std::string error = file.stringArray("tokenizer.ggml.tokens", tokens); !error.empty())
+    return error;
+  if (std::string error = file.stringArray("tokenizer.ggml.merges", merges); !error.empty())
+    return error;
+  std::vector<int32_t> types;
+  if (std::string error = tokenTypes(file, tokens.size(), types); !error.empty())
+    return error;
+  // The JSON writer would silently replace bad bytes; a token must be what
+  // the file says or nothing.
+  for (size_t i = 0; i < tokens.size(); ++i)
+    if (!llvm::json::isUTF8(llvm::StringRef(tokens[i].data(), tokens[i].size())))
+      return quoted("tokenizer.ggml.tokens") + ": token " + std::to_string(i) + " is not UTF-8";
+  // tokenizer.json's vocabulary maps text to one id: a text twice would lose one.
+  llvm::StringSet<> seen;
+  for (size_t i = 0; i < tokens.size(); ++i)
+    if (!seen.insert(llvm::StringRef(tokens[i].data(), tokens[i].size())).second) {
+      result.unsupported = "token " + std::to_string(i) + " ('" + std::string(tokens[i]) +
+                           "') repeats an earlier token's text, which tokenizer.json cannot hold";
+      return "";
+    }
+  std::vector<std::pair<std::string_view, std::string_view>> pairs;
+  pairs.reserve(merges.size());
+  for (size_t i = 0; i < merges.size(); ++i) {
+    std::string_view merge = merges[i];
+    // As llama.cpp splits them: at the first space after the first byte.
+    size_t space = merge.size() > 1 ? merge.find(' ', 1) : std::string_view::npos;
+    if (space == std::string_view::npos || space + 1 == merge.size())
+      return quoted("tokenizer.ggml.merges") + ": merge " + std::to_string(i) + " ('" +
+             std::string(merge) + "') is not two tokens separated by a space";
+    if (!llvm::json::isUTF8(llvm::StringRef(merge.data(), merge.size())))
+      return quoted("tokenizer.ggml.merges") + ": merge " + std::to_string(i) + " is not UTF-8";
+    pairs.emplace_back(merge.substr(0, space), merge.substr(space + 1));
+  }
+
+  auto ref = [](std::string_view text) { return llvm::StringRef(text.data(), text.size()); };
+  llvm::raw_string_ostream stream(result.json);
+  llvm::json::OStream out(stream);
+  out.object([&] {
+    out.attribute("version", "1.0");
+    out.attribute("truncation", nullptr);
+    out.attribute("padding", nullptr);
+    out.attributeArray("added_tokens", [&] {
+      for (size_t i = 0; i < types.size(); ++i) {
+        if (types[i] != kTokenControl && types[i] != kTokenUserDefined)
+          continue;
+        out.object([&] {
+          out.attribute("id", static_cast<int64_t>(i));
+          out.attribute("content", ref(tokens[i]));
+          out.attribute("single_word", false);
+          out.attribute("lstrip", false);
+          out.attribute("rstrip", false);
+          out.attribute("normalized", false);
+          out.attribute("special", types[i] == kTokenControl);
+        });
+      }
+    });
+    if (rules->nfc)
+      out.attributeObject("normalizer", [&] { out.attribute("type", "NFC"); });
+    else
+      out.attribute("normalizer", nullptr);
+    out.attributeBegin("pre_tokenizer");
+    writePreTokenizer(out, *rules);
+    out.attributeEnd();
+    // No post-processor: the .mk's BOS (from tokenizer.ggml.bos_token_id)
+    // is what a runtime prepends, once.
+    out.attribute("post_processor", nullptr);
+    out.attributeObject("decoder", [&] {
+      out.attribute("type", "ByteLevel");
+      out.attribute("add_prefix_space", true);
+      out.attribute("trim_offsets", true);
+      out.attribute("use_regex", true);
+    });
+    out.attributeObject("model", [&] {
+      out.attribute("type", "BPE");
+      out.attribute("dropout", nullptr);
+      out.attribute("unk_token", nullptr);
+      out.attribute("continuing_subword_prefix", nullptr);
+      out.attribute("end_of_word_suffix", nullptr);
+      out.attribute("fuse_unk", false);
+      out.attribute("byte_fallback", false);
+      out.attribute("ignore_merges", rules->ignoreMerges);
+      out.attributeObject("vocab", [&] {
+        for (size_t i = 0; i < tokens.size(); ++i)
+          out.attribute(ref(tokens[i]), static_cast<int64_t>(i));
+      });
+      out.attributeArray("merges", [&] {
+        for (const auto &[left, right] : pairs)
+          out.array([&] {
+            out.value(ref(left));
+            out.value(ref(right));
+          });
+      });
+    });
+  });
+  stream.flush();
+  result.tokens = tokens.size();
+  return "";
+}
+
+} // namespace mk
