@@ -217,10 +217,12 @@ std::string buildGgufTokenizerJson(const GgufFile &file, GgufTokenizerJson &resu
           out.attribute(ref(tokens[i]), static_cast<int64_t>(i));
       });
       out.attributeArray("merges", [&] {
-        for (const auto &[left, right] : pairs)
+        // A pair, not structured bindings: clang 14 (the sanitized build)
+        // cannot capture those in the lambda.
+        for (const auto &pair : pairs)
           out.array([&] {
-            out.value(ref(left));
-            out.value(ref(right));
+            out.value(ref(pair.first));
+            out.value(ref(pair.second));
           });
       });
     });
