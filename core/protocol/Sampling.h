@@ -90,6 +90,20 @@ MK_SAMPLING_FN MkSamplingSettings mk_sampling_greedy(void) {
   return s;
 }
 
+/* Settings from their values, in the order a request usually states them. */
+MK_SAMPLING_FN MkSamplingSettings mk_sampling_settings(float temperature, mk_u32 topK, float topP,
+                                                       float minP, float repetitionPenalty,
+                                                       mk_u64 seed) {
+  MkSamplingSettings s = mk_sampling_greedy();
+  s.temperature = temperature;
+  s.topK = topK;
+  s.topP = topP;
+  s.minP = minP;
+  s.repetitionPenalty = repetitionPenalty;
+  s.seed = seed;
+  return s;
+}
+
 MK_SAMPLING_FN int mk_sampling_has_candidates(const MkSamplingSettings *s) {
   return s->topK > 0u || s->topP < 1.0f;
 }

@@ -211,18 +211,6 @@ const WeightEntry *logitsWeight(const Artifact &artifact) {
   return nullptr;
 }
 
-MkSamplingSettings samplingOf(float temperature, uint32_t topK, float topP, float minP,
-                              float penalty, uint64_t seed) {
-  MkSamplingSettings s = mk_sampling_greedy();
-  s.temperature = temperature;
-  s.topK = topK;
-  s.topP = topP;
-  s.minP = minP;
-  s.repetitionPenalty = penalty;
-  s.seed = seed;
-  return s;
-}
-
 std::string tokenText(const std::vector<int64_t> &tokens) {
   std::string text;
   for (int64_t token : tokens)
@@ -241,11 +229,11 @@ void checkSampling(GpuDevice &device, const Artifact &artifact, const std::vecto
   };
   std::vector<Named> cases;
   for (uint64_t seed : {1ull, 7ull, 123456789ull}) {
-    cases.push_back({"temperature 1", samplingOf(1.0f, 0, 1.0f, 0.0f, 1.0f, seed)});
-    cases.push_back({"top-k 40 at 0.8", samplingOf(0.8f, 40, 1.0f, 0.0f, 1.0f, seed)});
-    cases.push_back({"top-p 0.9", samplingOf(1.0f, 0, 0.9f, 0.0f, 1.0f, seed)});
-    cases.push_back({"min-p 0.05", samplingOf(1.0f, 0, 1.0f, 0.05f, 1.0f, seed)});
-    cases.push_back({"all, penalty 1.3", samplingOf(0.9f, 50, 0.95f, 0.02f, 1.3f, seed)});
+    cases.push_back({"temperature 1", mk_sampling_settings(1.0f, 0, 1.0f, 0.0f, 1.0f, seed)});
+    cases.push_back({"top-k 40 at 0.8", mk_sampling_settings(0.8f, 40, 1.0f, 0.0f, 1.0f, seed)});
+    cases.push_back({"top-p 0.9", mk_sampling_settings(1.0f, 0, 0.9f, 0.0f, 1.0f, seed)});
+    cases.push_back({"min-p 0.05", mk_sampling_settings(1.0f, 0, 1.0f, 0.05f, 1.0f, seed)});
+    cases.push_back({"all, penalty 1.3", mk_sampling_settings(0.9f, 50, 0.95f, 0.02f, 1.3f, seed)});
   }
   int same = 0, launchesAgree = 0;
   std::string firstDifference;

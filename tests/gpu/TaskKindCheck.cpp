@@ -198,18 +198,6 @@ private:
     }
   }
 
-  static MkSamplingSettings sampling(float temperature, uint32_t topK, float topP, float minP,
-                                     float penalty, uint64_t seed) {
-    MkSamplingSettings s = mk_sampling_greedy();
-    s.temperature = temperature;
-    s.topK = topK;
-    s.topP = topP;
-    s.minP = minP;
-    s.repetitionPenalty = penalty;
-    s.seed = seed;
-    return s;
-  }
-
   // The same token on both sides for every setting and seed.
   void checkSampling(const Task &task, int64_t position, int64_t token, const Arenas &input,
                      std::mt19937_64 &random) {
@@ -218,14 +206,14 @@ private:
       t = static_cast<int64_t>(random() % std::min<int64_t>(artifact.facts.vocab, 64));
     std::vector<MkSamplingSettings> settings;
     for (uint64_t seed : {1ull, 2ull, 12345ull, 0xdeadbeefull}) {
-      settings.push_back(sampling(1.0f, 0, 1.0f, 0.0f, 1.0f, seed));
-      settings.push_back(sampling(0.7f, 40, 1.0f, 0.0f, 1.0f, seed));
-      settings.push_back(sampling(1.0f, 1024, 1.0f, 0.0f, 1.0f, seed));
-      settings.push_back(sampling(1.0f, 0, 0.9f, 0.0f, 1.0f, seed));   // whole-vocabulary top-p
-      settings.push_back(sampling(1.3f, 50, 0.8f, 0.0f, 1.0f, seed));  // top-p after top-k
-      settings.push_back(sampling(1.0f, 0, 1.0f, 0.05f, 1.0f, seed));  // min-p alone
-      settings.push_back(sampling(0.9f, 20, 0.95f, 0.1f, 1.3f, seed)); // everything
-      settings.push_back(sampling(0.0f, 0, 1.0f, 0.0f, 1.7f, seed));   // penalized greedy
+      settings.push_back(mk_sampling_settings(1.0f, 0, 1.0f, 0.0f, 1.0f, seed));
+      settings.push_back(mk_sampling_settings(0.7f, 40, 1.0f, 0.0f, 1.0f, seed));
+      settings.push_back(mk_sampling_settings(1.0f, 1024, 1.0f, 0.0f, 1.0f, seed));
+      settings.push_back(mk_sampling_settings(1.0f, 0, 0.9f, 0.0f, 1.0f, seed));   // whole-vocabulary top-p
+      settings.push_back(mk_sampling_settings(1.3f, 50, 0.8f, 0.0f, 1.0f, seed));  // top-p after top-k
+      settings.push_back(mk_sampling_settings(1.0f, 0, 1.0f, 0.05f, 1.0f, seed));  // min-p alone
+      settings.push_back(mk_sampling_settings(0.9f, 20, 0.95f, 0.1f, 1.3f, seed)); // everything
+      settings.push_back(mk_sampling_settings(0.0f, 0, 1.0f, 0.0f, 1.7f, seed));   // penalized greedy
     }
     for (const MkSamplingSettings &s : settings) {
       Arenas gpu = input;

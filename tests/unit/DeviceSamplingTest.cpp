@@ -77,18 +77,6 @@ inline unsigned atomicCAS(unsigned *address, unsigned compare, unsigned value) {
 
 namespace {
 
-MkSamplingSettings settingsOf(float temperature, unsigned topK, float topP, float minP,
-                              float penalty, unsigned long long seed) {
-  MkSamplingSettings s = mk_sampling_greedy();
-  s.temperature = temperature;
-  s.topK = topK;
-  s.topP = topP;
-  s.minP = minP;
-  s.repetitionPenalty = penalty;
-  s.seed = seed;
-  return s;
-}
-
 // The device path of the argmax task for one step: the penalty, the
 // argmax, then the sampler, as ArgmaxTask.cuh calls them.
 template <int kVocab>
@@ -138,11 +126,11 @@ void compareOnVocabulary() {
         context[j] = static_cast<long long>(random() % std::min(kVocab, 50));
       for (unsigned long long seed : {1ull, 99ull, 123456789ull})
         for (MkSamplingSettings s :
-             {settingsOf(1.0f, 0, 1.0f, 0.0f, 1.0f, seed), settingsOf(0.7f, 40, 1.0f, 0.0f, 1.0f, seed),
-              settingsOf(1.0f, 1024, 1.0f, 0.0f, 1.0f, seed), settingsOf(1.0f, 0, 0.9f, 0.0f, 1.0f, seed),
-              settingsOf(1.3f, 50, 0.8f, 0.0f, 1.0f, seed), settingsOf(1.0f, 0, 1.0f, 0.05f, 1.0f, seed),
-              settingsOf(0.9f, 20, 0.95f, 0.1f, 1.3f, seed), settingsOf(0.0f, 0, 1.0f, 0.0f, 1.7f, seed),
-              settingsOf(2.0f, 3, 1.0f, 0.0f, 0.8f, seed)}) {
+             {mk_sampling_settings(1.0f, 0, 1.0f, 0.0f, 1.0f, seed), mk_sampling_settings(0.7f, 40, 1.0f, 0.0f, 1.0f, seed),
+              mk_sampling_settings(1.0f, 1024, 1.0f, 0.0f, 1.0f, seed), mk_sampling_settings(1.0f, 0, 0.9f, 0.0f, 1.0f, seed),
+              mk_sampling_settings(1.3f, 50, 0.8f, 0.0f, 1.0f, seed), mk_sampling_settings(1.0f, 0, 1.0f, 0.05f, 1.0f, seed),
+              mk_sampling_settings(0.9f, 20, 0.95f, 0.1f, 1.3f, seed), mk_sampling_settings(0.0f, 0, 1.0f, 0.0f, 1.7f, seed),
+              mk_sampling_settings(2.0f, 3, 1.0f, 0.0f, 0.8f, seed)}) {
           long long device = deviceToken<kVocab>(logits, s, context, position, marks, ++launch);
           std::vector<float> penalized = logits;
           std::vector<int64_t> seen(context.begin(), context.begin() + position + 1);
