@@ -2,6 +2,7 @@
 // model's tokenizer and generation facts, and a context kept between calls
 // (mkrt_continue) that gives the tokens of one fresh generation over the
 // whole conversation.
+#include "MkrtCpuSession.h"
 #include "ToyArtifact.h"
 
 #include "mkrt.h"
@@ -14,35 +15,11 @@
 namespace mk {
 namespace {
 
+using Session = test::CpuSession;
+using test::generate;
+
 std::string writeToyModel(ArtifactOptions options = {}) {
   return toy::writeToyModel("conversation.mk", std::move(options));
-}
-
-struct Session {
-  mkrt_model *model = nullptr;
-  mkrt_session *session = nullptr;
-  explicit Session(const std::string &path) {
-    char error[512];
-    EXPECT_EQ(mkrt_open(path.c_str(), &model, error, sizeof error), MKRT_OK) << error;
-    EXPECT_EQ(mkrt_session_create(model, "cpu", 0, &session, error, sizeof error), MKRT_OK)
-        << error;
-  }
-  ~Session() {
-    mkrt_session_destroy(session);
-    mkrt_close(model);
-  }
-};
-
-std::vector<int64_t> generate(mkrt_session *session, const std::vector<int64_t> &prompt,
-                              size_t n) {
-  std::vector<int64_t> out(n);
-  size_t produced = 0;
-  EXPECT_EQ(mkrt_generate(session, prompt.data(), prompt.size(), n, out.data(), &produced,
-                          nullptr),
-            MKRT_OK)
-      << mkrt_last_error();
-  out.resize(produced);
-  return out;
 }
 
 std::vector<int64_t> carryOn(mkrt_session *session, const std::vector<int64_t> &tokens,

@@ -2,6 +2,7 @@
 // file (CPU): settings refused by name, a seed's tokens the same through
 // every call form, and the callback seeing each token and stopping the
 // generation, the kept context ending after the token it stopped at.
+#include "MkrtCpuSession.h"
 #include "ToyArtifact.h"
 
 #include "mkrt.h"
@@ -15,20 +16,11 @@
 namespace mk {
 namespace {
 
-struct Session {
-  mkrt_model *model = nullptr;
-  mkrt_session *session = nullptr;
-  Session() {
-    std::string path = toy::writeToyModel("sampling.mk", {});
-    char error[512];
-    EXPECT_EQ(mkrt_open(path.c_str(), &model, error, sizeof error), MKRT_OK) << error;
-    EXPECT_EQ(mkrt_session_create(model, "cpu", 0, &session, error, sizeof error), MKRT_OK)
-        << error;
-  }
-  ~Session() {
-    mkrt_session_destroy(session);
-    mkrt_close(model);
-  }
+using test::generate;
+
+// A session on the toy model's file.
+struct Session : test::CpuSession {
+  Session() : CpuSession(toy::writeToyModel("sampling.mk", {})) {}
 };
 
 mkrt_sampling sampled(uint64_t seed) {
@@ -39,18 +31,6 @@ mkrt_sampling sampled(uint64_t seed) {
   s.repetition_penalty = 1.2;
   s.seed = seed;
   return s;
-}
-
-std::vector<int64_t> generate(mkrt_session *session, const std::vector<int64_t> &prompt,
-                              size_t n) {
-  std::vector<int64_t> out(n);
-  size_t produced = 0;
-  EXPECT_EQ(mkrt_generate(session, prompt.data(), prompt.size(), n, out.data(), &produced,
-                          nullptr),
-            MKRT_OK)
-      << mkrt_last_error();
-  out.resize(produced);
-  return out;
 }
 
 struct Seen {

@@ -23,15 +23,10 @@ namespace {
 using kernels::keptWeights;
 using kernels::sampleToken;
 
+// No repetition penalty: the tests of it set it themselves.
 MkSamplingSettings settings(float temperature, uint32_t topK = 0, float topP = 1.0f,
                             float minP = 0.0f, uint64_t seed = 1) {
-  MkSamplingSettings s = mk_sampling_greedy();
-  s.temperature = temperature;
-  s.topK = topK;
-  s.topP = topP;
-  s.minP = minP;
-  s.seed = seed;
-  return s;
+  return mk_sampling_settings(temperature, topK, topP, minP, 1.0f, seed);
 }
 
 std::vector<float> randomLogits(size_t vocab, uint64_t seed, float scale = 3.0f) {
