@@ -34,6 +34,7 @@ namespace mk {
   X(cuOccupancyMaxActiveBlocksPerMultiprocessor)                                                   \
   X(cuMemAlloc)                                                                                    \
   X(cuMemFree)                                                                                     \
+  X(cuMemGetInfo)                                                                                  \
   X(cuMemcpyHtoD)                                                                                  \
   X(cuMemcpyDtoH)                                                                                  \
   X(cuMemsetD8)                                                                                    \

@@ -13,6 +13,7 @@
 #include "runtime/gpu/DeviceErrors.h"
 #include "runtime/gpu/DeviceMemory.h"
 #include "runtime/gpu/MappedHostMemory.h"
+#include "runtime/gpu/MemoryBudget.h"
 
 #include <algorithm>
 #include <atomic>
@@ -35,6 +36,10 @@ constexpr uint64_t kWaitTimeoutNs = 2'000'000'000;
 // A trace is 24 bytes per task and step; past this it is a mistake (a huge
 // context traced whole), not a measurement.
 constexpr uint64_t kMaxTraceBytes = uint64_t(1) << 30;
+
+// Device memory a model must leave free after its own arenas: a launch's
+// token, logit and timestamp buffers and the driver's own needs.
+constexpr uint64_t kLaunchReserveBytes = uint64_t(256) << 20;
 
 struct DeviceFacts {
   std::string name;
@@ -101,6 +106,7 @@ private:
               std::string &error);
   GpuStatus checkKernel(const MkBlobHeader &header, std::string &error);
   GpuStatus checkVariants(const TaskGraph &graph, std::string &error);
+  GpuStatus checkMemory(const Artifact &artifact, std::string &error);
   bool readTimes(const GpuRunRequest &request, const MkControlBlock &block, GpuRunResult &result,
                  std::string &error);
   bool streamTokens(const GpuRunRequest &request, int64_t fed, int64_t &cancelledAt,
@@ -192,6 +198,31 @@ GpuStatus CudaGpuDevice::checkKernel(const MkBlobHeader &header, std::string &er
     return GpuStatus::Unsupported;
   }
   return GpuStatus::Ok;
+}
+
+// The model's arenas fit in the device's free memory, with room for a
+// launch's buffers: checked before the first allocation, so a model too big
+// for this GPU is refused with its numbers (and --device auto runs it on the
+// CPU) rather than failing after gigabytes of copies.
+GpuStatus CudaGpuDevice::checkMemory(const Artifact &artifact, std::string &error) {
+  size_t freeBytes = 0, totalBytes = 0;
+  if (!check(cuda.cuMemGetInfo(&freeBytes, &totalBytes), "asking for the free device memory",
+             error))
+    return GpuStatus::Failed;
+  std::vector<MemoryNeed> needs = {
+      {"the weights", artifact.weightData.size_bytes()},
+      {"the KV arena for " + std::to_string(header.maxContext) + " positions",
+       header.kvElements * sizeof(float)},
+      {"the activations", header.activationElements * sizeof(float)},
+      {"the schedule and sampling state",
+       artifact.scheduleBlob.size() + header.numEvents * sizeof(uint32_t) +
+           header.vocab * (sizeof(float) + sizeof(uint64_t)) + sizeof(MkControlBlock)}};
+  error = checkMemoryFits(needs, freeBytes, totalBytes, kLaunchReserveBytes);
+  if (error.empty())
+    return GpuStatus::Ok;
+  if (needs[1].bytes > needs[0].bytes)
+    error += " (the KV arena follows the compiled context: compile with a smaller --max-context)";
+  return GpuStatus::Unsupported;
 }
 
 // The kernel holds every variant the graph needs, under the numbers the
@@ -304,6 +335,8 @@ GpuStatus CudaGpuDevice::load(const Artifact &artifact, int64_t maxContext, std:
   // start position (GpuRunRequest::firstPosition) attends to the slots
   // below it, which must be finite and the same in every session.
   const std::span<const uint16_t> weightData = artifact.weightData;
+  if (GpuStatus fits = checkMemory(artifact, error); fits != GpuStatus::Ok)
+    return fits;
   if (!upload(blob, artifact.scheduleBlob.data(), artifact.scheduleBlob.size(), "the schedule blob",
               error) ||
       !upload(weights, weightData.data(), weightData.size_bytes(), "the weights", error))

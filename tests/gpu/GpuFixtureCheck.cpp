@@ -35,7 +35,9 @@
 //     MK_ERROR_WAIT_TIMEOUT instead of hanging;
 //   - NaN weights end it with MK_ERROR_NON_FINITE_LOGIT;
 //   - a kernel generated for another graph (one variant different) is
-//     refused when the artifact is loaded.
+//     refused when the artifact is loaded;
+//   - with the device's memory taken but for less than the model needs,
+//     loading it is refused (unsupported, nothing failed) with the numbers.
 // Exit 0 when all pass, 1 when one fails (a GPU that fails to load or run
 // the model included), 77 (ctest's skip) with the reason only when the GPU
 // is unavailable: none, no driver, or one that cannot run the file.
@@ -49,6 +51,9 @@
 #include "runtime/format/ScheduleBlob.h"
 #include "runtime/format/WeightPacking.h"
 #include "runtime/gpu/GpuDevice.h"
+#ifdef MKC_HAVE_CUDA_H
+#include "runtime/gpu/CudaDriver.h"
+#endif
 
 #include "mlir/IR/MLIRContext.h"
 
@@ -72,6 +77,45 @@ int failures = 0;
 void report(bool passed, const std::string &what) {
   std::printf("  %s  %s\n", passed ? "ok  " : "FAIL", what.c_str());
   failures += passed ? 0 : 1;
+}
+
+// Takes the device's free memory but for half of what `artifact` needs
+// (through the driver, in the primary context the device uses), then loads
+// it: the load must be refused as unsupported, naming the numbers, before
+// anything is allocated. Without cuda.h at build time there is no driver to
+// take memory through, and the check says so.
+void checkTooBigForTheFreeMemory(GpuDevice &device, const Artifact &artifact) {
+#ifdef MKC_HAVE_CUDA_H
+  std::string whyNot;
+  const CudaDriver *cuda = CudaDriver::load(whyNot);
+  CUdevice ordinal = 0;
+  CUcontext context = nullptr;
+  if (!cuda || cuda->cuDeviceGet(&ordinal, 0) != CUDA_SUCCESS ||
+      cuda->cuDevicePrimaryCtxRetain(&context, ordinal) != CUDA_SUCCESS ||
+      cuda->cuCtxSetCurrent(context) != CUDA_SUCCESS) {
+    report(false, "the driver for taking device memory: " + whyNot);
+    return;
+  }
+  size_t freeBytes = 0, totalBytes = 0;
+  cuda->cuMemGetInfo(&freeBytes, &totalBytes);
+  size_t needs = artifact.weightData.size_bytes();
+  size_t take = freeBytes > needs / 2 ? freeBytes - needs / 2 : 0;
+  CUdeviceptr hog = 0;
+  if (cuda->cuMemAlloc(&hog, take) != CUDA_SUCCESS) {
+    report(false, "taking " + std::to_string(take) + " bytes of device memory");
+  } else {
+    std::string error;
+    GpuStatus loaded = device.load(artifact, 0, error);
+    report(loaded == GpuStatus::Unsupported && error.find("the GPU has") != std::string::npos,
+           "a model bigger than the free device memory is refused before launch: " + error);
+    cuda->cuMemFree(hog);
+  }
+  cuda->cuDevicePrimaryCtxRelease(ordinal);
+#else
+  (void)device;
+  (void)artifact;
+  std::printf("  skip  the free-memory refusal: built without cuda.h, no driver to take memory\n");
+#endif
 }
 
 // Teacher-forced logits of the CPU executor on the artifact's bf16 weights.
@@ -451,6 +495,7 @@ int checkFixture(const std::string &path, int64_t maxContext) {
     report(refused == GpuStatus::Refused && error.find("another graph") != std::string::npos,
            "a kernel lacking a variant of the schedule is refused at load: " + error);
   }
+  checkTooBigForTheFreeMemory(*device, artifact);
   return failures == 0 ? 0 : 1;
 }
 
