@@ -79,10 +79,9 @@ void report(bool passed, const std::string &what) {
   failures += passed ? 0 : 1;
 }
 
-// Takes the device's free memory but for half of what `artifact` needs
-// (through the driver, in the primary context the device uses), then loads
-// it: the load must be refused as unsupported, naming the numbers, before
-// anything is allocated. Without cuda.h at build time there is no driver to
+// Takes the device's free memory but for 64 MiB (through the driver, in the
+// primary context the device uses), then loads `artifact`: the load must be
+// refused as unsupported, naming the numbers, before anything is allocated. Without cuda.h at build time there is no driver to
 // take memory through, and the check says so.
 void checkTooBigForTheFreeMemory(GpuDevice &device, const Artifact &artifact) {
 #ifdef MKC_HAVE_CUDA_H
@@ -96,20 +95,31 @@ void checkTooBigForTheFreeMemory(GpuDevice &device, const Artifact &artifact) {
     report(false, "the driver for taking device memory: " + whyNot);
     return;
   }
-  size_t freeBytes = 0, totalBytes = 0;
+  // In pieces (one allocation of nearly all the memory fails where many
+  // smaller ones succeed), leaving 64 MiB: room for the module, less than
+  // the launch reserve every model needs on top of its arenas.
+  size_t keep = size_t(64) << 20, freeBytes = 0, totalBytes = 0;
+  std::vector<CUdeviceptr> taken;
+  for (size_t piece = size_t(1) << 30; piece >= (size_t(1) << 20);) {
+    cuda->cuMemGetInfo(&freeBytes, &totalBytes);
+    CUdeviceptr block = 0;
+    if (freeBytes < keep + piece || cuda->cuMemAlloc(&block, piece) != CUDA_SUCCESS)
+      piece /= 2;
+    else
+      taken.push_back(block);
+  }
   cuda->cuMemGetInfo(&freeBytes, &totalBytes);
-  size_t needs = artifact.weightData.size_bytes();
-  size_t take = freeBytes > needs / 2 ? freeBytes - needs / 2 : 0;
-  CUdeviceptr hog = 0;
-  if (cuda->cuMemAlloc(&hog, take) != CUDA_SUCCESS) {
-    report(false, "taking " + std::to_string(take) + " bytes of device memory");
+  if (freeBytes >= 2 * keep) {
+    report(false, "taking the device memory: " + std::to_string(freeBytes) +
+                      " bytes are still free");
   } else {
     std::string error;
     GpuStatus loaded = device.load(artifact, 0, error);
     report(loaded == GpuStatus::Unsupported && error.find("the GPU has") != std::string::npos,
            "a model bigger than the free device memory is refused before launch: " + error);
-    cuda->cuMemFree(hog);
   }
+  for (CUdeviceptr block : taken)
+    cuda->cuMemFree(block);
   cuda->cuDevicePrimaryCtxRelease(ordinal);
 #else
   (void)device;
