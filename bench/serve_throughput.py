@@ -5,6 +5,11 @@ events, the tokenizer in the loop both ways), streamed and not: the best
 of a few runs each, after a warm-up.
 
   python3 bench/serve_throughput.py MODEL.mk [--prompt TEXT] [-n N] [--device cpu|gpu|auto]
+                                   [--mkrun PATH]
+
+With --mkrun, mkrun's own figure for the same prompt tokens and the same
+number of new tokens comes first: the rate without Python, the tokenizer
+or HTTP, which the others are measured against.
 
 Pick a prompt whose greedy continuation meets no EOS within N tokens, or
 the figures count fewer tokens (they count what was generated).
@@ -48,6 +53,17 @@ def start_server(path, device):
     raise SystemExit(f"the server did not start (exit {process.wait()})")
 
 
+def mkrun_rate(mkrun, path, device, prompt_tokens, n):
+    """mkrun's tokens/s over the generation (its "generation:" line)."""
+    result = subprocess.run([mkrun, path, "--device", device, "--prompt-tokens",
+                             ",".join(map(str, prompt_tokens)), "-n", str(n)],
+                            capture_output=True, text=True, check=True)
+    found = re.search(r"^generation: .* ([0-9.]+) tokens/s$", result.stdout, re.M)
+    if not found:
+        raise SystemExit(f"no generation line in mkrun's output:\n{result.stdout}")
+    return float(found.group(1))
+
+
 def post(url, body):
     request = urllib.request.Request(url + "/completions", data=json.dumps(body).encode(),
                                      headers={"Content-Type": "application/json"})
@@ -61,6 +77,7 @@ def main():
     parser.add_argument("-n", type=int, default=512, help="tokens to generate")
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--mkrun", help="mkrun, for its own figure on the same tokens")
     args = parser.parse_args()
 
     model = mkrt.load(args.model, device=args.device)
@@ -78,7 +95,11 @@ def main():
     direct = best_rate(package_whole, args.repeats)
     direct_stream = best_rate(package_streamed, args.repeats)
     device = model.device
+    prompt_tokens = model.encode(args.prompt)
     model.close()  # the server opens its own
+    alone = (mkrun_rate(args.mkrun, args.model, "cpu" if device.startswith("cpu") else "gpu",
+                        prompt_tokens, args.n)
+             if args.mkrun else None)
 
     process, url = start_server(args.model, args.device)
     body = {"prompt": args.prompt, "max_tokens": args.n, "temperature": 0}
@@ -102,6 +123,8 @@ def main():
         process.wait()
     print(f"{args.model} on {device}: {tokens} tokens after {args.prompt!r}, "
           f"best of {args.repeats}")
+    if alone is not None:
+        print(f"  mkrun (ids only):  {alone:8.1f} tokens/s (its generation steps, no prompt)")
     print(f"  package, whole:    {direct:8.1f} tokens/s")
     print(f"  package, streamed: {direct_stream:8.1f} tokens/s")
     print(f"  server, whole:     {served:8.1f} tokens/s")

@@ -1,5 +1,5 @@
 """python -m mkrt.serve, driven by the official openai client on localhost:
-the server on the CPU executor, its answers checked against the package's
+the server on the CPU executor (or MKRT_TEST_DEVICE), its answers checked against the package's
 own for the same settings. Without aiohttp and openai (scripts/setup.sh
 installs them) the test is skipped, saying why; run as a script, it then
 exits 77, which ctest shows as skipped."""
@@ -20,6 +20,9 @@ import mkrt
 import fixture
 
 MAX_CONTEXT = 2048
+# Where the server and the package it is checked against run: the CPU
+# executor in CI; MKRT_TEST_DEVICE=gpu runs the same tests on a GPU.
+DEVICE = os.environ.get("MKRT_TEST_DEVICE", "cpu")
 
 try:
     import aiohttp  # noqa: F401  (the server's)
@@ -34,7 +37,7 @@ class Server:
 
     def __init__(self, path):
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "mkrt.serve", str(path), "--port", "0", "--device", "cpu"],
+            [sys.executable, "-m", "mkrt.serve", str(path), "--port", "0", "--device", DEVICE],
             stderr=subprocess.PIPE, text=True, env=os.environ)
         self.lines = []
         self._changed = threading.Condition()
@@ -86,7 +89,7 @@ class ServeTest(unittest.TestCase):
         # A longer context than the other tests' fixture, so that a
         # cancelled generation has far to go (2000 tokens take seconds).
         cls.path = fixture.compile_model("serve.mk", f"--max-context={MAX_CONTEXT}")
-        cls.model = mkrt.load(cls.path, device="cpu")
+        cls.model = mkrt.load(cls.path, device=DEVICE)
         cls.server = Server(cls.path)
         cls.client = openai.OpenAI(base_url=cls.server.url, api_key="unused", max_retries=0,
                                    timeout=120)
