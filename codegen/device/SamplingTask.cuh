@@ -116,7 +116,7 @@ __device__ unsigned drawChunked(const float *logits, const MkSamplingSettings &s
 
 // Step 4's candidates: the `count` largest keys, by a radix select a byte
 // at a time from the top (an integer histogram: no float order), then
-// collected and ranked in decreasing order into shared.keys[0, count).
+// collected and sorted in decreasing order into shared.keys[0, count).
 template <int kVocab, int kThreads>
 __device__ void selectCandidates(const float *logits, unsigned count, SamplingShared &shared) {
   unsigned long long prefix = 0;
@@ -126,20 +126,10 @@ __device__ void selectCandidates(const float *logits, unsigned count, SamplingSh
     for (int b = threadIdx.x; b < 256; b += kThreads)
       shared.histogram[b] = 0;
     consumerSync<kThreads>();
-    // Nearly every logit shares the first byte or two of its key, so the
-    // lanes of a warp that count into one bin add once, by their first lane:
-    // one shared atomic per bin and warp instead of per token.
-    for (unsigned base = 0; base < kVocab; base += kThreads) {
-      unsigned i = base + threadIdx.x;
-      int bin = -1;
-      if (i < kVocab) {
-        unsigned long long key = mk_sampling_key(logits[i], i);
-        if (bits == 0 || (key >> (64 - bits)) == prefix)
-          bin = static_cast<int>((key >> (56 - bits)) & 255);
-      }
-      unsigned peers = __match_any_sync(kFullMask, bin);
-      if (bin >= 0 && threadIdx.x % kWarpSize == __ffs(peers) - 1)
-        atomicAdd(&shared.histogram[bin], static_cast<unsigned>(__popc(peers)));
+    for (unsigned i = threadIdx.x; i < kVocab; i += kThreads) {
+      unsigned long long key = mk_sampling_key(logits[i], i);
+      if (bits == 0 || (key >> (64 - bits)) == prefix)
+        atomicAdd(&shared.histogram[(key >> (56 - bits)) & 255], 1u);
     }
     consumerSync<kThreads>();
     if (threadIdx.x == 0) {
@@ -166,52 +156,43 @@ __device__ void selectCandidates(const float *logits, unsigned count, SamplingSh
   }
 
   // Collect every key whose top `bits` bits are at least the prefix: the
-  // `count` largest (keys are unique), in any order; a warp takes its slots
-  // with one atomic.
+  // `count` largest (keys are unique).
   if (threadIdx.x == 0)
     shared.scalars[kScalarCollected] = 0;
   consumerSync<kThreads>();
-  for (unsigned base = 0; base < kVocab; base += kThreads) {
-    unsigned i = base + threadIdx.x;
-    unsigned long long key = i < kVocab ? mk_sampling_key(logits[i], i) : 0;
-    bool wanted = i < kVocab && (key >> (64 - bits)) >= prefix;
-    unsigned ballot = __ballot_sync(kFullMask, wanted);
-    if (ballot == 0)
-      continue;
-    unsigned lane = threadIdx.x % kWarpSize, first = 0;
-    if (lane == __ffs(ballot) - 1)
-      first = atomicAdd(&shared.scalars[kScalarCollected], static_cast<unsigned>(__popc(ballot)));
-    first = __shfl_sync(kFullMask, first, __ffs(ballot) - 1);
-    unsigned slot = first + __popc(ballot & ((1u << lane) - 1));
-    if (wanted && slot < count)
-      shared.keys[slot] = key;
+  for (unsigned i = threadIdx.x; i < kVocab; i += kThreads) {
+    unsigned long long key = mk_sampling_key(logits[i], i);
+    if ((key >> (64 - bits)) >= prefix) {
+      unsigned slot = atomicAdd(&shared.scalars[kScalarCollected], 1u);
+      if (slot < count)
+        shared.keys[slot] = key;
+    }
   }
   consumerSync<kThreads>();
 
-  // Decreasing order by rank: a key's place is the number of keys above it
-  // (unique keys: the ranks are a permutation). Each thread ranks its few
-  // keys against all of them (shared-memory broadcasts), then places them.
-  constexpr unsigned kPerThread = (MK_SAMPLING_MAX_CANDIDATES + kThreads - 1) / kThreads;
-  unsigned long long mine[kPerThread];
-  unsigned ranks[kPerThread];
-#pragma unroll
-  for (unsigned t = 0; t < kPerThread; ++t) {
-    unsigned j = threadIdx.x + t * kThreads;
-    mine[t] = j < count ? shared.keys[j] : 0;
-    ranks[t] = 0;
-  }
-  for (unsigned j = 0; j < count; ++j) {
-    unsigned long long other = shared.keys[j];
-#pragma unroll
-    for (unsigned t = 0; t < kPerThread; ++t)
-      ranks[t] += other > mine[t] ? 1u : 0u;
-  }
+  // Bitonic sort, decreasing, over the next power of two (zeros below
+  // every real key pad it).
+  unsigned size = 1;
+  while (size < count)
+    size *= 2;
+  for (unsigned j = count + threadIdx.x; j < size; j += kThreads)
+    shared.keys[j] = 0;
   consumerSync<kThreads>();
-#pragma unroll
-  for (unsigned t = 0; t < kPerThread; ++t)
-    if (threadIdx.x + t * kThreads < count)
-      shared.keys[ranks[t]] = mine[t];
-  consumerSync<kThreads>();
+  for (unsigned k = 2; k <= size; k *= 2)
+    for (unsigned j = k / 2; j > 0; j /= 2) {
+      for (unsigned i = threadIdx.x; i < size; i += kThreads) {
+        unsigned partner = i ^ j;
+        if (partner > i) {
+          unsigned long long a = shared.keys[i], b = shared.keys[partner];
+          bool decreasing = (i & k) == 0;
+          if (decreasing ? a < b : a > b) {
+            shared.keys[i] = b;
+            shared.keys[partner] = a;
+          }
+        }
+      }
+      consumerSync<kThreads>();
+    }
 }
 
 // Steps 3 to 5 for a request that samples; every thread calls it in

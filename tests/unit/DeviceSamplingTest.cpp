@@ -3,7 +3,7 @@
 // (core/kernels/Sampling.cpp): the same token for every setting and seed.
 // One thread runs every strided loop whole and every barrier is a no-op,
 // so this checks the device function's arithmetic and logic (the radix
-// select, the ranking, the penalty's marks, the draws), not its parallel
+// select, the sort, the penalty's marks, the draws), not its parallel
 // schedule; the GPU checks (tests/gpu/TaskKindCheck.cpp) do that.
 #include <cmath>
 #include <cstdint>
@@ -43,12 +43,6 @@ inline void __syncthreads() {}
 inline void __threadfence() {}
 inline unsigned __cvta_generic_to_shared(const void *) { return 0; }
 template <class T> T __shfl_xor_sync(unsigned, T value, int) { return value; }
-// A warp of one lane: it matches only itself, its ballot is its own vote.
-template <class T> unsigned __match_any_sync(unsigned, T) { return 1u; }
-inline unsigned __ballot_sync(unsigned, bool vote) { return vote ? 1u : 0u; }
-template <class T> T __shfl_sync(unsigned, T value, int) { return value; }
-inline int __ffs(unsigned x) { return __builtin_ffs(static_cast<int>(x)); }
-inline int __popc(unsigned x) { return __builtin_popcount(x); }
 inline unsigned atomicAdd(unsigned *address, unsigned value) {
   unsigned old = *address;
   *address += value;
