@@ -358,10 +358,21 @@ void checkStreaming(GpuDevice &device, const std::vector<int64_t> &prompt, int64
          "cancel: the callback's stop ends generation after " + std::to_string(kStopAfter) +
              " tokens (got " + std::to_string(cancelled.generated.size()) + ", stop reason " +
              cancelled.stopReason + ")");
-  report(cancelled.kernelMilliseconds < 0.8 * streamed.kernelMilliseconds,
-         "cancel: the kernel ended early (" + std::to_string(cancelled.kernelMilliseconds) +
-             " ms against " + std::to_string(streamed.kernelMilliseconds) + " ms for all " +
-             std::to_string(newTokens) + ")");
+  // The launch stops within a few steps of the cancel (the host polls):
+  // its share of the whole launch's steps, with four steps to spare. A
+  // model with too few steps for that to tell anything (the toy's short
+  // context) says so instead.
+  double steps = static_cast<double>(prompt.size() + newTokens);
+  double share = (static_cast<double>(prompt.size() + kStopAfter) + 4.0) / steps;
+  std::string times = std::to_string(cancelled.kernelMilliseconds) + " ms against " +
+                      std::to_string(streamed.kernelMilliseconds) + " ms for all " +
+                      std::to_string(newTokens);
+  if (share < 0.9)
+    report(cancelled.kernelMilliseconds < share * streamed.kernelMilliseconds,
+           "cancel: the kernel ended early (" + times + ")");
+  else
+    std::printf("  note  cancel: %lld new tokens are too few to time an early end (%s)\n",
+                static_cast<long long>(newTokens), times.c_str());
 }
 
 int checkFixture(const std::string &path, int64_t maxContext) {

@@ -4,7 +4,7 @@
 # server; then decode at 480-511 on the 1B and SmolLM2 shapes.
 set -uo pipefail
 mkdir -p /tmp/stash $OUT; cp .xfer/* /tmp/stash/ 2>/dev/null
-N=$PWD/.gpu/new; W=/tmp/w
+rm -rf .gpu/new; tar -C .gpu -xJf .gpu/new.tar.xz; N=$PWD/.gpu/new; W=/tmp/w
 exec > >(tee $OUT/log.txt) 2>&1
 export PYTHONPATH=$PWD/python:/tmp/site MKRT_LIBRARY=$N/runtime/mkrt/libmkrt.so
 cat /tmp/stash/smol.gguf.part00 /tmp/stash/smol.gguf.part01 /tmp/stash/smol.gguf.part02 > $W/smol.gguf
