@@ -2,6 +2,8 @@
 #ifndef MKC_COMPILER_INSPECT_TEXTFORMAT_H
 #define MKC_COMPILER_INSPECT_TEXTFORMAT_H
 
+#include "core/support/HumanBytes.h"
+
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -11,9 +13,6 @@ namespace mk {
 // A JSON string: quotes, backslashes and control characters (a chat
 // template's newlines) escaped.
 std::string jsonString(std::string_view text);
-
-// "12.3 MiB" beside an exact byte count, for a reader's eye.
-std::string humanBytes(uint64_t bytes);
 
 } // namespace mk
 

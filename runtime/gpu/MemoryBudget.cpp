@@ -1,24 +1,8 @@
 #include "runtime/gpu/MemoryBudget.h"
 
-#include <cstdio>
+#include "core/support/HumanBytes.h"
 
 namespace mk {
-
-std::string formatBytes(uint64_t bytes) {
-  static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  double value = static_cast<double>(bytes);
-  int unit = 0;
-  while (value >= 1024.0 && unit < 4) {
-    value /= 1024.0;
-    ++unit;
-  }
-  char text[32];
-  if (unit == 0)
-    std::snprintf(text, sizeof text, "%llu B", static_cast<unsigned long long>(bytes));
-  else
-    std::snprintf(text, sizeof text, "%.2f %s", value, units[unit]);
-  return text;
-}
 
 std::string checkMemoryFits(const std::vector<MemoryNeed> &needs, uint64_t freeBytes,
                             uint64_t totalBytes, uint64_t reserveBytes) {
@@ -27,11 +11,11 @@ std::string checkMemoryFits(const std::vector<MemoryNeed> &needs, uint64_t freeB
     total += need.bytes;
   if (total <= freeBytes && freeBytes - total >= reserveBytes)
     return "";
-  std::string message = "the model needs " + formatBytes(total) + " of device memory (";
+  std::string message = "the model needs " + humanBytes(total) + " of device memory (";
   for (size_t i = 0; i < needs.size(); ++i)
-    message += (i ? ", " : "") + needs[i].what + " " + formatBytes(needs[i].bytes);
-  message += ") and " + formatBytes(reserveBytes) + " to spare for a launch; the GPU has " +
-             formatBytes(freeBytes) + " free of " + formatBytes(totalBytes);
+    message += (i ? ", " : "") + needs[i].what + " " + humanBytes(needs[i].bytes);
+  message += ") and " + humanBytes(reserveBytes) + " to spare for a launch; the GPU has " +
+             humanBytes(freeBytes) + " free of " + humanBytes(totalBytes);
   return message;
 }
 

@@ -18,12 +18,9 @@ struct MemoryNeed {
 
 // "" when the needs fit in `freeBytes` with `reserveBytes` to spare (the
 // launch's own buffers, the driver's), or why not: the total, each need,
-// and the device's free and total memory, in GiB.
+// and the device's free and total memory.
 std::string checkMemoryFits(const std::vector<MemoryNeed> &needs, uint64_t freeBytes,
                             uint64_t totalBytes, uint64_t reserveBytes);
-
-// 1.5 GiB, 12.3 MiB, 512 B: the unit that keeps the number short.
-std::string formatBytes(uint64_t bytes);
 
 } // namespace mk
 
