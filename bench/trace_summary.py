@@ -12,6 +12,13 @@ span from the first task start to the last task end across SMs, the weight
 bytes its tasks stream and the rate that makes over the span and over the
 tasks' own running time; the gaps between consecutive spans are where the
 GPU streams nothing.
+
+Then the hops, per operation: for each task run that was already waiting
+when its inputs became ready, the time from the end of the last task it
+waited on (the run that completed its events) to its own start, which is
+what one dependency costs: the producer's barrier and release, the count
+reaching the waiter, its poll and barrier. And the spread of the
+operation's task ends (first to last), its tail.
 """
 import argparse
 import collections
@@ -95,6 +102,62 @@ def main():
           f"over the wall; the GEMV spans sum to {span_sum:.1f} us "
           f"({streamed / (span_sum * 1e-6) / 1e9:.0f} GB/s inside them), the rest of the wall "
           f"({wall - span_sum:.1f} us) is attention, argmax and gaps")
+
+    hops(graph, runs, waits, operations)
+
+
+def percentile(values, fraction):
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
+
+
+def hops(graph, runs, waits, operations):
+    """Per operation: how long its waiting tasks took to start after their
+    inputs were complete, and how far apart its tasks ended."""
+    tasks = {t["id"]: t for t in graph["tasks"]}
+    producers = collections.defaultdict(list)  # event -> tasks triggering it
+    for t in graph["tasks"]:
+        producers[t["trigger"]].append(t["id"])
+    ends = {(e["args"]["step"], e["args"]["task"]): e["ts"] + e["dur"] for e in runs}
+    wait_begins = {(e["args"]["step"], e["args"]["task"]): e["ts"] for e in waits}
+
+    hop = collections.defaultdict(list)
+    for e in runs:
+        step, task = e["args"]["step"], e["args"]["task"]
+        began = wait_begins.get((step, task))
+        if began is None:
+            continue  # it did not wait: its inputs were ready before it asked
+        ready = None
+        for w in tasks[task]["waits"]:
+            producer_step = step + w["stepOffset"]
+            for p in producers[w["event"]]:
+                end = ends.get((producer_step, p))
+                if end is not None and (ready is None or end > ready):
+                    ready = end
+        if ready is not None and began < ready:
+            hop[tasks[task]["op"]].append(e["ts"] - ready)
+
+    tails = collections.defaultdict(list)
+    by_step_op = collections.defaultdict(list)
+    for e in runs:
+        by_step_op[(e["args"]["step"], tasks[e["args"]["task"]]["op"])].append(e["ts"] + e["dur"])
+    for (_, op), items in by_step_op.items():
+        tails[op].append(max(items) - min(items))
+
+    print(f"\n{'operation':34} {'kind':10} {'hops':>6} {'median us':>10} {'p90 us':>8} "
+          f"{'tail us':>8}")
+    every = []
+    for op in sorted(tails):
+        name = operations[op]["name"] if op < len(operations) else str(op)
+        values = hop.get(op, [])
+        every += values
+        median = f"{statistics.median(values):10.2f}" if values else f"{'-':>10}"
+        p90 = f"{percentile(values, 0.9):8.2f}" if values else f"{'-':>8}"
+        print(f"{name[:34]:34} {operations[op]['kind'][:10]:10} {len(values):6d} {median} {p90} "
+              f"{statistics.median(tails[op]):8.2f}")
+    if every:
+        print(f"\nhops over all operations: {len(every)}, median {statistics.median(every):.2f} us, "
+              f"p10 {percentile(every, 0.1):.2f}, p90 {percentile(every, 0.9):.2f}")
 
 
 if __name__ == "__main__":
