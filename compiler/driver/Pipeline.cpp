@@ -118,6 +118,19 @@ llvm::Expected<bool> parseCompileOption(llvm::StringRef arg, CompileOptions &opt
     options.target.numSms = *parsed;
     return true;
   }
+  if (flag == "--longest-attention-chunk") {
+    auto parsed = positive(flag, value);
+    if (!parsed)
+      return parsed.takeError();
+    // A chunk's scores sit in shared memory (group x chunk floats): past
+    // 16384 positions no group of q heads fits beside the rest.
+    constexpr int64_t kShortest = 16, kLongest = 16384;
+    if (*parsed < kShortest || *parsed > kLongest || (*parsed & (*parsed - 1)) != 0)
+      return error(flag + " must be a power of two from " + llvm::Twine(kShortest) + " to " +
+                   llvm::Twine(kLongest) + ", got " + value);
+    options.target.longestAttentionChunk = static_cast<uint64_t>(*parsed);
+    return true;
+  }
   return false;
 }
 

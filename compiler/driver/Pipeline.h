@@ -51,8 +51,8 @@ llvm::Expected<CompiledModel> compileToSchedule(mlir::MLIRContext &context,
                                                 const CompileOptions &options);
 
 // Reads one of the options every command that compiles shares:
-// --max-context=N (positions of the KV caches) and --num-sms=N (the SMs of
-// the target). Returns false when `arg` is none of them, an error when it is
+// --max-context=N (positions of the KV caches), --num-sms=N (the SMs of
+// the target) and --longest-attention-chunk=N. Returns false when `arg` is none of them, an error when it is
 // one with a bad value.
 llvm::Expected<bool> parseCompileOption(llvm::StringRef arg, CompileOptions &options);
 

@@ -205,7 +205,8 @@ private:
     op.interleaved = attention.getInterleaved();
     op.inputLength = lengthOf(attention.getQkv());
     op.outputLength = lengthOf(attention.getResult());
-    op.chunkSize = attentionChunkSize(maxContext, op.numKvHeads, target.numSms);
+    op.chunkSize = attentionChunkSize(maxContext, op.numKvHeads, target.numSms,
+                                      target.longestAttentionChunk);
     op.numChunks = (maxContext + op.chunkSize - 1) / op.chunkSize;
 
     std::string layer = "layer" + std::to_string(op.layer);

@@ -16,6 +16,10 @@ struct TargetDescription {
   uint64_t sharedMemoryPerSm = 227 * 1024; // usable by one CTA
   uint32_t bytesPerWeight = kBytesPerStreamedWeight;
   uint64_t memoryBandwidth = 4'550'000'000'000; // bytes/s, measured streaming rate
+  // The most positions one AttentionChunk task covers (attentionChunkSize):
+  // shorter chunks give a long context more chunk tasks than SMs, run in
+  // rounds, which cost their interpreter overhead even while empty.
+  uint64_t longestAttentionChunk = 256;
 };
 
 } // namespace mk

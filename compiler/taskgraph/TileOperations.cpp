@@ -14,10 +14,9 @@ namespace {
 // very wide hidden state.
 constexpr uint64_t kEmbedRowsPerTile = 4096;
 // Attention chunks: below 16 positions a chunk task is all overhead; past
-// 256 one task streams long enough that more SMs should share the context,
-// unless that would give the merge more than 64 chunks to combine.
+// the target's longest chunk more tasks share the context, unless that would
+// give the merge more than 64 chunks to combine.
 constexpr uint64_t kShortestChunk = 16;
-constexpr uint64_t kLongestChunk = 256;
 constexpr uint64_t kMostChunks = 64;
 
 uint64_t ceilDiv(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
@@ -172,7 +171,8 @@ private:
 
 } // namespace
 
-int64_t attentionChunkSize(int64_t maxContext, int64_t numKvHeads, uint32_t numSms) {
+int64_t attentionChunkSize(int64_t maxContext, int64_t numKvHeads, uint32_t numSms,
+                           uint64_t longestChunk) {
   // The smallest power of two that cuts the context into at most `chunks`
   // (2^63 at most, for one chunk of the largest context, then clamped).
   auto sizeFor = [&](uint64_t chunks) {
@@ -180,7 +180,8 @@ int64_t attentionChunkSize(int64_t maxContext, int64_t numKvHeads, uint32_t numS
   };
   uint64_t kvHeads = std::max<int64_t>(numKvHeads, 1);
   uint64_t chunksPerKvHead = std::clamp<uint64_t>(numSms / kvHeads, 1, kMostChunks);
-  uint64_t size = std::clamp(sizeFor(chunksPerKvHead), kShortestChunk, kLongestChunk);
+  uint64_t longest = std::max(longestChunk, kShortestChunk);
+  uint64_t size = std::clamp(sizeFor(chunksPerKvHead), kShortestChunk, longest);
   return static_cast<int64_t>(std::max(size, sizeFor(kMostChunks)));
 }
 

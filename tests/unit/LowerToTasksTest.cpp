@@ -223,6 +223,21 @@ TEST(AttentionChunkSizeTest, OneLayersChunksFillTheSmsOnce) {
   }
 }
 
+// A longer longest chunk: one round of chunk tasks over the SMs where the
+// default needs several (the 1B shape at 32768: 16 chunks of 2048 per KV
+// head, not 64 of 512), still within 64 chunks per KV head.
+TEST(AttentionChunkSizeTest, ALongerLongestChunkKeepsOneRoundOfTasks) {
+  EXPECT_EQ(attentionChunkSize(32768, 8, 132, 2048), 2048);
+  EXPECT_EQ(attentionChunkSize(131072, 8, 132, 2048), 2048);
+  EXPECT_EQ(attentionChunkSize(1 << 20, 8, 132, 2048), 16384); // the 64-chunk bound
+  EXPECT_EQ(attentionChunkSize(4096, 8, 132, 2048), 256);      // within the default already
+  EXPECT_EQ(attentionChunkSize(512, 8, 132, 2048), 32);
+  EXPECT_EQ(attentionChunkSize(32768, 8, 132, 1), 512); // below the shortest: the shortest
+  TargetDescription target;
+  target.longestAttentionChunk = 2048;
+  EXPECT_EQ(attentionChunkSize(32768, 8, target.numSms, target.longestAttentionChunk), 2048);
+}
+
 TEST(AttentionChunkSizeTest, PowersOfTwoWithinBoundsForAnyContext) {
   for (int64_t maxContext :
        {int64_t(1), int64_t(3), int64_t(1000), int64_t(1) << 20, int64_t(1) << 40,
