@@ -149,7 +149,7 @@ int parseArguments(int argc, char **argv, InspectArguments &arguments) {
   arguments.gguf = looksLikeGguf(arguments.model);
   if (arguments.gguf) {
     if (arguments.compileOptionGiven)
-      return usageError("--max-context and --num-sms apply when compiling; '" + arguments.model +
+      return usageError("--max-context, --num-sms and --longest-attention-chunk apply when compiling; '" + arguments.model +
                         "' is a GGUF file, which is summarized, not compiled");
     if (arguments.format == Format::Dot)
       return usageError("--format=dot draws a task graph; '" + arguments.model +
@@ -158,7 +158,7 @@ int parseArguments(int argc, char **argv, InspectArguments &arguments) {
   }
   arguments.artifact = isArtifact(arguments.model);
   if (arguments.artifact && arguments.compileOptionGiven)
-    return usageError("--max-context and --num-sms apply when compiling; '" + arguments.model +
+    return usageError("--max-context, --num-sms and --longest-attention-chunk apply when compiling; '" + arguments.model +
                       "' is compiled already");
   return 0;
 }
