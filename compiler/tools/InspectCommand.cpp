@@ -100,6 +100,9 @@ bool isArtifact(const std::string &path) {
   return llvm::StringRef(path).endswith_insensitive(".mk");
 }
 
+constexpr const char *kCompileOnly =
+    "--max-context, --num-sms and --longest-attention-chunk apply when compiling; '";
+
 // 0 when `arguments` is complete, else the exit code to return.
 int parseArguments(int argc, char **argv, InspectArguments &arguments) {
   for (int i = 0; i < argc; ++i) {
@@ -149,7 +152,7 @@ int parseArguments(int argc, char **argv, InspectArguments &arguments) {
   arguments.gguf = looksLikeGguf(arguments.model);
   if (arguments.gguf) {
     if (arguments.compileOptionGiven)
-      return usageError("--max-context, --num-sms and --longest-attention-chunk apply when compiling; '" + arguments.model +
+      return usageError(kCompileOnly + arguments.model +
                         "' is a GGUF file, which is summarized, not compiled");
     if (arguments.format == Format::Dot)
       return usageError("--format=dot draws a task graph; '" + arguments.model +
@@ -158,8 +161,7 @@ int parseArguments(int argc, char **argv, InspectArguments &arguments) {
   }
   arguments.artifact = isArtifact(arguments.model);
   if (arguments.artifact && arguments.compileOptionGiven)
-    return usageError("--max-context, --num-sms and --longest-attention-chunk apply when compiling; '" + arguments.model +
-                      "' is compiled already");
+    return usageError(kCompileOnly + arguments.model + "' is compiled already");
   return 0;
 }
 
