@@ -326,7 +326,6 @@ __device__ __noinline__ unsigned sampleToken(const TaskContext &context, const f
                                         [&](unsigned j) { return running[j] >= wanted; });
     for (unsigned j = cut + 1 + threadIdx.x; j < count; j += kThreads)
       w[j] = 0.0f;
-    consumerSync<kThreads>(); // the min-p loop's threads own other weights
   }
   for (unsigned j = threadIdx.x; j < count; j += kThreads) {
     if (w[j] < s.minP)
