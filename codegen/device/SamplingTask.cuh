@@ -3,11 +3,9 @@
 // (core/kernels/Sampling.cpp). The parallel parts decide nothing by float
 // order: the repetition penalty (each token penalized once, by whichever
 // thread marks it first), the weights (one per token), the lanes' sums (each
-// lane one thread, from its chunk's first token), the candidates (a radix
-// select on unique integer keys, then a sort) and the scans, whose order
-// Sampling.h defines as the parallel one (segments scanned by doubling,
-// each round from the last round's values). What adds floats in a running
-// order, a chunk's tokens in the draw, is one thread's.
+// lane one thread, from its chunk's first token) and the candidates (a radix
+// select on unique integer keys, then a sort). What adds floats across
+// tokens or lanes in order is done by one thread, as the reference does.
 //
 // Shared memory: core/protocol/SharedMemory.h's MK_SAMPLING_* layout, in the
 // task's dynamic shared floats.
@@ -23,83 +21,19 @@ namespace mk::gpu {
 struct SamplingShared {
   unsigned long long *keys; // [MK_SAMPLING_MAX_CANDIDATES]
   float *weights;           // [MK_SAMPLING_MAX_CANDIDATES]
-  float *laneSums;          // [MK_SAMPLING_LANES], then their running sums
+  float *laneSums;          // [MK_SAMPLING_LANES]
   unsigned *histogram;      // [256]
   unsigned *scalars;        // [8]: see the kScalar* names
-  float *running;           // [MK_SAMPLING_SCAN_MAX]: a scan's values, then its running sums
-  float *scratch;           // [MK_SAMPLING_SCAN_MAX]: the scan's other buffer
-  float *lasts;             // [2 * MK_SAMPLING_SEGMENT]: its segments' last values
 };
 
 constexpr int kScalarCollected = 0, kScalarToken = 1, kScalarShift = 2, kScalarPrefixLow = 3,
-              kScalarPrefixHigh = 4, kScalarRemaining = 5, kScalarFirst = 6, kScalarLast = 7;
+              kScalarPrefixHigh = 4, kScalarRemaining = 5;
 
 __device__ __forceinline__ SamplingShared samplingShared(float *shared) {
   return SamplingShared{reinterpret_cast<unsigned long long *>(shared + MK_SAMPLING_KEYS_OFFSET),
-                        shared + MK_SAMPLING_WEIGHTS_OFFSET,
-                        shared + MK_SAMPLING_LANE_SUMS_OFFSET,
+                        shared + MK_SAMPLING_WEIGHTS_OFFSET, shared + MK_SAMPLING_LANE_SUMS_OFFSET,
                         reinterpret_cast<unsigned *>(shared + MK_SAMPLING_HISTOGRAM_OFFSET),
-                        reinterpret_cast<unsigned *>(shared + MK_SAMPLING_SCALARS_OFFSET),
-                        shared + MK_SAMPLING_RUNNING_OFFSET,
-                        shared + MK_SAMPLING_SCRATCH_OFFSET,
-                        shared + MK_SAMPLING_TOTALS_OFFSET};
-}
-
-// Sampling.h's scan of values[0, n) (n <= MK_SAMPLING_SCAN_MAX), in place:
-// every round of the doubling reads one buffer and writes the other, so
-// the order is the same for any number of threads. Every thread calls it
-// in uniform control flow; a barrier ends it.
-template <int kThreads>
-__device__ void scanInPlace(float *values, unsigned n, float *scratch, float *lasts) {
-  constexpr unsigned kSegment = MK_SAMPLING_SEGMENT;
-  unsigned padded = (n + kSegment - 1) / kSegment * kSegment, segments = padded / kSegment;
-  for (unsigned i = n + threadIdx.x; i < padded; i += kThreads)
-    values[i] = 0.0f;
-  consumerSync<kThreads>();
-  float *from = values, *to = scratch;
-  for (unsigned distance = 1; distance < kSegment; distance *= 2) {
-    for (unsigned i = threadIdx.x; i < padded; i += kThreads)
-      to[i] = i % kSegment >= distance ? mk_fadd(from[i], from[i - distance]) : from[i];
-    consumerSync<kThreads>();
-    float *swap = from;
-    from = to;
-    to = swap;
-  }
-  float *last = lasts, *other = lasts + kSegment;
-  for (unsigned s = threadIdx.x; s < kSegment; s += kThreads)
-    last[s] = s < segments ? from[s * kSegment + kSegment - 1] : 0.0f;
-  consumerSync<kThreads>();
-  for (unsigned distance = 1; distance < kSegment; distance *= 2) {
-    for (unsigned s = threadIdx.x; s < kSegment; s += kThreads)
-      other[s] = s >= distance ? mk_fadd(last[s], last[s - distance]) : last[s];
-    consumerSync<kThreads>();
-    float *swap = last;
-    last = other;
-    other = swap;
-  }
-  // Five rounds: the segments' scans are in `scratch`, written back here.
-  for (unsigned i = threadIdx.x; i < n; i += kThreads)
-    values[i] = i < kSegment ? from[i] : mk_fadd(last[i / kSegment - 1], from[i]);
-  consumerSync<kThreads>();
-}
-
-// The first index in [0, n) whose `holds(i)`, or n: each thread's first
-// lowers one shared minimum (integers: no order to keep). Uniform control
-// flow; a barrier ends it.
-template <int kThreads, class Holds>
-__device__ unsigned firstWhere(unsigned n, unsigned *minimum, const Holds &holds) {
-  if (threadIdx.x == 0)
-    *minimum = n;
-  consumerSync<kThreads>();
-  for (unsigned i = threadIdx.x; i < n; i += kThreads)
-    if (holds(i)) {
-      atomicMin(minimum, i);
-      break;
-    }
-  consumerSync<kThreads>();
-  unsigned first = *minimum;
-  consumerSync<kThreads>();
-  return first;
+                        reinterpret_cast<unsigned *>(shared + MK_SAMPLING_SCALARS_OFFSET)};
 }
 
 // Step 1: the logits to pick from. Without a penalty, the task's input;
@@ -131,12 +65,10 @@ __device__ const float *penalizeRepetitions(const TaskContext &context, const fl
 }
 
 // Each lane's sum of its chunk's weights (min-p applied when asked), by
-// the threads that own the lanes, then their running sums (a scan) in
-// place: laneSums[MK_SAMPLING_LANES - 1] is the total.
+// the threads that own the lanes; a barrier ends it.
 template <int kVocab, int kThreads>
 __device__ void sumLanes(const float *logits, const MkSamplingSettings &s, float largest,
-                         bool withMinP, SamplingShared &shared) {
-  float *laneSums = shared.laneSums;
+                         bool withMinP, float *laneSums) {
   constexpr unsigned long long kChunk = (kVocab + MK_SAMPLING_LANES - 1) / MK_SAMPLING_LANES;
   for (int lane = threadIdx.x; lane < MK_SAMPLING_LANES; lane += kThreads) {
     float sum = 0.0f;
@@ -148,62 +80,38 @@ __device__ void sumLanes(const float *logits, const MkSamplingSettings &s, float
     laneSums[lane] = sum;
   }
   consumerSync<kThreads>();
-  scanInPlace<kThreads>(laneSums, MK_SAMPLING_LANES, shared.scratch, shared.lasts);
 }
 
-// The draw over the whole vocabulary by chunks (step 5), after sumLanes:
-// the first chunk whose running sum passes the target is found by all
-// threads; within it, the weights are computed by all threads a piece at a
-// time and added in order by one. Uniform control flow; every thread gets
-// the token.
-template <int kVocab, int kThreads>
+// One thread: the draw over the whole vocabulary by chunks (step 5).
+template <int kVocab>
 __device__ unsigned drawChunked(const float *logits, const MkSamplingSettings &s, float largest,
-                                SamplingShared &shared, float u) {
+                                const float *laneSums, float u) {
   constexpr unsigned long long kChunk = (kVocab + MK_SAMPLING_LANES - 1) / MK_SAMPLING_LANES;
-  constexpr unsigned kPiece = MK_SAMPLING_SCAN_MAX;
-  const float *running = shared.laneSums;
-  float target = mk_fmul(u, running[MK_SAMPLING_LANES - 1]);
-  unsigned lane = firstWhere<kThreads>(MK_SAMPLING_LANES, &shared.scalars[kScalarFirst],
-                                       [&](unsigned l) { return running[l] > target; });
-  if (threadIdx.x == 0)
-    shared.scalars[kScalarToken] = 0xffffffffu;
-  for (; lane < MK_SAMPLING_LANES; ++lane) {
-    float before = lane == 0 ? 0.0f : running[lane - 1], sum = 0.0f;
-    unsigned long long end = (lane + 1) * kChunk < kVocab ? (lane + 1) * kChunk : kVocab;
-    for (unsigned long long first = lane * kChunk; first < end; first += kPiece) {
-      unsigned count = static_cast<unsigned>(end - first < kPiece ? end - first : kPiece);
-      for (unsigned k = threadIdx.x; k < count; k += kThreads) {
-        float w = mk_sampling_weight(logits[first + k], largest, s.temperature);
-        shared.running[k] = w < s.minP ? 0.0f : w;
-      }
-      consumerSync<kThreads>();
-      if (threadIdx.x == 0 && shared.scalars[kScalarToken] == 0xffffffffu)
-        for (unsigned k = 0; k < count; ++k) {
-          sum = mk_fadd(sum, shared.running[k]);
-          if (mk_fadd(before, sum) > target) {
-            shared.scalars[kScalarToken] = static_cast<unsigned>(first + k);
-            break;
-          }
-        }
-      consumerSync<kThreads>();
-      if (shared.scalars[kScalarToken] != 0xffffffffu)
-        return shared.scalars[kScalarToken];
-    }
-  }
-  // Rounding left none: the last kept.
-  if (threadIdx.x == 0) {
-    unsigned token = 0;
-    for (unsigned long long i = kVocab; i-- > 0;) {
-      float w = mk_sampling_weight(logits[i], largest, s.temperature);
-      if (!(w < s.minP) && w > 0.0f) {
-        token = static_cast<unsigned>(i);
-        break;
+  auto weight = [&](unsigned long long i) {
+    float w = mk_sampling_weight(logits[i], largest, s.temperature);
+    return w < s.minP ? 0.0f : w;
+  };
+  float total = 0.0f;
+  for (int lane = 0; lane < MK_SAMPLING_LANES; ++lane)
+    total = mk_fadd(total, laneSums[lane]);
+  float target = mk_fmul(u, total);
+  float before = 0.0f;
+  for (int lane = 0; lane < MK_SAMPLING_LANES; ++lane) {
+    if (mk_fadd(before, laneSums[lane]) > target) {
+      float running = 0.0f;
+      unsigned long long end = (lane + 1) * kChunk < kVocab ? (lane + 1) * kChunk : kVocab;
+      for (unsigned long long i = lane * kChunk; i < end; ++i) {
+        running = mk_fadd(running, weight(i));
+        if (mk_fadd(before, running) > target)
+          return static_cast<unsigned>(i);
       }
     }
-    shared.scalars[kScalarToken] = token;
+    before = mk_fadd(before, laneSums[lane]);
   }
-  consumerSync<kThreads>();
-  return shared.scalars[kScalarToken];
+  for (unsigned long long i = kVocab; i-- > 0;) // rounding left none: the last kept
+    if (weight(i) > 0.0f)
+      return static_cast<unsigned>(i);
+  return 0;
 }
 
 // Step 4's candidates: the `count` largest keys, by a radix select a byte
@@ -299,55 +207,63 @@ __device__ __noinline__ unsigned sampleToken(const TaskContext &context, const f
   float u = mk_sampling_uniform(s.seed, context.position);
 
   if (!mk_sampling_has_candidates(&s)) {
-    sumLanes<kVocab, kThreads>(logits, s, largest, true, shared);
-    return drawChunked<kVocab, kThreads>(logits, s, largest, shared, u);
+    sumLanes<kVocab, kThreads>(logits, s, largest, true, shared.laneSums);
+    if (threadIdx.x == 0)
+      shared.scalars[kScalarToken] = drawChunked<kVocab>(logits, s, largest, shared.laneSums, u);
+    consumerSync<kThreads>();
+    return shared.scalars[kScalarToken];
   }
 
   unsigned count = mk_sampling_candidates(&s, kVocab);
   selectCandidates<kVocab, kThreads>(logits, count, shared);
-  float *w = shared.weights;
   for (unsigned j = threadIdx.x; j < count; j += kThreads)
-    w[j] = shared.running[j] =
+    shared.weights[j] =
         mk_sampling_weight(logits[mk_sampling_key_index(shared.keys[j])], largest, s.temperature);
-  consumerSync<kThreads>();
+  bool wholeVocabulary = s.topP < 1.0f && s.topK == 0;
+  if (wholeVocabulary) // top-p's total over every token, without min-p
+    sumLanes<kVocab, kThreads>(logits, s, largest, false, shared.laneSums);
+  else
+    consumerSync<kThreads>();
 
-  if (s.topP < 1.0f) {
-    float total;
-    scanInPlace<kThreads>(shared.running, count, shared.scratch, shared.lasts);
-    if (s.topK == 0) { // top-p's total over every token, without min-p
-      sumLanes<kVocab, kThreads>(logits, s, largest, false, shared);
-      total = shared.laneSums[MK_SAMPLING_LANES - 1];
-    } else {
-      total = shared.running[count - 1];
-    }
-    float wanted = mk_fmul(s.topP, total);
-    const float *running = shared.running;
-    unsigned cut = firstWhere<kThreads>(count, &shared.scalars[kScalarFirst],
-                                        [&](unsigned j) { return running[j] >= wanted; });
-    for (unsigned j = cut + 1 + threadIdx.x; j < count; j += kThreads)
-      w[j] = 0.0f;
-  }
-  for (unsigned j = threadIdx.x; j < count; j += kThreads) {
-    if (w[j] < s.minP)
-      w[j] = 0.0f;
-    shared.running[j] = w[j];
-  }
-  consumerSync<kThreads>();
-
-  scanInPlace<kThreads>(shared.running, count, shared.scratch, shared.lasts);
-  float target = mk_fmul(u, shared.running[count - 1]);
-  const float *running = shared.running;
-  unsigned chosen = firstWhere<kThreads>(count, &shared.scalars[kScalarFirst],
-                                         [&](unsigned j) { return running[j] > target; });
-  if (chosen == count && threadIdx.x == 0) // rounding left none: the last kept
-    for (unsigned j = count; j-- > 0;)
-      if (w[j] > 0.0f) {
-        chosen = j;
-        break;
+  if (threadIdx.x == 0) {
+    float *w = shared.weights;
+    if (s.topP < 1.0f) {
+      float total = 0.0f;
+      if (wholeVocabulary)
+        for (int lane = 0; lane < MK_SAMPLING_LANES; ++lane)
+          total = mk_fadd(total, shared.laneSums[lane]);
+      else
+        for (unsigned j = 0; j < count; ++j)
+          total = mk_fadd(total, w[j]);
+      float wanted = mk_fmul(s.topP, total), running = 0.0f;
+      unsigned j = 0;
+      while (j < count) {
+        running = mk_fadd(running, w[j++]);
+        if (running >= wanted)
+          break;
       }
-  if (threadIdx.x == 0)
+      for (; j < count; ++j)
+        w[j] = 0.0f;
+    }
+    float total = 0.0f;
+    for (unsigned j = 0; j < count; ++j) {
+      if (w[j] < s.minP)
+        w[j] = 0.0f;
+      total = mk_fadd(total, w[j]);
+    }
+    float target = mk_fmul(u, total), running = 0.0f;
+    unsigned chosen = count; // none yet
+    for (unsigned j = 0; j < count && chosen == count; ++j) {
+      running = mk_fadd(running, w[j]);
+      if (running > target)
+        chosen = j;
+    }
+    for (unsigned j = count; chosen == count && j-- > 0;)
+      if (w[j] > 0.0f)
+        chosen = j;
     shared.scalars[kScalarToken] =
         chosen < count ? mk_sampling_key_index(shared.keys[chosen]) : 0xffffffffu;
+  }
   consumerSync<kThreads>();
   return shared.scalars[kScalarToken];
 }

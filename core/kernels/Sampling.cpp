@@ -8,8 +8,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <stdexcept>
-#include <string>
 #include <unordered_set>
 #include <vector>
 
@@ -38,78 +36,40 @@ float minP(float weight, const MkSamplingSettings &settings) {
   return weight < settings.minP ? 0.0f : weight;
 }
 
-// One segment scanned by doubling, in place (Sampling.h, "A scan").
-void scanSegment(float *segment) {
-  for (int distance = 1; distance < MK_SAMPLING_SEGMENT; distance *= 2) {
-    float before[MK_SAMPLING_SEGMENT];
-    std::copy(segment, segment + MK_SAMPLING_SEGMENT, before);
-    for (int i = distance; i < MK_SAMPLING_SEGMENT; ++i)
-      segment[i] = mk_fadd(before[i], before[i - distance]);
-  }
-}
-
-} // namespace
-
-std::vector<float> samplingScan(std::span<const float> values) {
-  size_t n = values.size(), segments = (n + MK_SAMPLING_SEGMENT - 1) / MK_SAMPLING_SEGMENT;
-  if (n > MK_SAMPLING_SCAN_MAX)
-    throw std::invalid_argument("a sampling scan of " + std::to_string(n) + " values (at most " +
-                                std::to_string(MK_SAMPLING_SCAN_MAX) + ")");
-  std::vector<float> padded(segments * MK_SAMPLING_SEGMENT, 0.0f);
-  std::copy(values.begin(), values.end(), padded.begin());
-  float lasts[MK_SAMPLING_SEGMENT] = {};
-  for (size_t s = 0; s < segments; ++s) {
-    scanSegment(padded.data() + s * MK_SAMPLING_SEGMENT);
-    lasts[s] = padded[s * MK_SAMPLING_SEGMENT + MK_SAMPLING_SEGMENT - 1];
-  }
-  scanSegment(lasts);
-  std::vector<float> running(n);
-  for (size_t i = 0; i < n; ++i) {
-    size_t s = i / MK_SAMPLING_SEGMENT;
-    running[i] = s == 0 ? padded[i] : mk_fadd(lasts[s - 1], padded[i]);
-  }
-  return running;
-}
-
-namespace {
-
-std::vector<float> scan(std::span<const float> values) { return samplingScan(values); }
-
-// Step 5 over the whole vocabulary in MK_SAMPLING_LANES chunks: each
-// chunk's sum from its first token, then the chunks' running sums.
+// Step 5 over the whole vocabulary in MK_SAMPLING_LANES chunks.
 struct Chunked {
-  std::vector<float> running; // per lane: the running sum of the chunks' sums
+  std::vector<float> sums; // per lane
   float total = 0.0f;
 };
 
 Chunked sumChunks(std::span<const float> w) {
+  Chunked chunked;
   uint64_t chunk = mk_sampling_chunk(w.size());
-  std::vector<float> sums(MK_SAMPLING_LANES, 0.0f);
+  chunked.sums.assign(MK_SAMPLING_LANES, 0.0f);
   for (uint64_t lane = 0; lane < MK_SAMPLING_LANES; ++lane) {
     float sum = 0.0f;
     for (uint64_t i = lane * chunk; i < std::min<uint64_t>((lane + 1) * chunk, w.size()); ++i)
       sum = mk_fadd(sum, w[i]);
-    sums[lane] = sum;
+    chunked.sums[lane] = sum;
   }
-  Chunked chunked;
-  chunked.running = scan(sums);
-  chunked.total = chunked.running.back();
+  for (float sum : chunked.sums)
+    chunked.total = mk_fadd(chunked.total, sum);
   return chunked;
 }
 
 int64_t drawChunked(std::span<const float> w, const Chunked &chunked, float target) {
   uint64_t chunk = mk_sampling_chunk(w.size());
-  uint64_t lane = 0;
-  while (lane < MK_SAMPLING_LANES && !(chunked.running[lane] > target))
-    ++lane;
-  for (; lane < MK_SAMPLING_LANES; ++lane) {
-    float before = lane == 0 ? 0.0f : chunked.running[lane - 1];
-    float running = 0.0f;
-    for (uint64_t i = lane * chunk; i < std::min<uint64_t>((lane + 1) * chunk, w.size()); ++i) {
-      running = mk_fadd(running, w[i]);
-      if (mk_fadd(before, running) > target)
-        return static_cast<int64_t>(i);
+  float before = 0.0f;
+  for (uint64_t lane = 0; lane < MK_SAMPLING_LANES; ++lane) {
+    if (mk_fadd(before, chunked.sums[lane]) > target) {
+      float running = 0.0f;
+      for (uint64_t i = lane * chunk; i < std::min<uint64_t>((lane + 1) * chunk, w.size()); ++i) {
+        running = mk_fadd(running, w[i]);
+        if (mk_fadd(before, running) > target)
+          return static_cast<int64_t>(i);
+      }
     }
+    before = mk_fadd(before, chunked.sums[lane]);
   }
   for (size_t i = w.size(); i-- > 0;) // rounding left none: the last kept
     if (w[i] > 0.0f)
@@ -177,14 +137,21 @@ Kept keep(std::span<const float> logits, const MkSamplingSettings &settings, flo
     kept.weights[j] = w[kept.order[j]];
   }
   if (settings.topP < 1.0f) {
-    std::vector<float> running = scan(kept.weights);
-    float total = settings.topK > 0 ? running.back() : sumChunks(w).total;
+    float total = 0.0f;
+    if (settings.topK > 0)
+      for (float weight : kept.weights)
+        total = mk_fadd(total, weight);
+    else
+      total = sumChunks(w).total;
     float wanted = mk_fmul(settings.topP, total);
+    float running = 0.0f;
     uint32_t j = 0;
-    while (j < count && !(running[j] >= wanted))
-      ++j;
-    if (j < count)
-      std::fill(kept.weights.begin() + j + 1, kept.weights.end(), 0.0f);
+    while (j < count) {
+      running = mk_fadd(running, kept.weights[j++]);
+      if (running >= wanted)
+        break;
+    }
+    std::fill(kept.weights.begin() + j, kept.weights.end(), 0.0f);
   }
   for (float &weight : kept.weights)
     weight = minP(weight, settings);
@@ -221,11 +188,16 @@ int64_t sampleToken(std::span<const float> logits, const MkSamplingSettings &set
     Chunked chunked = sumChunks(kept.weights);
     return drawChunked(kept.weights, chunked, mk_fmul(u, chunked.total));
   }
-  std::vector<float> running = scan(kept.weights);
-  float target = mk_fmul(u, running.back());
-  for (size_t j = 0; j < kept.order.size(); ++j)
-    if (running[j] > target)
+  float total = 0.0f;
+  for (float weight : kept.weights)
+    total = mk_fadd(total, weight);
+  float target = mk_fmul(u, total);
+  float running = 0.0f;
+  for (size_t j = 0; j < kept.order.size(); ++j) {
+    running = mk_fadd(running, kept.weights[j]);
+    if (running > target)
       return kept.order[j];
+  }
   for (size_t j = kept.order.size(); j-- > 0;)
     if (kept.weights[j] > 0.0f)
       return kept.order[j];

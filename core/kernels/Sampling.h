@@ -26,10 +26,6 @@ void applyRepetitionPenalty(std::span<float> logits, std::span<const int64_t> co
 // tests; greedy gives the chosen token 1 and every other 0.
 std::vector<float> keptWeights(std::span<const float> logits, const MkSamplingSettings &settings);
 
-// The running sums of `values` (at most MK_SAMPLING_SCAN_MAX) in the order
-// of Sampling.h's scan.
-std::vector<float> samplingScan(std::span<const float> values);
-
 // Steps 2 to 5 on logits already penalized: the token. `position`: the
 // step's context position, the generator's counter.
 int64_t sampleToken(std::span<const float> logits, const MkSamplingSettings &settings,

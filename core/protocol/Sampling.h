@@ -21,34 +21,20 @@
  *  4. Candidates, when top_k > 0 or top_p < 1: the C = top_k (or, with
  *     top_k == 0, MK_SAMPLING_MAX_CANDIDATES) most likely tokens, ordered by
  *     logit, larger first, ties by lower index. top-p keeps the fewest first
- *     candidates whose running sum (a scan, below) reaches top_p times the
- *     total: the candidates' total with top_k > 0 (HF applies top-p after
- *     top-k), the whole vocabulary's (step 5's) with top_k == 0. So top-p
- *     looks at most at the MK_SAMPLING_MAX_CANDIDATES most likely tokens,
- *     and top_k is at most that; HF keeps every token tied with the k-th,
- *     this keeps k. Then min-p keeps only w[i] >= min_p (HF: p[i] >= min_p *
- *     p_max), among the candidates, or over the whole vocabulary without
- *     candidates.
- *  5. The draw: u = mk_sampling_uniform(seed, position) in [0, 1); target =
- *     u * total. Candidates: their kept weights scanned in their order; the
- *     token is the first whose running sum exceeds target. Otherwise the
- *     vocabulary in MK_SAMPLING_LANES contiguous chunks: each chunk summed
- *     from its first token, the chunks' sums scanned in order (the total is
- *     the last running sum); from the first chunk whose running sum exceeds
- *     target, the token is the first whose running sum within its chunk,
- *     added to the running sum of the chunks before (0 for the first),
- *     exceeds target, the next chunk tried if rounding leaves none in this
- *     one. Either way, the last kept token when rounding leaves none.
- *
- * A scan of n values (n <= MK_SAMPLING_SCAN_MAX) is the order of a parallel
- * scan, so that the device's threads share it: the values in segments of
- * MK_SAMPLING_SEGMENT (the last padded with zeros), each segment scanned by
- * doubling (at distance d = 1, 2, 4, 8, 16 in turn, every value becomes its
- * sum with the one d before it in its segment, from the previous round's
- * values; those closer than d to the segment's start stay); the segments'
- * last values scanned the same way, as one padded segment; value i's
- * running sum is its segment's scan at i, plus, past the first segment, the
- * scanned last value of the segment before. The total is value n - 1's.
+ *     candidates whose weights add up to at least top_p times the total:
+ *     the candidates' total with top_k > 0 (HF applies top-p after top-k),
+ *     the whole vocabulary's with top_k == 0. So top-p looks at most at the
+ *     MK_SAMPLING_MAX_CANDIDATES most likely tokens, and top_k is at most
+ *     that; HF keeps every token tied with the k-th, this keeps k. Then
+ *     min-p keeps only w[i] >= min_p (HF: p[i] >= min_p * p_max), among the
+ *     candidates, or over the whole vocabulary without candidates.
+ *  5. The draw: u = mk_sampling_uniform(seed, position) in [0, 1); the
+ *     kept weights are summed in their order (candidates: their order;
+ *     otherwise the vocabulary in MK_SAMPLING_LANES contiguous chunks, each
+ *     chunk summed from its first token, the chunks' sums then added in
+ *     order); target = u * total; the token is the first whose running sum
+ *     (chunks: the sum of the chunks before it plus its own chunk's running
+ *     sum) exceeds target, or the last kept one when rounding leaves none.
  *
  * The counter of the generator is the step's context position, so a seed
  * gives the same tokens whether a context is generated in one call or fed
@@ -62,9 +48,6 @@
 #define MK_SAMPLING_MAX_CANDIDATES 1024
 /* The contiguous chunks of the vocabulary summed apart (step 5). */
 #define MK_SAMPLING_LANES 512
-/* A scan's segments, and the most values one scans: a segment of segments. */
-#define MK_SAMPLING_SEGMENT 32
-#define MK_SAMPLING_SCAN_MAX (MK_SAMPLING_SEGMENT * MK_SAMPLING_SEGMENT)
 
 /* A request's settings, in the control block (runtime/format/ControlBlock.h).
  * Greedy: temperature 0, top_k 0, top_p 1, min_p 0, penalty 1 (all zeros

@@ -17,17 +17,13 @@ MK_HOST_DEVICE constexpr mk_u64 noSharedFloats(mk_i64, mk_i64 = 0) { return 0; }
 
 // The argmax task's sampling (codegen/device/SamplingTask.cuh), in floats:
 // the candidates' keys (u64), their weights, the lanes' sums, a radix
-// histogram, a few counters, and a scan's running sums, its other buffer
-// and its segments' last values (two buffers of them).
+// histogram and a few counters.
 #define MK_SAMPLING_KEYS_OFFSET 0
 #define MK_SAMPLING_WEIGHTS_OFFSET (2 * MK_SAMPLING_MAX_CANDIDATES)
 #define MK_SAMPLING_LANE_SUMS_OFFSET (3 * MK_SAMPLING_MAX_CANDIDATES)
 #define MK_SAMPLING_HISTOGRAM_OFFSET (3 * MK_SAMPLING_MAX_CANDIDATES + MK_SAMPLING_LANES)
 #define MK_SAMPLING_SCALARS_OFFSET (MK_SAMPLING_HISTOGRAM_OFFSET + 256)
-#define MK_SAMPLING_RUNNING_OFFSET (MK_SAMPLING_SCALARS_OFFSET + 8)
-#define MK_SAMPLING_SCRATCH_OFFSET (MK_SAMPLING_RUNNING_OFFSET + MK_SAMPLING_SCAN_MAX)
-#define MK_SAMPLING_TOTALS_OFFSET (MK_SAMPLING_SCRATCH_OFFSET + MK_SAMPLING_SCAN_MAX)
-#define MK_SAMPLING_SHARED_FLOATS (MK_SAMPLING_TOTALS_OFFSET + 2 * MK_SAMPLING_SEGMENT)
+#define MK_SAMPLING_SHARED_FLOATS (MK_SAMPLING_SCALARS_OFFSET + 8)
 MK_HOST_DEVICE constexpr mk_u64 argmaxSharedFloats(mk_i64) { return MK_SAMPLING_SHARED_FLOATS; }
 
 // The whole input, normalized there when the gemv has a prologue norm.

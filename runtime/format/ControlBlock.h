@@ -11,7 +11,7 @@
 #include "core/protocol/Sampling.h"
 #include "runtime/format/ScheduleBlob.h"
 
-#define MK_KERNEL_ABI_VERSION 5u /* 3: the kernel publishes its variants; 4: sampling, streaming; 5: the sampler's sums in scan order */
+#define MK_KERNEL_ABI_VERSION 4u /* 3: the kernel publishes its variants; 4: sampling, streaming */
 #define MK_KERNEL_NAME "mk_megakernel"
 #define MK_ONE_TASK_KERNEL_NAME "mk_run_task" /* (MkKernelArgs, unsigned task, long long position) */
 #define MK_KERNEL_INFO_NAME "mk_kernel_info"

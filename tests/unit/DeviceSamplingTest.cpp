@@ -53,11 +53,6 @@ inline unsigned long long atomicExch(unsigned long long *address, unsigned long 
   *address = value;
   return old;
 }
-inline unsigned atomicMin(unsigned *address, unsigned value) {
-  unsigned old = *address;
-  *address = value < old ? value : old;
-  return old;
-}
 inline unsigned atomicCAS(unsigned *address, unsigned compare, unsigned value) {
   unsigned old = *address;
   if (old == compare)
@@ -111,24 +106,6 @@ long long deviceToken(const std::vector<float> &raw, const MkSamplingSettings &s
     return best;
   unsigned sampled = mk::gpu::sampleToken<kVocab, 1>(context_, logits, logits[best]);
   return sampled == 0xffffffffu ? best : sampled;
-}
-
-// The device's scan, run by one thread, adds in the reference's order.
-TEST(DeviceSampling, ScansInTheReferencesOrder) {
-  std::mt19937_64 random(5);
-  std::uniform_real_distribution<float> uniform(0.0f, 1.0f);
-  for (unsigned n : {1u, 5u, 31u, 32u, 33u, 100u, 512u, 1000u, 1024u}) {
-    std::vector<float> values(n);
-    for (float &value : values)
-      value = uniform(random) * uniform(random);
-    std::vector<float> running(MK_SAMPLING_SCAN_MAX), scratch(MK_SAMPLING_SCAN_MAX),
-        lasts(2 * MK_SAMPLING_SEGMENT);
-    std::copy(values.begin(), values.end(), running.begin());
-    mk::gpu::scanInPlace<1>(running.data(), n, scratch.data(), lasts.data());
-    std::vector<float> expected = mk::kernels::samplingScan(values);
-    for (unsigned i = 0; i < n; ++i)
-      ASSERT_EQ(running[i], expected[i]) << "n " << n << ", value " << i;
-  }
 }
 
 template <int kVocab>

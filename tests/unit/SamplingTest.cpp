@@ -14,7 +14,6 @@
 #include <cmath>
 #include <map>
 #include <numeric>
-#include <stdexcept>
 #include <random>
 #include <set>
 
@@ -93,33 +92,6 @@ TEST(Sampling, ExpMatchesTheLibraryToAFewUlps) {
   EXPECT_EQ(mk_exp(0.0f), 1.0f);
   EXPECT_EQ(mk_exp(-100.0f), 0.0f);
   EXPECT_EQ(mk_exp(-INFINITY), 0.0f);
-}
-
-// The scan's order (Sampling.h): pairs at distance 1, 2, 4, ... within a
-// segment of 32, then the segments' scanned last values in front. Tiny
-// values beside 1 tell the orders apart: one after another, 1 + 2^-24 +
-// 2^-24 rounds to 1; paired first, it is 1 + 2^-23.
-TEST(Sampling, ScanAddsInTheOrderOfAParallelScan) {
-  const float tiny = std::ldexp(1.0f, -24), one = 1.0f;
-  std::vector<float> three = kernels::samplingScan(std::vector<float>{one, tiny, tiny});
-  EXPECT_EQ(three[0], one);
-  EXPECT_EQ(three[1], one); // 1 + 2^-24, rounded to even
-  EXPECT_EQ(three[2], one + 2 * tiny);
-
-  std::vector<float> across(40, 0.0f);
-  across[0] = one;
-  across[32] = across[33] = tiny;
-  std::vector<float> running = kernels::samplingScan(across);
-  EXPECT_EQ(running[31], one);
-  EXPECT_EQ(running[32], one);
-  EXPECT_EQ(running[33], one + 2 * tiny); // the segment's own pair first
-  EXPECT_EQ(running[39], one + 2 * tiny);
-
-  std::vector<float> ones(1024, 1.0f);
-  std::vector<float> counts = kernels::samplingScan(ones);
-  for (size_t i = 0; i < counts.size(); ++i)
-    ASSERT_EQ(counts[i], static_cast<float>(i + 1));
-  EXPECT_THROW(kernels::samplingScan(std::vector<float>(1025, 1.0f)), std::invalid_argument);
 }
 
 TEST(Sampling, TheGeneratorIsAFunctionOfSeedAndPosition) {
