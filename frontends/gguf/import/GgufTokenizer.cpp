@@ -33,11 +33,20 @@ struct PreTokenizer {
   bool nfc = false;                   // NFC normalization first (Qwen2)
 };
 
+// Each name's rules are checked against the original tokenizer's encodings
+// of llama.cpp's test texts (tests/oracle/check_gguf_vocab.py).
 std::optional<PreTokenizer> preTokenizerNamed(std::string_view name) {
   if (name.empty() || name == "default" || name == "gpt-2" || name == "gpt2")
     return PreTokenizer{};
-  if (name == "smollm")
+  // GPT-NeoX's tokenizer (MPT's): GPT-2's split after NFC.
+  if (name == "mpt")
+    return PreTokenizer{nullptr, false, false, true};
+  // BigCode's (StarCoder, Refact, SmolLM): single digits first.
+  if (name == "smollm" || name == "starcoder" || name == "refact")
     return PreTokenizer{nullptr, true, false, false};
+  // Command-R's: single digits after NFC.
+  if (name == "command-r")
+    return PreTokenizer{nullptr, true, false, true};
   if (name == "llama-bpe" || name == "llama3")
     return PreTokenizer{kLlama3Pattern, false, true, false};
   if (name == "qwen2")
