@@ -45,6 +45,12 @@ def read_cases(path):
     return [(text, [int(t) for t in line.split()]) for text, line in zip(texts, lines)]
 
 
+def shown(value, limit=200):
+    """A text or ids as a line short enough to read."""
+    line = repr(value)
+    return line if len(line) <= limit else line[:limit] + f"... ({len(value)} in all)"
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--tool", required=True, help="mk-gguf-tokenizer-json")
@@ -83,7 +89,7 @@ def main():
         ours = tokenizer.encode(text, add_bos=False)
         if ours != expected:
             wrong += 1
-            print(f"DIFFERENT: {text!r}\n  ours     {ours}\n  expected {expected}")
+            print(f"DIFFERENT: {shown(text)}\n  ours     {shown(ours)}\n  expected {shown(expected)}")
     print(f"ggml-vocab-{a.name}: {len(cases) - wrong} of {len(cases)} texts encode as the "
           f"original tokenizer does")
     print("FAIL" if wrong else "PASS")
