@@ -37,6 +37,8 @@ CMAKE_OPTIONS=(
   -DLLAMA_BUILD_COMMON=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_TOOLS=OFF
   -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_SERVER=OFF -DLLAMA_BUILD_APP=OFF
   -DLLAMA_OPENSSL=OFF
+  # Without -Wall and more: tens of thousands of lines of warnings otherwise.
+  -DLLAMA_ALL_WARNINGS=OFF -DGGML_ALL_WARNINGS=OFF
   # One CPU backend, for this machine, linked in (not loaded at run time).
   -DGGML_NATIVE=ON -DGGML_BACKEND_DL=OFF -DGGML_CPU_ALL_VARIANTS=OFF
   # The libraries find each other beside themselves, in the package's lib/.
