@@ -14,7 +14,7 @@ cd "$ROOT"
 # llama.cpp is the GGUF front end's second oracle, and SmolLM2's GGUF file
 # (98 MB) its real model (scripts/install_llama_cpp.sh, install_smollm2.sh).
 # llama.cpp's sdist comes first: its vocabulary files are the tokenizer
-# tests' oracle. Its build (about 5 minutes on 2 cores, once: kept in
+# tests' oracle. Its build (under 5 minutes of CPU, once: kept in
 # build/llama-cpp/) runs niced beside the tests that do not need it, and the
 # tests labelled llama-cpp run once it is done. MKC_LLAMA_CPP=0 skips all
 # of it: those tests then skip, saying so.
