@@ -71,16 +71,6 @@ else
     -e "$ROOT/python"
 fi
 
-# Optional: llama.cpp as an oracle of the GGUF front end; built from source,
-# so only when asked (MKC_LLAMA_CPP=1). Its tests skip, saying so, without it.
-if [[ "${MKC_LLAMA_CPP:-0}" == 1 ]]; then
-  if "$PYTHON" -c "import llama_cpp" 2>/dev/null; then
-    echo "llama-cpp-python is installed"
-  else
-    "$PYTHON" -m pip install --disable-pip-version-check -r "$ROOT/scripts/requirements-llama-cpp.txt"
-  fi
-fi
-
 step "[3/4] Configure (build/)"
 # build/ made from another checkout (a clone in another folder) is refused by
 # CMake, and its objects would be stale: start it afresh.

@@ -21,9 +21,9 @@ skipped when it is absent). With --gguf and --prompt, the prompt is encoded
 by llama.cpp's tokenizer and by the .mk's (built from the file's vocabulary),
 which must agree.
 
-Exits 77 (skipped, with the reason printed) when llama-cpp-python is not
-installed: scripts/setup.sh installs it only with MKC_LLAMA_CPP=1, since it
-builds llama.cpp from source.
+Exits 77 (skipped, with the reason printed) when llama-cpp-python cannot be
+imported: scripts/install_llama_cpp.sh builds it under build/llama-cpp/, and
+ctest puts it on PYTHONPATH (scripts/test.sh does both unless MKC_LLAMA_CPP=0).
 
   check_gguf_llama_cpp.py --mkc MKC --mkrun MKRUN FIXTURE.onnx --type F32 --rtol 1e-2
   check_gguf_llama_cpp.py --mkc MKC --mkrun MKRUN --gguf MODEL.gguf --prompt TEXT --rtol 5e-2
@@ -110,11 +110,11 @@ def main():
     try:
         import llama_cpp  # noqa: F401
     except ImportError as error:
-        print(f"SKIP: llama-cpp-python is not installed ({error}); run scripts/setup.sh with "
-              f"MKC_LLAMA_CPP=1 to build it")
+        print(f"SKIP: llama-cpp-python cannot be imported ({error}); "
+              f"scripts/install_llama_cpp.sh builds it")
         return SKIPPED
     if a.gguf and not os.path.isfile(a.gguf):
-        print(f"SKIP: no '{a.gguf}' (scripts/demo.sh installs it)")
+        print(f"SKIP: no '{a.gguf}' (scripts/install_smollm2.sh installs it)")
         return SKIPPED
 
     with tempfile.TemporaryDirectory() as tmp:

@@ -25,6 +25,10 @@ constexpr const char *kLlama3Pattern =
 constexpr const char *kQwen2Pattern =
     "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| "
     "?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
+// Qwen3.5's: Qwen2's, with combining marks (\p{M}) kept in a word.
+constexpr const char *kQwen35Pattern =
+    "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?[\\p{L}\\p{M}]+|\\p{N}| "
+    "?[^\\s\\p{L}\\p{M}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
 
 struct PreTokenizer {
   const char *splitPattern = nullptr; // a Split before the byte-level step, or GPT-2's own regex
@@ -33,15 +37,27 @@ struct PreTokenizer {
   bool nfc = false;                   // NFC normalization first (Qwen2)
 };
 
+// Each name's rules are checked against the original tokenizer's encodings
+// of llama.cpp's test texts (tests/oracle/check_gguf_vocab.py).
 std::optional<PreTokenizer> preTokenizerNamed(std::string_view name) {
   if (name.empty() || name == "default" || name == "gpt-2" || name == "gpt2")
     return PreTokenizer{};
-  if (name == "smollm")
+  // GPT-NeoX's tokenizer (MPT's): GPT-2's split after NFC.
+  if (name == "mpt")
+    return PreTokenizer{nullptr, false, false, true};
+  // BigCode's (StarCoder, Refact, SmolLM): single digits first.
+  if (name == "smollm" || name == "starcoder" || name == "refact")
     return PreTokenizer{nullptr, true, false, false};
+  // Command-R's: single digits after NFC.
+  if (name == "command-r")
+    return PreTokenizer{nullptr, true, false, true};
   if (name == "llama-bpe" || name == "llama3")
     return PreTokenizer{kLlama3Pattern, false, true, false};
   if (name == "qwen2")
     return PreTokenizer{kQwen2Pattern, false, false, true};
+  // Qwen3.5's has no NFC step: a decomposed "é" stays two characters.
+  if (name == "qwen35")
+    return PreTokenizer{kQwen35Pattern, false, false, false};
   return std::nullopt;
 }
 

@@ -6,8 +6,10 @@
 // Only byte-level BPE is built (tokenizer.ggml.model "gpt2": the tokens,
 // the merges, the control and user-defined tokens as added tokens), with
 // the pre-tokenizer of the `tokenizer.ggml.pre` names whose rules are
-// known here: absent, "default", "gpt-2", "gpt2", "smollm", "llama-bpe"
-// (and "llama3"), "qwen2". Other models (SentencePiece "llama", WordPiece
+// known here: absent, "default", "gpt-2", "gpt2", "mpt", "smollm",
+// "starcoder", "refact", "command-r", "llama-bpe" (and "llama3"), "qwen2",
+// "qwen35".
+// Other models (SentencePiece "llama", WordPiece
 // "bert", "t5", "rwkv", ...) and other pre-tokenizers are not built: the
 // caller is told why, and the model compiles without a tokenizer.
 #ifndef MKC_FRONTENDS_GGUF_IMPORT_GGUFTOKENIZER_H
