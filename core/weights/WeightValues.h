@@ -1,0 +1,29 @@
+// Values of a weight read on demand rather than held: a big model's weights
+// are mapped from its file or generated, piece by piece, as the .mk is
+// written, so that compiling never holds every weight as f32 at once.
+#ifndef MKC_CORE_WEIGHTS_WEIGHTVALUES_H
+#define MKC_CORE_WEIGHTS_WEIGHTVALUES_H
+
+#include <cstdint>
+#include <string>
+
+namespace mk {
+
+class WeightValues {
+public:
+  virtual ~WeightValues() = default;
+  // Elements [begin, begin + count) of the weight's row-major values, widened
+  // to f32, into `out`. The range lies inside the weight (the caller checks).
+  // Throws std::runtime_error when the values cannot be read (an I/O error).
+  virtual void read(uint64_t begin, uint64_t count, float *out) const = 0;
+  // Called once a writer has read every value it needs: a mapped source lets
+  // its pages go, so a multi-gigabyte model is not held resident.
+  virtual void release() const {}
+  // Identifies equal sources (the same initializer, the same layout), for the
+  // importers' sharing of tied weights; "" when the values alone say.
+  virtual std::string identity() const { return ""; }
+};
+
+} // namespace mk
+
+#endif
