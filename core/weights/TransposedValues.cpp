@@ -19,12 +19,17 @@ public:
       return;
     uint64_t firstRow = begin / rows, endRow = (begin + n - 1) / rows + 1;
     uint64_t width = endRow - firstRow;
-    std::vector<float> segment(width), block(width * rows);
-    for (uint64_t r = 0; r < rows; ++r) {
-      source->read(r * cols + firstRow, width, segment.data());
-      for (uint64_t c = 0; c < width; ++c)
-        block[c * rows + r] = segment[c];
-    }
+    // segments[r]: source row r's columns [firstRow, endRow); then the block
+    // [width, rows] is their transpose, by tiles that stay in cache.
+    std::vector<float> segments(rows * width), block(width * rows);
+    for (uint64_t r = 0; r < rows; ++r)
+      source->read(r * cols + firstRow, width, segments.data() + r * width);
+    constexpr uint64_t kTile = 32;
+    for (uint64_t r0 = 0; r0 < rows; r0 += kTile)
+      for (uint64_t c0 = 0; c0 < width; c0 += kTile)
+        for (uint64_t r = r0; r < std::min(r0 + kTile, rows); ++r)
+          for (uint64_t c = c0; c < std::min(c0 + kTile, width); ++c)
+            block[c * rows + r] = segments[r * width + c];
     std::copy_n(block.begin() + static_cast<ptrdiff_t>(begin - firstRow * rows), n, out);
   }
 

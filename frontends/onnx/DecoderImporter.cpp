@@ -198,6 +198,9 @@ mlir::FlatSymbolRefAttr GraphImporter::weightFor(const Tensor &tensor, bool tran
   } catch (const std::runtime_error &failure) {
     fail(failure.what());
   }
+  // The sample's pages go until the .mk is written.
+  if (weight.source)
+    weight.source->release();
   for (const auto &[candidate, symbol] : weightsByContent[fingerprint]) {
     const Weight *existing = weights.find(candidate);
     bool same = false;
@@ -207,6 +210,9 @@ mlir::FlatSymbolRefAttr GraphImporter::weightFor(const Tensor &tensor, bool tran
     } catch (const std::runtime_error &failure) {
       fail(failure.what());
     }
+    for (const Weight *compared : {existing, static_cast<const Weight *>(&weight)})
+      if (compared && compared->source)
+        compared->source->release();
     if (same) {
       if (!key.empty())
         weightsByOrigin[key] = symbol;

@@ -130,9 +130,15 @@ std::string load(const MkFile &file, Artifact &artifact) {
   if (std::string problem = checkWeightIndex(artifact.weights, artifact.weightData);
       !problem.empty())
     return "section MANIFEST: " + problem;
-  if (std::string problem = checkWeightValues(artifact.weights, artifact.weightData);
-      !problem.empty())
-    return "section WEIGHTS: " + problem;
+  // Weight by weight, each one's pages let go once checked: a big model is
+  // read through once here, and need not stay resident for it.
+  for (const WeightEntry &entry : artifact.weights) {
+    if (std::string problem = checkWeightValues({entry}, artifact.weightData); !problem.empty())
+      return "section WEIGHTS: " + problem;
+    const uint8_t *first =
+        reinterpret_cast<const uint8_t *>(artifact.weightData.data() + entry.offset);
+    file.releasePages({first, entry.rows * entry.cols * 2});
+  }
 
   std::span<const uint8_t> blob = file.section(SectionKind::Schedule);
   artifact.scheduleBlob.assign(blob.begin(), blob.end());
@@ -199,6 +205,10 @@ std::unique_ptr<LoadedArtifact> loadArtifact(std::unique_ptr<MkFile> file, std::
   error = load(*loaded->file, loaded->artifact);
   if (!error.empty())
     return nullptr;
+  const MkFile *mapped = loaded->file.get();
+  loaded->artifact.releasePages = [mapped](std::span<const uint8_t> range) {
+    mapped->releasePages(range);
+  };
   return loaded;
 }
 

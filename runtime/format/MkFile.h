@@ -111,6 +111,12 @@ public:
   // The bytes of a section every valid file has (kRequiredSections).
   std::span<const uint8_t> section(SectionKind kind) const;
   const std::vector<SectionEntry> &entries() const { return table; }
+  // Lets the pages of `range` (bytes of this file) go once read, when the
+  // file is mapped (MappedFile::releasePages); nothing for a view.
+  void releasePages(std::span<const uint8_t> range) const {
+    if (mapping)
+      mapping->releasePages(range);
+  }
   uint64_t size() const { return bytes.size(); }
 
 private:

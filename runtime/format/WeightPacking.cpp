@@ -104,11 +104,16 @@ bool streamWeights(const WeightPlan &plan, const WeightBytesSink &sink, std::str
         error = "weight '" + entry.name + "': " + failure.what();
         return false;
       }
-      for (uint64_t k = 0; k < n; ++k)
+      // One pass that the compiler vectorizes; the rare bad piece is
+      // searched again for its first bad value.
+      bool nonFinite = false;
+      for (uint64_t k = 0; k < n; ++k) {
         bits[k] = toBf16(values[k]);
+        nonFinite |= (bits[k] & 0x7f80u) == 0x7f80u;
+      }
       // A finite f32 past bf16's largest value rounds to infinity; the loader
       // would refuse the file, so the compiler does first.
-      for (uint64_t k = 0; k < n; ++k)
+      for (uint64_t k = 0; nonFinite && k < n; ++k)
         if ((bits[k] & 0x7f80u) == 0x7f80u) {
           error = describeNonFiniteBits(entry, begin + k, bits[k]) + " (rounded to bf16)";
           return false;
