@@ -5,6 +5,7 @@
 #define MKC_CORE_WEIGHTS_WEIGHTVALUES_H
 
 #include <cstdint>
+#include <span>
 #include <string>
 
 namespace mk {
@@ -22,6 +23,10 @@ public:
   // Identifies equal sources (the same initializer, the same layout), for the
   // importers' sharing of tied weights; "" when the values alone say.
   virtual std::string identity() const { return ""; }
+  // The values as bf16 bits in memory, when the source is such a view (a
+  // mapped .mk's WEIGHTS section): the CPU executor reads matrices there as
+  // they are, without widening a copy. Empty otherwise.
+  virtual std::span<const uint16_t> bf16Bits() const { return {}; }
 };
 
 } // namespace mk

@@ -24,6 +24,20 @@ std::vector<const WeightRef *> referencedWeights(const TaskGraph &graph) {
   return refs;
 }
 
+// A weight's bf16 bits in the section, widened when read.
+class Bf16View final : public WeightValues {
+public:
+  explicit Bf16View(std::span<const uint16_t> bits) : bits(bits) {}
+  void read(uint64_t begin, uint64_t count, float *out) const override {
+    for (uint64_t i = 0; i < count; ++i)
+      out[i] = fromBf16(bits[begin + i]);
+  }
+  std::span<const uint16_t> bf16Bits() const override { return bits; }
+
+private:
+  std::span<const uint16_t> bits;
+};
+
 // Which weight's element is NaN or infinite, and where in the section.
 std::string describeNonFiniteBits(const WeightEntry &entry, uint64_t element, uint16_t bits) {
   return "weight '" + entry.name + "' element " + std::to_string(element) + " (byte " +
@@ -189,6 +203,19 @@ std::vector<float> unpackWeight(const WeightEntry &entry, std::span<const uint16
   for (size_t i = 0; i < bits.size(); ++i)
     values[i] = fromBf16(bits[i]);
   return values;
+}
+
+WeightTable viewWeights(const std::vector<WeightEntry> &index, std::span<const uint16_t> data) {
+  WeightTable table;
+  for (const WeightEntry &entry : index) {
+    std::vector<int64_t> shape = {static_cast<int64_t>(entry.rows)};
+    if (entry.cols != 1)
+      shape.push_back(static_cast<int64_t>(entry.cols));
+    Weight weight{entry.name, shape, StorageType::BF16, {}};
+    weight.source = std::make_shared<Bf16View>(data.subspan(entry.offset, entry.rows * entry.cols));
+    table.add(std::move(weight));
+  }
+  return table;
 }
 
 WeightTable unpackWeights(const std::vector<WeightEntry> &index, std::span<const uint16_t> data) {

@@ -65,8 +65,13 @@ std::string checkWeightValues(const std::vector<WeightEntry> &index,
 // One weight widened to f32; the entry must have passed checkWeightIndex.
 std::vector<float> unpackWeight(const WeightEntry &entry, std::span<const uint16_t> data);
 
-// Every weight of a checked index widened to f32, as the CPU executor reads them.
+// Every weight of a checked index widened to f32.
 WeightTable unpackWeights(const std::vector<WeightEntry> &index, std::span<const uint16_t> data);
+
+// Every weight of a checked index as a view of `data` (Weight::source, with
+// bf16Bits): nothing copied, as the CPU executor reads a loaded .mk's
+// weights. `data` must outlive the table.
+WeightTable viewWeights(const std::vector<WeightEntry> &index, std::span<const uint16_t> data);
 
 } // namespace mk
 
