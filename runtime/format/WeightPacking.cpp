@@ -3,6 +3,7 @@
 #include "runtime/format/Bf16.h"
 
 #include <algorithm>
+#include <cmath>
 #include <set>
 
 namespace mk {
@@ -129,7 +130,10 @@ bool streamWeights(const WeightPlan &plan, const WeightBytesSink &sink, std::str
       // would refuse the file, so the compiler does first.
       for (uint64_t k = 0; nonFinite && k < n; ++k)
         if ((bits[k] & 0x7f80u) == 0x7f80u) {
-          error = describeNonFiniteBits(entry, begin + k, bits[k]) + " (rounded to bf16)";
+          // Either the model's value (a lazy weight is checked only here) or
+          // a finite f32 that rounds to infinity.
+          error = describeNonFiniteBits(entry, begin + k, bits[k]) +
+                  (std::isfinite(values[k]) ? " (rounded to bf16)" : "");
           return false;
         }
       if (!emit(bits.data(), n))
