@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 
 namespace mk {
 
@@ -36,6 +37,16 @@ int64_t Weight::numElements() const {
   for (int64_t d : shape)
     n *= d;
   return n;
+}
+
+int64_t lazyWeightElements() {
+  if (const char *given = std::getenv("MKC_LAZY_WEIGHT_ELEMENTS")) {
+    char *end = nullptr;
+    long long value = std::strtoll(given, &end, 10);
+    if (end != given && *end == '\0' && value >= 0)
+      return value;
+  }
+  return int64_t{1} << 20;
 }
 
 void Weight::readValues(uint64_t begin, uint64_t count, float *out) const {

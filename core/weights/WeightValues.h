@@ -10,6 +10,14 @@
 
 namespace mk {
 
+// Weights of at least this many elements are read on demand by the importers
+// (mapped from an ONNX model's external data or a GGUF file) rather than
+// decoded up front: 2^20 by default (4 MB of f32), so that every matrix of a
+// real model is and the vectors and small constants the importers read are
+// not. MKC_LAZY_WEIGHT_ELEMENTS=N sets another bound, for tests that read
+// small fixtures both ways.
+int64_t lazyWeightElements();
+
 class WeightValues {
 public:
   virtual ~WeightValues() = default;

@@ -17,16 +17,6 @@
 
 namespace mk::onnx_import {
 
-int64_t lazyInitializerElements() {
-  if (const char *given = std::getenv("MKC_ONNX_LAZY_ELEMENTS")) {
-    char *end = nullptr;
-    long long value = std::strtoll(given, &end, 10);
-    if (end != given && *end == '\0' && value >= 0)
-      return value;
-  }
-  return int64_t{1} << 20;
-}
-
 namespace {
 
 int64_t elementBytes(int dataType) {

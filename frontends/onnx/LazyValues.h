@@ -5,6 +5,7 @@
 // such a tensor through Identity, a Cast that keeps its values and a 2-D Transpose
 // without reading it;
 // any other op reads it whole (Tensor::isLazy, materializeTensor).
+// Which initializers: lazyWeightElements() (core/weights/WeightValues.h).
 #ifndef MKC_FRONTENDS_ONNX_LAZYVALUES_H
 #define MKC_FRONTENDS_ONNX_LAZYVALUES_H
 
@@ -16,12 +17,6 @@
 
 namespace mk::onnx_import {
 
-// Float initializers of external data with at least this many elements are
-// read on demand: 2^20 by default (4 MB of f32), so that every matrix of a
-// real model is and the vectors and small constants the rules read are not.
-// MKC_ONNX_LAZY_ELEMENTS=N sets another bound, for tests that read small
-// fixtures both ways.
-int64_t lazyInitializerElements();
 
 // `count` elements of ONNX type `dataType` (FLOAT, FLOAT16, BFLOAT16 or
 // DOUBLE) at byte `offset` of the regular file `path`, which the loader has

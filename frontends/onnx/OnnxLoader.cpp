@@ -339,7 +339,7 @@ Tensor decodeTensor(const onnx::TensorProto &proto, const std::string &directory
   const std::string *raw = nullptr;
   if (proto.data_location() == TP::EXTERNAL) {
     ExternalRange range = locateExternalData(proto, directory, what, bytes);
-    if (format.kind == ElementKind::Float && count > 0 && count >= lazyInitializerElements()) {
+    if (format.kind == ElementKind::Float && count > 0 && count >= lazyWeightElements()) {
       tensor.lazy = externalValues(range.path, static_cast<uint64_t>(range.offset),
                                    static_cast<uint64_t>(count), proto.data_type(), what);
       return tensor;

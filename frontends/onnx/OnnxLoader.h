@@ -28,7 +28,7 @@ LoadedModel loadModel(const std::string &path);
 
 // Decodes an initializer (or a Constant's tensor) to f32 / int64 values.
 // `what` names it in errors. External data must stay inside `directory`.
-// A float tensor of external data with lazyInitializerElements() or more
+// A float tensor of external data with lazyWeightElements() or more
 // elements is checked the same way but not read: its values come from the
 // file when asked for (Tensor::lazy, LazyValues.h).
 Tensor decodeTensor(const onnx::TensorProto &proto, const std::string &directory,

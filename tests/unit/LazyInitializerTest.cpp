@@ -15,11 +15,11 @@
 namespace mk::onnx_import {
 namespace {
 
-// Sets MKC_ONNX_LAZY_ELEMENTS for one test.
+// Sets MKC_LAZY_WEIGHT_ELEMENTS for one test.
 class LazyBound {
 public:
-  explicit LazyBound(const char *elements) { ::setenv("MKC_ONNX_LAZY_ELEMENTS", elements, 1); }
-  ~LazyBound() { ::unsetenv("MKC_ONNX_LAZY_ELEMENTS"); }
+  explicit LazyBound(const char *elements) { ::setenv("MKC_LAZY_WEIGHT_ELEMENTS", elements, 1); }
+  ~LazyBound() { ::unsetenv("MKC_LAZY_WEIGHT_ELEMENTS"); }
 };
 
 std::string folder() { return ::testing::TempDir(); }
