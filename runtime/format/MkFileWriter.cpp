@@ -98,37 +98,6 @@ uint64_t writeSections(std::ostream &os, std::span<const SectionData> sections,
   return written;
 }
 
-// Writes a file to a temporary beside `path` with `write`, renamed to `path`
-// once complete (see writeMkFile).
-bool writeFileInPlace(const std::string &path,
-                      const std::function<bool(std::ofstream &, std::string &)> &write,
-                      std::string &error);
-
-} // namespace
-
-bool writeMkFile(std::ostream &os, std::span<const SectionData> sections, std::string &error) {
-  std::vector<SectionKind> kinds;
-  std::vector<uint64_t> sizes;
-  for (const SectionData &section : sections) {
-    kinds.push_back(section.kind);
-    sizes.push_back(section.bytes.size());
-  }
-  uint64_t fileBytes = 0;
-  std::vector<SectionEntry> entries = layOut(kinds, sizes, fileBytes);
-  for (size_t i = 0; i < sections.size(); ++i)
-    entries[i].crc32 = crc32(sections[i].bytes);
-  writeHeaderAndTable(os, entries, fileBytes);
-  writeSections(os, sections, entries);
-  os.flush();
-  if (!os) {
-    error = "writing the .mk file failed";
-    return false;
-  }
-  return true;
-}
-
-namespace {
-
 // The sections, then `last` as it is produced, then the header and table
 // over the zeros that held their place.
 bool writeStreamed(std::ofstream &os, std::span<const SectionData> sections,
@@ -182,45 +151,8 @@ bool writeStreamed(std::ofstream &os, std::span<const SectionData> sections,
   return true;
 }
 
-} // namespace
-
-std::string checkOutputFile(const std::string &output, const std::vector<std::string> &inputs) {
-  struct stat written;
-  if (::stat(output.c_str(), &written) != 0)
-    return ""; // a new file; whether its folder takes it shows when it is written
-  for (const std::string &input : inputs) {
-    struct stat read;
-    if (::stat(input.c_str(), &read) == 0 && read.st_dev == written.st_dev &&
-        read.st_ino == written.st_ino)
-      return "refusing to write '" + output + "': it is the input '" + input + "'";
-  }
-  if (S_ISDIR(written.st_mode) || S_ISBLK(written.st_mode) || S_ISSOCK(written.st_mode))
-    return "cannot write '" + output + "': it is " + fileKindName(written.st_mode);
-  return "";
-}
-
-bool writeMkFile(const std::string &path, std::span<const SectionData> sections,
-                 std::string &error) {
-  return writeFileInPlace(
-      path,
-      [&](std::ofstream &file, std::string &writeError) {
-        return writeMkFile(file, sections, writeError);
-      },
-      error);
-}
-
-bool writeMkFile(const std::string &path, std::span<const SectionData> sections,
-                 const StreamedSection &last, std::string &error) {
-  return writeFileInPlace(
-      path,
-      [&](std::ofstream &file, std::string &writeError) {
-        return writeStreamed(file, sections, last, writeError);
-      },
-      error);
-}
-
-namespace {
-
+// Writes a file to a temporary beside `path` with `write`, renamed to `path`
+// once complete (see writeMkFile).
 bool writeFileInPlace(const std::string &path,
                       const std::function<bool(std::ofstream &, std::string &)> &write,
                       std::string &error) {
@@ -264,5 +196,61 @@ bool writeFileInPlace(const std::string &path,
 }
 
 } // namespace
+
+bool writeMkFile(std::ostream &os, std::span<const SectionData> sections, std::string &error) {
+  std::vector<SectionKind> kinds;
+  std::vector<uint64_t> sizes;
+  for (const SectionData &section : sections) {
+    kinds.push_back(section.kind);
+    sizes.push_back(section.bytes.size());
+  }
+  uint64_t fileBytes = 0;
+  std::vector<SectionEntry> entries = layOut(kinds, sizes, fileBytes);
+  for (size_t i = 0; i < sections.size(); ++i)
+    entries[i].crc32 = crc32(sections[i].bytes);
+  writeHeaderAndTable(os, entries, fileBytes);
+  writeSections(os, sections, entries);
+  os.flush();
+  if (!os) {
+    error = "writing the .mk file failed";
+    return false;
+  }
+  return true;
+}
+
+std::string checkOutputFile(const std::string &output, const std::vector<std::string> &inputs) {
+  struct stat written;
+  if (::stat(output.c_str(), &written) != 0)
+    return ""; // a new file; whether its folder takes it shows when it is written
+  for (const std::string &input : inputs) {
+    struct stat read;
+    if (::stat(input.c_str(), &read) == 0 && read.st_dev == written.st_dev &&
+        read.st_ino == written.st_ino)
+      return "refusing to write '" + output + "': it is the input '" + input + "'";
+  }
+  if (S_ISDIR(written.st_mode) || S_ISBLK(written.st_mode) || S_ISSOCK(written.st_mode))
+    return "cannot write '" + output + "': it is " + fileKindName(written.st_mode);
+  return "";
+}
+
+bool writeMkFile(const std::string &path, std::span<const SectionData> sections,
+                 std::string &error) {
+  return writeFileInPlace(
+      path,
+      [&](std::ofstream &file, std::string &writeError) {
+        return writeMkFile(file, sections, writeError);
+      },
+      error);
+}
+
+bool writeMkFile(const std::string &path, std::span<const SectionData> sections,
+                 const StreamedSection &last, std::string &error) {
+  return writeFileInPlace(
+      path,
+      [&](std::ofstream &file, std::string &writeError) {
+        return writeStreamed(file, sections, last, writeError);
+      },
+      error);
+}
 
 } // namespace mk
