@@ -86,6 +86,8 @@ bool sameValues(const Weight &a, const Weight &b) {
   return true;
 }
 
+// out = in^T for a row-major [rows, cols] matrix, in tiles so that both
+// sides stay in cache.
 void transposeInto(const std::vector<float> &in, int64_t rows, int64_t cols,
                    std::vector<float> &out) {
   constexpr int64_t kTile = 32;
