@@ -81,7 +81,8 @@ mlir::FlatSymbolRefAttr GgufBuilder::weight(const std::string &name, const Dims 
   const GgufTensor *tensor = file.findTensor(name);
   // A big matrix is dequantized when the .mk is written, a row at a time
   // from the mapping (its NaNs found there); the rest now.
-  if (tensor && tensor->dims == dims && static_cast<int64_t>(tensor->elements) >= lazyWeightElements())
+  if (tensor && tensor->dims == dims &&
+      static_cast<int64_t>(tensor->elements) >= lazyWeightElements())
     w.source = ggufRowValues(shared, *tensor, permuteHeads, config.headDim);
   if (w.source) {
     matrix.typeCode = tensor->typeCode;
