@@ -17,6 +17,11 @@ namespace mk {
 // variance out for unit variance in). The same seed gives the same values.
 WeightTable randomWeights(const TaskGraph &graph, uint64_t seed = 987654321);
 
+// The same values, each weight generated when it is read (Weight::source):
+// what `mkc compile --random-weights` writes, so that an 8B shape never
+// holds its 32 GB of f32 values.
+WeightTable lazyRandomWeights(const TaskGraph &graph, uint64_t seed = 987654321);
+
 } // namespace mk
 
 #endif

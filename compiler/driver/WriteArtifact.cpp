@@ -13,9 +13,11 @@ llvm::Error writeCompiledModel(const CompiledModel &compiled, ArtifactOptions op
   if (options.compilerVersion.empty())
     options.compilerVersion = kCompilerVersion;
   std::string error;
-  auto built = buildArtifact(compiled.tasks, compiled.schedule, compiled.imported.weights,
-                             std::move(options), error);
-  if (!built || !writeArtifact(path, built->artifact, error))
+  // Planned, then packed as the file is written: the weights are read (mapped
+  // from the model's file, or generated) a piece at a time, never all held.
+  auto planned = planArtifact(compiled.tasks, compiled.schedule, compiled.imported.weights,
+                              std::move(options), error);
+  if (!planned || !writeArtifact(path, planned->artifact, planned->weights, error))
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                    "cannot write '" + path + "': " + error);
   return llvm::Error::success();

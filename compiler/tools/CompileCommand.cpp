@@ -392,7 +392,7 @@ int emitArtifact(mlir::MLIRContext &context, const CompileArguments &options) {
     return refuse("'" + options.model + "' declares its weights without values: compile the "
                   "ONNX model, or pass --random-weights to fill them at random (for benchmarks)");
   if (options.randomSeed)
-    compiled->imported.weights = randomWeights(compiled->tasks, *options.randomSeed);
+    compiled->imported.weights = lazyRandomWeights(compiled->tasks, *options.randomSeed);
   ArtifactOptions artifact;
   if (int status = addTokenizer(options, describeModel(compiled->tasks, compiled->schedule).vocab,
                                 compiled->imported.tokens, artifact))

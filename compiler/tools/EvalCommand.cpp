@@ -18,6 +18,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -65,6 +66,15 @@ struct EvalArguments {
 
 using Rows = std::vector<std::vector<float>>;
 
+llvm::Error materializeWeights(WeightTable &weights) {
+  try {
+    weights.materialize();
+  } catch (const std::runtime_error &failure) {
+    return llvm::createStringError(llvm::inconvertibleErrorCode(), failure.what());
+  }
+  return llvm::Error::success();
+}
+
 llvm::Expected<Rows> runInterpreter(mlir::ModuleOp module, const WeightTable &weights,
                                     const std::vector<int64_t> &tokens) {
   auto interpreter =
@@ -86,6 +96,10 @@ llvm::Expected<Rows> runSchedule(mlir::MLIRContext &context, const EvalArguments
   auto compiled = compileToSchedule(context, args.model, args.compile);
   if (!compiled)
     return compiled.takeError();
+  // The CPU executor and the interpreter read every weight as f32: a big
+  // model's lazy weights are read here (eval is for models that fit).
+  if (llvm::Error error = materializeWeights(compiled->imported.weights))
+    return std::move(error);
   CpuExecutorOptions options;
   options.threaded = args.executor == "threads";
   options.checked = args.checked;
@@ -168,6 +182,8 @@ int evalCommand(int argc, char **argv) {
       return refuse(llvm::toString(imported.takeError()));
     if (args.engine == "fused" && mlir::failed(runFusionPipeline(imported->module.get(), false)))
       return refuse("the fusion pipeline failed on '" + args.model + "'");
+    if (llvm::Error error = materializeWeights(imported->weights))
+      return refuse(llvm::toString(std::move(error)));
     rows = runInterpreter(imported->module.get(), imported->weights, tokens);
   }
   if (!rows)

@@ -36,6 +36,21 @@ std::unique_ptr<MappedFile> MappedFile::open(const std::string &path, std::strin
   return mapping;
 }
 
+void MappedFile::releasePages(std::span<const uint8_t> range) const {
+  static const uintptr_t page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
+  uintptr_t begin = reinterpret_cast<uintptr_t>(range.data());
+  uintptr_t end = begin + range.size();
+  uintptr_t mappedBegin = reinterpret_cast<uintptr_t>(base);
+  if (range.empty() || begin < mappedBegin || end > mappedBegin + size)
+    return;
+  begin = (begin + page - 1) / page * page;
+  end = end / page * page;
+  // Of a read-only private mapping of a file nothing is lost: the pages
+  // are the file's, and are read again from it when touched.
+  if (begin < end)
+    ::madvise(reinterpret_cast<void *>(begin), end - begin, MADV_DONTNEED);
+}
+
 MappedFile::~MappedFile() {
   if (base)
     munmap(base, size);

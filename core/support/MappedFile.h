@@ -20,6 +20,11 @@ public:
   MappedFile &operator=(const MappedFile &) = delete;
 
   std::span<const uint8_t> bytes() const { return {static_cast<const uint8_t *>(base), size}; }
+  // Lets the whole pages of `range` (a part of bytes()) go from this
+  // process's memory once read: the file stays in the page cache and a later
+  // read maps them again. How a reader checks or copies a 16 GB file without
+  // holding 16 GB resident.
+  void releasePages(std::span<const uint8_t> range) const;
 
 private:
   MappedFile() = default;

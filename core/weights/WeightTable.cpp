@@ -1,6 +1,8 @@
 #include "core/weights/WeightTable.h"
 
+#include <algorithm>
 #include <cmath>
+#include <cstdlib>
 
 namespace mk {
 
@@ -35,6 +37,50 @@ int64_t Weight::numElements() const {
   for (int64_t d : shape)
     n *= d;
   return n;
+}
+
+int64_t lazyWeightElements() {
+  if (const char *given = std::getenv("MKC_LAZY_WEIGHT_ELEMENTS")) {
+    char *end = nullptr;
+    long long value = std::strtoll(given, &end, 10);
+    if (end != given && *end == '\0' && value >= 0)
+      return value;
+  }
+  return int64_t{1} << 20;
+}
+
+void Weight::readValues(uint64_t begin, uint64_t count, float *out) const {
+  if (source) {
+    source->read(begin, count, out);
+    return;
+  }
+  std::copy(values.begin() + static_cast<ptrdiff_t>(begin),
+            values.begin() + static_cast<ptrdiff_t>(begin + count), out);
+}
+
+std::vector<float> Weight::allValues() const {
+  if (!source)
+    return values;
+  std::vector<float> all(static_cast<size_t>(numElements()));
+  source->read(0, all.size(), all.data());
+  return all;
+}
+
+bool WeightTable::hasLazyWeights() const {
+  for (const auto &entry : weights)
+    if (entry.second.isLazy())
+      return true;
+  return false;
+}
+
+void WeightTable::materialize() {
+  for (auto &entry : weights) {
+    Weight &weight = entry.second;
+    if (!weight.source)
+      continue;
+    weight.values = weight.allValues();
+    weight.source.reset();
+  }
 }
 
 std::string WeightTable::add(Weight weight) {

@@ -78,6 +78,13 @@ public:
   const std::vector<GgufTensor> &tensors() const { return tensorList; }
   const GgufTensor *findTensor(std::string_view name) const;
 
+  // Lets the pages of `range` (tensor data of this file) go once read, when
+  // the file is mapped (MappedFile::releasePages); nothing for a view.
+  void releasePages(std::span<const uint8_t> range) const {
+    if (mapping)
+      mapping->releasePages(range);
+  }
+
 private:
   GgufFile() = default;
   std::string parse();

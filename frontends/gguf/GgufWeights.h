@@ -5,9 +5,11 @@
 #ifndef MKC_FRONTENDS_GGUF_GGUFWEIGHTS_H
 #define MKC_FRONTENDS_GGUF_GGUFWEIGHTS_H
 
+#include "core/weights/WeightValues.h"
 #include "frontends/gguf/GgufFile.h"
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -33,6 +35,17 @@ std::string readGgufTensor(const GgufFile &file, const std::string &name,
 // pairs that rotate together made adjacent, ggml's non-NEOX rope). `values`
 // is [heads * headDim][cols].
 void unpermuteRotaryRows(std::vector<float> &values, int64_t heads, int64_t headDim, int64_t cols);
+
+// A 2-D tensor's values read on demand, a row at a time, from the file's
+// mapping: the [out, in] matrix readGgufTensor gives (unpermuted over
+// `permuteHeads` heads of `headDim` rows when not 0), dequantized row by row
+// (a row of a quantized tensor is whole blocks) and the rows' pages let go
+// on release(). nullptr when the tensor is not 2-D or its rows are not whole
+// blocks: it is then read up front. `tensor` is one of `file`'s, which the
+// values keep alive.
+std::shared_ptr<const WeightValues> ggufRowValues(std::shared_ptr<const GgufFile> file,
+                                                  const GgufTensor &tensor, int64_t permuteHeads,
+                                                  int64_t headDim);
 
 } // namespace mk
 

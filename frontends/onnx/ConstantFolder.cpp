@@ -3,11 +3,14 @@
 // Elementwise/Reduction.cpp.
 #include "frontends/onnx/ConstantFolder.h"
 
+#include "core/weights/TransposedValues.h"
 #include "frontends/onnx/ConstantFolderInternal.h"
 #include "frontends/onnx/ImportError.h"
 
 #include <cmath>
 #include <limits>
+#include <optional>
+#include <stdexcept>
 #include <set>
 
 namespace mk::onnx_import {
@@ -245,6 +248,45 @@ const FoldTable &foldTable() {
   return table;
 }
 
+// Identity, a Cast that keeps the values (to f32, or to the type they are
+// stored in) and a 2-D Transpose of a lazy initializer, without reading it:
+// the ops between a weight and its MatMul or Gather. Nothing for other ops.
+std::optional<std::vector<Tensor>> foldLazily(const onnx::NodeProto &node,
+                                              const std::vector<const Tensor *> &inputs) {
+  if (inputs.size() != 1 || !inputs[0] || !inputs[0]->isLazy())
+    return std::nullopt;
+  const Tensor &input = *inputs[0];
+  FoldContext context(node, inputs);
+  const std::string &op = node.op_type();
+  if (op == "Identity")
+    return std::vector<Tensor>{input};
+  if (op == "Cast") {
+    const onnx::AttributeProto *to = context.attribute("to");
+    if (!to)
+      return std::nullopt;
+    using TP = onnx::TensorProto;
+    bool keepsValues = to->i() == TP::FLOAT || to->i() == TP::DOUBLE ||
+                       (to->i() == TP::FLOAT16 && input.storage == StorageType::F16) ||
+                       (to->i() == TP::BFLOAT16 && input.storage == StorageType::BF16);
+    if (!keepsValues)
+      return std::nullopt;
+    return std::vector<Tensor>{input};
+  }
+  if (op == "Transpose" && input.shape.size() == 2) {
+    std::optional<std::vector<int64_t>> perm = context.intsAttribute("perm");
+    if (perm && *perm != std::vector<int64_t>{1, 0})
+      return std::nullopt;
+    Tensor out = input;
+    out.shape = {input.shape[1], input.shape[0]};
+    out.lazy = transposedValues(input.lazy, static_cast<uint64_t>(input.shape[0]),
+                                static_cast<uint64_t>(input.shape[1]));
+    // A transposed 2-D weight is still that weight, read the other way round.
+    out.originTransposed = !input.originTransposed;
+    return std::vector<Tensor>{std::move(out)};
+  }
+  return std::nullopt;
+}
+
 } // namespace
 } // namespace folding
 
@@ -259,8 +301,24 @@ std::vector<Tensor> foldConstantNode(const onnx::NodeProto &node,
   auto found = table.find(node.op_type());
   if (found == table.end())
     context.fail("operator cannot be constant-folded");
-  folding::validateInputs(context);
-  return found->second(context);
+  if (auto passed = folding::foldLazily(node, inputs))
+    return std::move(*passed);
+  // Any other op reads its inputs: a lazy initializer is read whole here.
+  std::vector<Tensor> read;
+  read.reserve(inputs.size());
+  std::vector<const Tensor *> held = inputs;
+  for (size_t i = 0; i < inputs.size(); ++i)
+    if (inputs[i] && inputs[i]->isLazy()) {
+      try {
+        read.push_back(materializeTensor(*inputs[i]));
+      } catch (const std::runtime_error &failure) {
+        context.fail(failure.what());
+      }
+      held[i] = &read.back();
+    }
+  folding::FoldContext eager(node, held);
+  folding::validateInputs(eager);
+  return found->second(eager);
 }
 
 } // namespace mk::onnx_import

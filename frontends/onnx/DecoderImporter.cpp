@@ -4,6 +4,7 @@
 // present.N.* being the past cache with this step's entry appended).
 #include "frontends/onnx/DecoderImporter.h"
 
+#include "core/weights/TransposedValues.h"
 #include "frontends/onnx/ConstantFolder.h"
 #include "frontends/onnx/GraphImporter.h"
 #include "frontends/onnx/ImportError.h"
@@ -13,8 +14,10 @@
 #include "mlir/IR/Verifier.h"
 #include "mlir/Transforms/SideEffectUtils.h"
 
+#include <algorithm>
 #include <cstring>
 #include <regex>
+#include <stdexcept>
 
 namespace mk::onnx_import {
 
@@ -42,6 +45,9 @@ std::optional<CacheInput> parseCacheName(const std::string &name, const std::str
 // A hash of the shape and the value bits, a 64-bit word at a time (a
 // match is confirmed by comparing the values, so speed matters more than
 // strength: gigabytes of weights pass through here).
+// A hash of a weight's shape and first values, to find tied copies among
+// weights of equal contents: cheap for a lazy weight (a few pages of its
+// file), and sameValues decides.
 uint64_t fingerprintOf(const Weight &weight) {
   uint64_t hash = 0x9e3779b97f4a7c15ull;
   auto mix = [&](uint64_t word) {
@@ -50,19 +56,34 @@ uint64_t fingerprintOf(const Weight &weight) {
   };
   for (int64_t dim : weight.shape)
     mix(static_cast<uint64_t>(dim));
-  const float *values = weight.values.data();
-  size_t count = weight.values.size(), i = 0;
-  for (; i + 2 <= count; i += 2) {
-    uint64_t word;
-    std::memcpy(&word, values + i, sizeof(word));
-    mix(word);
-  }
-  if (i < count) {
-    uint32_t last;
-    std::memcpy(&last, values + i, sizeof(last));
-    mix(last);
+  constexpr uint64_t kSampled = 1 << 16;
+  std::vector<float> values(std::min<uint64_t>(static_cast<uint64_t>(weight.numElements()),
+                                               kSampled));
+  weight.readValues(0, values.size(), values.data());
+  for (float value : values) {
+    uint32_t bits;
+    std::memcpy(&bits, &value, sizeof(bits));
+    mix(bits);
   }
   return hash;
+}
+
+// Whether two weights of one shape hold equal values (as floats compare),
+// read a piece at a time.
+bool sameValues(const Weight &a, const Weight &b) {
+  constexpr uint64_t kPiece = 1 << 20;
+  uint64_t count = static_cast<uint64_t>(a.numElements());
+  std::vector<float> left, right;
+  for (uint64_t begin = 0; begin < count; begin += kPiece) {
+    uint64_t n = std::min(kPiece, count - begin);
+    left.resize(n);
+    right.resize(n);
+    a.readValues(begin, n, left.data());
+    b.readValues(begin, n, right.data());
+    if (left != right)
+      return false;
+  }
+  return true;
 }
 
 // out = in^T for a row-major [rows, cols] matrix, in tiles so that both
@@ -131,7 +152,9 @@ mlir::FlatSymbolRefAttr GraphImporter::weightFor(const Tensor &tensor, bool tran
                                                  const std::string &hint) {
   if (tensor.kind != ElementKind::Float)
     fail("weight '" + hint + "' is not a floating-point tensor");
-  if (std::string problem = describeNonFinite(
+  // A lazy weight's values are checked as they are written to the .mk
+  // (streamWeights refuses a NaN or infinity there).
+  if (std::string problem = tensor.isLazy() ? "" : describeNonFinite(
           tensor.floats, tensor.origin.empty() ? "weight '" + hint + "'"
                                                : "initializer '" + tensor.origin + "'");
       !problem.empty())
@@ -151,10 +174,17 @@ mlir::FlatSymbolRefAttr GraphImporter::weightFor(const Tensor &tensor, bool tran
       fail("weight '" + weight.name + "' is not 2-D");
     int64_t rows = tensor.shape[0], cols = tensor.shape[1];
     weight.shape = {cols, rows};
-    transposeInto(tensor.floats, rows, cols, weight.values);
+    if (tensor.isLazy())
+      weight.source = transposedValues(tensor.lazy, static_cast<uint64_t>(rows),
+                                       static_cast<uint64_t>(cols));
+    else
+      transposeInto(tensor.floats, rows, cols, weight.values);
   } else {
     weight.shape = tensor.shape;
-    weight.values = tensor.floats;
+    if (tensor.isLazy())
+      weight.source = tensor.lazy;
+    else
+      weight.values = tensor.floats;
   }
   mlir::Type element = builder.getF32Type();
   if (weight.storage == StorageType::F16)
@@ -164,11 +194,28 @@ mlir::FlatSymbolRefAttr GraphImporter::weightFor(const Tensor &tensor, bool tran
   auto type = mlir::RankedTensorType::get(weight.shape, element);
   // Exporters may store a tied weight twice (the lm_head as a transposed copy
   // of the embedding table): equal contents share one weight.
-  uint64_t fingerprint = fingerprintOf(weight);
+  uint64_t fingerprint = 0;
+  try {
+    fingerprint = fingerprintOf(weight);
+  } catch (const std::runtime_error &failure) {
+    fail(failure.what());
+  }
+  // The sample's pages go until the .mk is written.
+  if (weight.source)
+    weight.source->release();
   for (const auto &[candidate, symbol] : weightsByContent[fingerprint]) {
     const Weight *existing = weights.find(candidate);
-    if (existing && existing->shape == weight.shape && existing->storage == weight.storage &&
-        existing->values == weight.values) {
+    bool same = false;
+    try {
+      same = existing && existing->shape == weight.shape && existing->storage == weight.storage &&
+             sameValues(*existing, weight);
+    } catch (const std::runtime_error &failure) {
+      fail(failure.what());
+    }
+    for (const Weight *compared : {existing, static_cast<const Weight *>(&weight)})
+      if (compared && compared->source)
+        compared->source->release();
+    if (same) {
       if (!key.empty())
         weightsByOrigin[key] = symbol;
       return symbol;

@@ -2,6 +2,7 @@
 
 #include "core/support/RegularFile.h"
 #include "frontends/onnx/ImportError.h"
+#include "frontends/onnx/LazyValues.h"
 
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/io/zero_copy_stream_impl.h>
@@ -215,8 +216,14 @@ double rawFloat(const char *data, int64_t i, int dataType) {
   }
 }
 
-std::string readExternalData(const onnx::TensorProto &proto, const std::string &directory,
-                             const std::string &what, int64_t expectedBytes) {
+// Where an initializer's external data lies, checked to lie inside its file.
+struct ExternalRange {
+  std::string path, location;
+  int64_t offset = 0, length = 0;
+};
+
+ExternalRange locateExternalData(const onnx::TensorProto &proto, const std::string &directory,
+                                 const std::string &what, int64_t expectedBytes) {
   std::string location;
   int64_t offset = 0, length = -1;
   // A number must be all digits: "12abc" is not 12.
@@ -262,6 +269,13 @@ std::string readExternalData(const onnx::TensorProto &proto, const std::string &
   if (offset < 0 || offset > fileSize || length > fileSize - offset)
     fail(what + ": external data [" + std::to_string(offset) + ", +" + std::to_string(length) +
          ") is outside '" + location + "' (" + std::to_string(fileSize) + " bytes)");
+  return {file.string(), location, offset, length};
+}
+
+std::string readExternalData(const ExternalRange &range, const std::string &what) {
+  FileDescriptor data{openRegularFile(range.path, "the external data file of " + what)};
+  const std::string &location = range.location;
+  int64_t offset = range.offset, length = range.length;
   // Only now, with the bytes known to be in the file, is room made for them.
   std::string bytes = allocate<std::string>(static_cast<size_t>(length), what);
   int64_t done = 0;
@@ -298,6 +312,10 @@ int64_t typedValueCount(const onnx::TensorProto &proto) {
 
 } // namespace
 
+float rawFloatElement(const char *data, int64_t i, int dataType) {
+  return static_cast<float>(rawFloat(data, i, dataType));
+}
+
 Tensor decodeTensor(const onnx::TensorProto &proto, const std::string &directory,
                     const std::string &what) {
   using TP = onnx::TensorProto;
@@ -320,7 +338,13 @@ Tensor decodeTensor(const onnx::TensorProto &proto, const std::string &directory
   std::string external;
   const std::string *raw = nullptr;
   if (proto.data_location() == TP::EXTERNAL) {
-    external = readExternalData(proto, directory, what, bytes);
+    ExternalRange range = locateExternalData(proto, directory, what, bytes);
+    if (format.kind == ElementKind::Float && count > 0 && count >= lazyWeightElements()) {
+      tensor.lazy = externalValues(range.path, static_cast<uint64_t>(range.offset),
+                                   static_cast<uint64_t>(count), proto.data_type(), what);
+      return tensor;
+    }
+    external = readExternalData(range, what);
     raw = &external;
   } else if (proto.has_raw_data()) {
     raw = &proto.raw_data();

@@ -28,8 +28,15 @@ LoadedModel loadModel(const std::string &path);
 
 // Decodes an initializer (or a Constant's tensor) to f32 / int64 values.
 // `what` names it in errors. External data must stay inside `directory`.
+// A float tensor of external data with lazyWeightElements() or more
+// elements is checked the same way but not read: its values come from the
+// file when asked for (Tensor::lazy, LazyValues.h).
 Tensor decodeTensor(const onnx::TensorProto &proto, const std::string &directory,
                     const std::string &what);
+
+// Element i of little-endian raw bytes of the ONNX float type `dataType`
+// (FLOAT, DOUBLE, FLOAT16, BFLOAT16), as f32.
+float rawFloatElement(const char *data, int64_t i, int dataType);
 
 } // namespace mk::onnx_import
 

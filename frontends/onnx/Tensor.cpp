@@ -30,6 +30,16 @@ Tensor Tensor::filled(ElementKind kind, std::vector<int64_t> shape, double value
 
 int64_t Tensor::numElements() const { return numElementsOf(shape); }
 
+Tensor materializeTensor(const Tensor &tensor) {
+  Tensor read = tensor;
+  if (!tensor.lazy)
+    return read;
+  read.floats.resize(static_cast<size_t>(tensor.numElements()));
+  tensor.lazy->read(0, read.floats.size(), read.floats.data());
+  read.lazy.reset();
+  return read;
+}
+
 double Tensor::at(int64_t i) const {
   return kind == ElementKind::Float ? static_cast<double>(floats[i]) : static_cast<double>(ints[i]);
 }

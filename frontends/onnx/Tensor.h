@@ -8,6 +8,7 @@
 #include "core/weights/WeightTable.h"
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,9 @@ struct Tensor {
   std::vector<int64_t> shape;
   std::vector<float> floats; // kind == Float
   std::vector<int64_t> ints; // kind == Int or Bool (0 or 1)
+  // Set for a big initializer of external data, whose values are read only
+  // when the .mk is written (LazyValues.h): `floats` is then empty.
+  std::shared_ptr<const WeightValues> lazy;
 
   // Set for initializers and kept through Identity, Cast and 2-D Transpose.
   std::string origin;
@@ -31,6 +35,7 @@ struct Tensor {
   static Tensor filled(ElementKind kind, std::vector<int64_t> shape, double value);
 
   int64_t numElements() const;
+  bool isLazy() const { return lazy != nullptr; }
   bool isScalarLike() const { return numElements() == 1; }
   // Element i as a double, whatever the kind.
   double at(int64_t i) const;
@@ -38,6 +43,10 @@ struct Tensor {
   // The values as int64, for shape and index inputs.
   std::vector<int64_t> asInts() const;
 };
+
+// A lazy tensor with its values read into `floats` (Tensor::lazy unset);
+// any other tensor as it is. Throws std::runtime_error when reading fails.
+Tensor materializeTensor(const Tensor &tensor);
 
 int64_t numElementsOf(const std::vector<int64_t> &shape);
 std::vector<int64_t> stridesOf(const std::vector<int64_t> &shape);

@@ -10,43 +10,63 @@
 #include "runtime/format/ControlBlock.h"
 
 #include <algorithm>
+#include <map>
 #include <string>
 
 namespace mk {
 
 namespace {
 
-std::span<const float> bindWeight(const TaskGraph &graph, uint32_t op, const WeightTable &table,
-                                  const WeightRef &ref) {
+const Weight &findWeight(const TaskGraph &graph, uint32_t op, const WeightTable &table,
+                         const WeightRef &ref) {
   const Weight *weight = table.find(ref.name);
   if (!weight)
     throw ExecutionError(describeOperation(graph, op) + ": weight '" + ref.name +
                          "' is not in the weight table");
   uint64_t expected = 0;
   bool fits = !__builtin_mul_overflow(ref.rows, ref.cols, &expected);
-  if (!fits || weight->values.size() != expected ||
-      static_cast<uint64_t>(weight->numElements()) != expected)
+  uint64_t held = weight->source ? static_cast<uint64_t>(weight->numElements())
+                                 : weight->values.size();
+  if (!fits || held != expected || static_cast<uint64_t>(weight->numElements()) != expected)
     throw ExecutionError(describeOperation(graph, op) + ": weight '" + ref.name + "' has " +
-                         std::to_string(weight->values.size()) + " values, the graph expects [" +
+                         std::to_string(held) + " values, the graph expects [" +
                          std::to_string(ref.rows) + ", " + std::to_string(ref.cols) + "]");
-  return weight->values;
+  return *weight;
 }
 
-std::vector<cpu::BoundOperation> bindWeights(const TaskGraph &graph, const WeightTable &table) {
+// Binds every operation's weights: matrices as they are held (f32 values, or
+// a mapped .mk's bf16 bits), vectors as f32, widened into `widened` when
+// they are held otherwise (they are small).
+std::vector<cpu::BoundOperation> bindWeights(const TaskGraph &graph, const WeightTable &table,
+                                             std::map<std::string, std::vector<float>> &widened) {
   std::vector<cpu::BoundOperation> bound(graph.operations.size());
   for (uint32_t op = 0; op < graph.operations.size(); ++op) {
     const Operation &operation = graph.operations[op];
-    auto bind = [&](const WeightRef &ref) { return bindWeight(graph, op, table, ref); };
+    auto vector = [&](const WeightRef &ref) -> std::span<const float> {
+      const Weight &weight = findWeight(graph, op, table, ref);
+      if (!weight.source)
+        return weight.values;
+      auto [it, added] = widened.try_emplace(ref.name);
+      if (added)
+        it->second = weight.allValues();
+      return it->second;
+    };
+    auto matrix = [&](const WeightRef &ref) -> cpu::BoundMatrix {
+      const Weight &weight = findWeight(graph, op, table, ref);
+      if (weight.source && !weight.source->bf16Bits().empty())
+        return {{}, weight.source->bf16Bits()};
+      return {vector(ref), {}};
+    };
     for (const WeightRef &ref : operation.weights)
-      bound[op].weights.push_back(bind(ref));
+      bound[op].weights.push_back(matrix(ref));
     for (const WeightRef &ref : operation.biases)
-      bound[op].biases.push_back(bind(ref));
+      bound[op].biases.push_back(vector(ref));
     if (!operation.norm.name.empty())
-      bound[op].norm = bind(operation.norm);
+      bound[op].norm = vector(operation.norm);
     if (!operation.qNorm.name.empty())
-      bound[op].qNorm = bind(operation.qNorm);
+      bound[op].qNorm = vector(operation.qNorm);
     if (!operation.kNorm.name.empty())
-      bound[op].kNorm = bind(operation.kNorm);
+      bound[op].kNorm = vector(operation.kNorm);
   }
   return bound;
 }
@@ -58,6 +78,8 @@ struct CpuExecutor::State {
   Schedule schedule;
   CpuExecutorOptions options;
   std::vector<cpu::BoundOperation> weights;
+  // Vectors (norms, biases) widened from weights held as bf16 or lazily.
+  std::map<std::string, std::vector<float>> widenedVectors;
   std::unique_ptr<cpu::ExecutorMemory> memory;
   uint64_t vocabulary = 0; // rows of the smallest embedding table
   int64_t nextPosition = 0;
@@ -92,7 +114,7 @@ CpuExecutor::CpuExecutor(const TaskGraph &graph, const Schedule &schedule,
     throw ExecutionError("the graph's buffers need " + std::to_string(bytes) +
                          " bytes, more than the " + std::to_string(options.maxMemoryBytes) +
                          " allowed");
-  state->weights = bindWeights(graph, weights);
+  state->weights = bindWeights(graph, weights, state->widenedVectors);
   state->graph = graph;
   state->schedule = schedule;
   state->options = options;

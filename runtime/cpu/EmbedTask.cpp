@@ -14,8 +14,9 @@ void runEmbedTask(TaskContext &context) {
   if (token < 0 || static_cast<uint64_t>(token) >= table.rows)
     context.fail("token " + std::to_string(token) + " is outside the " +
                  std::to_string(table.rows) + " rows of table '" + table.name + "'");
+  std::vector<float> widened;
   std::span<const float> row =
-      context.weights.weights[0].subspan(token * table.cols + context.task.begin, rows);
+      context.weights.weights[0].elements(token * table.cols + context.task.begin, rows, widened);
 
   context.store(op.output, context.task.begin, row);
 }

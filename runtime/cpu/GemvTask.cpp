@@ -18,12 +18,13 @@ void stackedRows(std::span<const float> x, const BoundOperation &weights, const 
                  uint64_t begin, uint64_t end, std::span<float> y) {
   uint64_t inputLength = x.size();
   uint64_t first = 0;
+  std::vector<float> widened;
   for (size_t i = 0; i < op.weights.size(); ++i) {
     uint64_t last = first + op.weights[i].rows;
     uint64_t from = std::max(begin, first), to = std::min(end, last);
     if (from < to) {
-      std::span<const float> rows =
-          weights.weights[i].subspan((from - first) * inputLength, (to - from) * inputLength);
+      std::span<const float> rows = weights.weights[i].elements(
+          (from - first) * inputLength, (to - from) * inputLength, widened);
       std::span<const float> bias =
           weights.biases.empty() ? std::span<const float>() : weights.biases[i].subspan(from - first, to - from);
       kernels::linear(x, rows, bias, y.subspan(from - begin, to - from));

@@ -5,8 +5,20 @@
 
 #include <algorithm>
 #include <atomic>
+#include <bit>
 
 namespace mk::cpu {
+
+std::span<const float> BoundMatrix::elements(uint64_t begin, uint64_t count,
+                                             std::vector<float> &scratch) const {
+  if (bf16.empty())
+    return f32.subspan(begin, count);
+  scratch.resize(count);
+  const uint16_t *bits = bf16.data() + begin;
+  for (uint64_t i = 0; i < count; ++i)
+    scratch[i] = std::bit_cast<float>(static_cast<uint32_t>(bits[i]) << 16);
+  return scratch;
+}
 
 namespace {
 

@@ -18,9 +18,23 @@
 
 namespace mk::cpu {
 
+// A matrix as the executor reads it: f32 values, or the bf16 bits of a
+// loaded .mk's mapping, widened a tile at a time (widening is exact, so both
+// give the same bits).
+struct BoundMatrix {
+  std::span<const float> f32;
+  std::span<const uint16_t> bf16;
+
+  // Elements [begin, begin + count): a view of the f32 values, or the bf16
+  // ones widened into `scratch`.
+  std::span<const float> elements(uint64_t begin, uint64_t count,
+                                  std::vector<float> &scratch) const;
+};
+
 // The weights of one operation, found by name once, before any step.
 struct BoundOperation {
-  std::vector<std::span<const float>> weights, biases;
+  std::vector<BoundMatrix> weights;
+  std::vector<std::span<const float>> biases;
   std::span<const float> norm, qNorm, kNorm;
 };
 

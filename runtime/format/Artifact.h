@@ -6,6 +6,7 @@
 #include "core/taskgraph/TaskGraph.h"
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <span>
 #include <string>
@@ -50,6 +51,10 @@ struct Artifact {
   std::string ptx;
   std::string tokenizerJson;         // the TOKENIZER section; empty: none
   std::span<const uint16_t> weightData; // bf16, the weights section (mapped)
+  // Set when weightData is a mapped file: lets the pages of a range of it go
+  // once read (copied to the GPU), so that loading a big model does not keep
+  // it all resident. Reading the range again maps it again.
+  std::function<void(std::span<const uint8_t>)> releasePages;
 };
 
 } // namespace mk

@@ -5,6 +5,7 @@
 #include "runtime/format/Sha256.h"
 
 #include <algorithm>
+#include <stdexcept>
 
 namespace mk {
 
@@ -35,17 +36,16 @@ std::string kernelFingerprint(const std::vector<uint8_t> &cubin, const std::stri
   return "";
 }
 
-std::unique_ptr<BuiltArtifact> buildArtifact(const TaskGraph &graph, const Schedule &schedule,
-                                             const WeightTable &weights, ArtifactOptions options,
-                                             std::string &error) {
-  auto built = std::make_unique<BuiltArtifact>();
-  if (!packWeights(graph, weights, built->weights, error))
-    return nullptr;
-  Artifact &artifact = built->artifact;
-  artifact.weights = built->weights.index;
-  artifact.weightData = built->weights.data;
+namespace {
+
+// Everything but the weights' bytes, from a plan of them.
+bool describeArtifact(const TaskGraph &graph, const Schedule &schedule, const WeightTable &table,
+                      const WeightPlan &plan, ArtifactOptions options, Artifact &artifact,
+                      std::string &error) {
+  artifact.weights = plan.index;
+  // Norms and biases: vectors, small even for a big model.
   auto smallParams = [&](const std::string &name) {
-    std::vector<float> values = weights.find(name)->values;
+    std::vector<float> values = table.find(name)->allValues();
     for (float &value : values)
       value = roundToBf16(value);
     return values;
@@ -54,7 +54,10 @@ std::unique_ptr<BuiltArtifact> buildArtifact(const TaskGraph &graph, const Sched
     artifact.scheduleBlob = buildScheduleBlob(graph, schedule, artifact.weights, smallParams);
   } catch (const ScheduleBlobError &blobError) {
     error = std::string("the schedule blob cannot hold this graph: ") + blobError.what();
-    return nullptr;
+    return false;
+  } catch (const std::runtime_error &readError) {
+    error = readError.what();
+    return false;
   }
   artifact.graph = graph;
   artifact.schedule = schedule;
@@ -67,6 +70,34 @@ std::unique_ptr<BuiltArtifact> buildArtifact(const TaskGraph &graph, const Sched
   artifact.ptx = std::move(options.ptx);
   artifact.facts.generation = std::move(options.generation);
   artifact.tokenizerJson = std::move(options.tokenizerJson);
+  return true;
+}
+
+} // namespace
+
+std::unique_ptr<PlannedArtifact> planArtifact(const TaskGraph &graph, const Schedule &schedule,
+                                              const WeightTable &table, ArtifactOptions options,
+                                              std::string &error) {
+  auto planned = std::make_unique<PlannedArtifact>();
+  if (!planWeights(graph, table, planned->weights, error) ||
+      !describeArtifact(graph, schedule, table, planned->weights, std::move(options),
+                        planned->artifact, error))
+    return nullptr;
+  return planned;
+}
+
+std::unique_ptr<BuiltArtifact> buildArtifact(const TaskGraph &graph, const Schedule &schedule,
+                                             const WeightTable &weights, ArtifactOptions options,
+                                             std::string &error) {
+  auto built = std::make_unique<BuiltArtifact>();
+  if (!packWeights(graph, weights, built->weights, error))
+    return nullptr;
+  WeightPlan plan;
+  plan.index = built->weights.index;
+  if (!describeArtifact(graph, schedule, weights, plan, std::move(options), built->artifact,
+                        error))
+    return nullptr;
+  built->artifact.weightData = built->weights.data;
   return built;
 }
 

@@ -44,6 +44,22 @@ ModelFacts describeModel(const TaskGraph &graph, const Schedule &schedule);
 std::string checkSpecialTokens(const std::vector<int64_t> &eosTokens,
                                const std::optional<int64_t> &bosToken, int64_t vocab);
 
+// An Artifact whose weights are planned, not packed: weightData is empty and
+// writeArtifact(path, artifact, weights, ...) packs them as it writes them,
+// so that no copy of a big model's weights is ever held. `table` must
+// outlive it (the plan points into it).
+struct PlannedArtifact {
+  Artifact artifact;
+  WeightPlan weights;
+};
+
+// nullptr with `error` set when a weight is missing or the blob cannot hold
+// the graph. A weight whose values round to NaN or infinity is found when it
+// is written.
+std::unique_ptr<PlannedArtifact> planArtifact(const TaskGraph &graph, const Schedule &schedule,
+                                              const WeightTable &table, ArtifactOptions options,
+                                              std::string &error);
+
 // nullptr with `error` set when a weight is missing or the blob cannot hold
 // the graph.
 std::unique_ptr<BuiltArtifact> buildArtifact(const TaskGraph &graph, const Schedule &schedule,

@@ -130,9 +130,15 @@ std::string load(const MkFile &file, Artifact &artifact) {
   if (std::string problem = checkWeightIndex(artifact.weights, artifact.weightData);
       !problem.empty())
     return "section MANIFEST: " + problem;
-  if (std::string problem = checkWeightValues(artifact.weights, artifact.weightData);
-      !problem.empty())
-    return "section WEIGHTS: " + problem;
+  // Weight by weight, each one's pages let go once checked: a big model is
+  // read through once here, and need not stay resident for it.
+  for (const WeightEntry &entry : artifact.weights) {
+    if (std::string problem = checkWeightValues({entry}, artifact.weightData); !problem.empty())
+      return "section WEIGHTS: " + problem;
+    const uint8_t *first =
+        reinterpret_cast<const uint8_t *>(artifact.weightData.data() + entry.offset);
+    file.releasePages({first, entry.rows * entry.cols * 2});
+  }
 
   std::span<const uint8_t> blob = file.section(SectionKind::Schedule);
   artifact.scheduleBlob.assign(blob.begin(), blob.end());
@@ -152,12 +158,14 @@ std::string load(const MkFile &file, Artifact &artifact) {
 
 } // namespace
 
-bool writeArtifact(const std::string &path, const Artifact &artifact, std::string &error) {
-  std::vector<uint8_t> manifest = encodeManifest(manifestOf(artifact));
-  std::vector<uint8_t> graph = encodeTaskGraph(artifact.graph, artifact.schedule);
-  std::span<const uint8_t> weights(reinterpret_cast<const uint8_t *>(artifact.weightData.data()),
-                                   artifact.weightData.size() * 2);
-  // Weights last: the big section, on its page alignment, after everything small.
+namespace {
+
+// Every section but WEIGHTS, in the order mkc writes them; `manifest` and
+// `graph` hold the encodings the sections view.
+std::vector<SectionData> smallSections(const Artifact &artifact, std::vector<uint8_t> &manifest,
+                                       std::vector<uint8_t> &graph) {
+  manifest = encodeManifest(manifestOf(artifact));
+  graph = encodeTaskGraph(artifact.graph, artifact.schedule);
   std::vector<SectionData> sections = {{SectionKind::Manifest, manifest},
                                        {SectionKind::TaskGraph, graph},
                                        {SectionKind::Schedule, artifact.scheduleBlob},
@@ -165,8 +173,30 @@ bool writeArtifact(const std::string &path, const Artifact &artifact, std::strin
                                        {SectionKind::Cubin, artifact.cubin}};
   if (!artifact.tokenizerJson.empty())
     sections.push_back({SectionKind::Tokenizer, asBytes(artifact.tokenizerJson)});
+  return sections;
+}
+
+} // namespace
+
+bool writeArtifact(const std::string &path, const Artifact &artifact, std::string &error) {
+  std::vector<uint8_t> manifest, graph;
+  std::vector<SectionData> sections = smallSections(artifact, manifest, graph);
+  std::span<const uint8_t> weights(reinterpret_cast<const uint8_t *>(artifact.weightData.data()),
+                                   artifact.weightData.size() * 2);
+  // Weights last: the big section, on its page alignment, after everything small.
   sections.push_back({SectionKind::Weights, weights});
   return writeMkFile(path, sections, error);
+}
+
+bool writeArtifact(const std::string &path, const Artifact &artifact, const WeightPlan &weights,
+                   std::string &error) {
+  std::vector<uint8_t> manifest, graph;
+  std::vector<SectionData> sections = smallSections(artifact, manifest, graph);
+  StreamedSection packed{SectionKind::Weights, weights.elements * 2,
+                         [&](const StreamedSection::Sink &sink, std::string &packError) {
+                           return streamWeights(weights, sink, packError);
+                         }};
+  return writeMkFile(path, sections, packed, error);
 }
 
 std::unique_ptr<LoadedArtifact> loadArtifact(std::unique_ptr<MkFile> file, std::string &error) {
@@ -175,6 +205,10 @@ std::unique_ptr<LoadedArtifact> loadArtifact(std::unique_ptr<MkFile> file, std::
   error = load(*loaded->file, loaded->artifact);
   if (!error.empty())
     return nullptr;
+  const MkFile *mapped = loaded->file.get();
+  loaded->artifact.releasePages = [mapped](std::span<const uint8_t> range) {
+    mapped->releasePages(range);
+  };
   return loaded;
 }
 

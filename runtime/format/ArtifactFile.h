@@ -9,6 +9,7 @@
 
 #include "runtime/format/Artifact.h"
 #include "runtime/format/MkFile.h"
+#include "runtime/format/WeightPacking.h"
 
 #include <memory>
 #include <string>
@@ -16,6 +17,10 @@
 namespace mk {
 
 bool writeArtifact(const std::string &path, const Artifact &artifact, std::string &error);
+// The same file, its WEIGHTS section packed from `weights` as it is written
+// (artifact.weightData is not read): a big model's weights are never held.
+bool writeArtifact(const std::string &path, const Artifact &artifact, const WeightPlan &weights,
+                   std::string &error);
 
 // An Artifact whose weightData views the file's mapping.
 struct LoadedArtifact {

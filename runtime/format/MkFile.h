@@ -13,6 +13,7 @@
 #include "core/support/RegularFile.h"
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <ostream>
 #include <span>
@@ -79,6 +80,23 @@ bool writeMkFile(std::ostream &os, std::span<const SectionData> sections, std::s
 bool writeMkFile(const std::string &path, std::span<const SectionData> sections,
                  std::string &error);
 
+// A section written as it is produced rather than held (the weights of a big
+// model): `produce` hands exactly `size` bytes, in order, to the sink it is
+// given, and returns false with its error set when it cannot.
+struct StreamedSection {
+  using Sink = std::function<bool(std::span<const uint8_t>)>;
+  SectionKind kind;
+  uint64_t size = 0;
+  std::function<bool(const Sink &sink, std::string &error)> produce;
+};
+
+// writeMkFile(path, sections) with `last` after them, written as it is
+// produced: its checksum is computed on the way, and the header and table,
+// which hold it, are written last at the start of the file. The bytes are
+// those writeMkFile would write for the same sections held in memory.
+bool writeMkFile(const std::string &path, std::span<const SectionData> sections,
+                 const StreamedSection &last, std::string &error);
+
 class MkFile {
 public:
   // Maps `path` read-only and checks it; nullptr with `error` set otherwise
@@ -93,6 +111,12 @@ public:
   // The bytes of a section every valid file has (kRequiredSections).
   std::span<const uint8_t> section(SectionKind kind) const;
   const std::vector<SectionEntry> &entries() const { return table; }
+  // Lets the pages of `range` (bytes of this file) go once read, when the
+  // file is mapped (MappedFile::releasePages); nothing for a view.
+  void releasePages(std::span<const uint8_t> range) const {
+    if (mapping)
+      mapping->releasePages(range);
+  }
   uint64_t size() const { return bytes.size(); }
 
 private:

@@ -163,7 +163,10 @@ std::string checkPadding(std::span<const uint8_t> bytes, const std::vector<Secti
   return zeroUpTo(bytes.size());
 }
 
-std::string checkFile(std::span<const uint8_t> bytes, std::vector<SectionEntry> &table) {
+// `mapping`, when the bytes are a mapped file, lets each piece's pages go
+// once its checksum is taken.
+std::string checkFile(std::span<const uint8_t> bytes, std::vector<SectionEntry> &table,
+                      const MappedFile *mapping) {
   if (std::string problem = checkHeader(bytes); !problem.empty())
     return problem;
   uint64_t declaredBytes = layout::get64(bytes.data() + layout::kFileBytes);
@@ -195,7 +198,15 @@ std::string checkFile(std::span<const uint8_t> bytes, std::vector<SectionEntry> 
   if (std::string problem = checkPadding(bytes, table, tableEnd); !problem.empty())
     return problem;
   for (const SectionEntry &entry : table) {
-    uint32_t computed = crc32(bytes.subspan(entry.offset, entry.size));
+    constexpr uint64_t kPiece = uint64_t{64} << 20;
+    uint32_t computed = 0;
+    for (uint64_t done = 0; done < entry.size; done += kPiece) {
+      std::span<const uint8_t> piece =
+          bytes.subspan(entry.offset + done, std::min(kPiece, entry.size - done));
+      computed = crc32(piece, computed);
+      if (mapping)
+        mapping->releasePages(piece);
+    }
     if (computed != entry.crc32)
       return "checksum mismatch in " + where(entry) + ": stored " + hex(entry.crc32) +
              ", computed " + hex(computed);
@@ -228,7 +239,7 @@ std::string sectionKindName(uint32_t kind) {
 std::unique_ptr<MkFile> MkFile::view(std::span<const uint8_t> bytes, std::string &error) {
   std::unique_ptr<MkFile> file(new MkFile());
   file->bytes = bytes;
-  error = checkFile(bytes, file->table);
+  error = checkFile(bytes, file->table, nullptr);
   if (!error.empty())
     return nullptr;
   return file;
@@ -241,7 +252,7 @@ std::unique_ptr<MkFile> MkFile::open(const std::string &path, std::string &error
   std::unique_ptr<MkFile> file(new MkFile());
   file->bytes = mapping->bytes();
   file->mapping = std::move(mapping);
-  std::string problem = checkFile(file->bytes, file->table);
+  std::string problem = checkFile(file->bytes, file->table, file->mapping.get());
   if (!problem.empty()) {
     error = "'" + path + "': " + problem;
     return nullptr;

@@ -10,6 +10,7 @@
 #include "runtime/format/Artifact.h"
 
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <string>
 #include <vector>
@@ -23,8 +24,32 @@ struct PackedWeights {
   std::vector<uint16_t> data;     // the section, bf16 rounded to nearest even
 };
 
+// The section before any value is read: its index, and for each entry the
+// weight whose values it holds. Built from shapes alone, so that the manifest
+// can be written ahead of the weights.
+struct WeightPlan {
+  std::vector<WeightEntry> index;     // as PackedWeights::index
+  std::vector<const Weight *> values; // per entry, the weight of the table
+  uint64_t elements = 0;              // the section's size, in bf16 elements
+};
+
 // False with `error` set when a weight the graph names is not in `table` or
 // has another number of values than its reference in the graph.
+bool planWeights(const TaskGraph &graph, const WeightTable &table, WeightPlan &plan,
+                 std::string &error);
+
+// Receives the section's bytes in order; false stops the writing.
+using WeightBytesSink = std::function<bool(std::span<const uint8_t>)>;
+
+// The section's 2 * plan.elements bytes handed to `sink` a few megabytes at a
+// time: each weight's values rounded to bf16 as they are read (a lazy weight's
+// source is released once written), zeros between weights. False with
+// `error` set when a value rounds to NaN or infinity (the first, as
+// checkWeightValues names it), a source cannot be read or the sink fails
+// (its own error, when it set one).
+bool streamWeights(const WeightPlan &plan, const WeightBytesSink &sink, std::string &error);
+
+// planWeights and streamWeights into memory, for artifacts built in tests.
 bool packWeights(const TaskGraph &graph, const WeightTable &table, PackedWeights &packed,
                  std::string &error);
 
@@ -40,8 +65,13 @@ std::string checkWeightValues(const std::vector<WeightEntry> &index,
 // One weight widened to f32; the entry must have passed checkWeightIndex.
 std::vector<float> unpackWeight(const WeightEntry &entry, std::span<const uint16_t> data);
 
-// Every weight of a checked index widened to f32, as the CPU executor reads them.
+// Every weight of a checked index widened to f32.
 WeightTable unpackWeights(const std::vector<WeightEntry> &index, std::span<const uint16_t> data);
+
+// Every weight of a checked index as a view of `data` (Weight::source, with
+// bf16Bits): nothing copied, as the CPU executor reads a loaded .mk's
+// weights. `data` must outlive the table.
+WeightTable viewWeights(const std::vector<WeightEntry> &index, std::span<const uint16_t> data);
 
 } // namespace mk
 

@@ -12,6 +12,7 @@
 #include "runtime/gpu/CudaDriver.h"
 #include "runtime/gpu/DeviceErrors.h"
 #include "runtime/gpu/DeviceMemory.h"
+#include "runtime/gpu/LoadProgress.h"
 #include "runtime/gpu/MappedHostMemory.h"
 #include "runtime/gpu/MemoryBudget.h"
 
@@ -104,6 +105,8 @@ private:
   }
   bool upload(DeviceMemory &memory, const void *data, size_t bytes, const char *what,
               std::string &error);
+  // The WEIGHTS section, in pieces from the file's mapping.
+  bool uploadWeights(const Artifact &artifact, std::string &error);
   GpuStatus checkKernel(const MkBlobHeader &header, std::string &error);
   GpuStatus checkVariants(const TaskGraph &graph, std::string &error);
   GpuStatus checkMemory(const Artifact &artifact, std::string &error);
@@ -152,6 +155,29 @@ bool CudaGpuDevice::upload(DeviceMemory &memory, const void *data, size_t bytes,
     return false;
   return bytes == 0 ||
          check(cuda.cuMemcpyHtoD(memory.get(), data, bytes), std::string("copying ") + what, error);
+}
+
+bool CudaGpuDevice::uploadWeights(const Artifact &artifact, std::string &error) {
+  auto bytes = std::span(reinterpret_cast<const uint8_t *>(artifact.weightData.data()),
+                         artifact.weightData.size_bytes());
+  error = weights.allocate(cuda, bytes.size(), "the weights");
+  if (!error.empty())
+    return false;
+  // Piece by piece from the file's mapping, each piece's pages let go once
+  // copied: a 16 GB model is never resident in host memory as a whole, and
+  // a terminal shows how far the copy is.
+  constexpr size_t kPiece = size_t{64} << 20;
+  LoadProgress progress("the weights", bytes.size());
+  for (size_t done = 0; done < bytes.size(); done += kPiece) {
+    std::span<const uint8_t> piece = bytes.subspan(done, std::min(kPiece, bytes.size() - done));
+    if (!check(cuda.cuMemcpyHtoD(weights.get() + done, piece.data(), piece.size()),
+               "copying the weights", error))
+      return false;
+    if (artifact.releasePages)
+      artifact.releasePages(piece);
+    progress.advance(piece.size());
+  }
+  return true;
 }
 
 // The CUBIN matches the device and the blob, and its CTAs can all be
@@ -334,12 +360,11 @@ GpuStatus CudaGpuDevice::load(const Artifact &artifact, int64_t maxContext, std:
   // the positions a run may reach. Every arena starts zeroed: a run from a
   // start position (GpuRunRequest::firstPosition) attends to the slots
   // below it, which must be finite and the same in every session.
-  const std::span<const uint16_t> weightData = artifact.weightData;
   if (GpuStatus fits = checkMemory(artifact, error); fits != GpuStatus::Ok)
     return fits;
   if (!upload(blob, artifact.scheduleBlob.data(), artifact.scheduleBlob.size(), "the schedule blob",
               error) ||
-      !upload(weights, weightData.data(), weightData.size_bytes(), "the weights", error))
+      !uploadWeights(artifact, error))
     return GpuStatus::Failed;
   for (auto [memory, bytes, what] :
        {std::tuple{&activations, header.activationElements * sizeof(float), "the activation arena"},

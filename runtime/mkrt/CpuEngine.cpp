@@ -1,6 +1,7 @@
-// The CPU engine: the validated task graph run by runtime/cpu's executor
-// with the artifact's bf16 weights widened to f32, the numbers the GPU
-// kernel widens too.
+// The CPU engine: the validated task graph run by runtime/cpu's executor on
+// the artifact's bf16 weights as the file's mapping holds them, widened to
+// f32 a tile at a time as the GPU kernel widens them: a model is held once,
+// by the page cache, not again as f32.
 #include "runtime/cpu/CpuExecutor.h"
 #include "runtime/format/WeightPacking.h"
 #include "runtime/mkrt/Engine.h"
@@ -15,7 +16,7 @@ namespace {
 class CpuEngine : public Engine {
 public:
   explicit CpuEngine(const Artifact &artifact)
-      : artifact(artifact), weights(unpackWeights(artifact.weights, artifact.weightData)) {
+      : artifact(artifact), weights(viewWeights(artifact.weights, artifact.weightData)) {
     // One thread per emulated SM only when the machine has the cores: on
     // fewer, spinning threads mostly wait on each other, and the
     // single-thread mode gives the same bits.

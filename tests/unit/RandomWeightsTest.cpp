@@ -53,5 +53,29 @@ TEST(RandomWeightsTest, TheSeedDecides) {
   EXPECT_TRUE(differs);
 }
 
+// What `mkc compile --random-weights` writes: each weight generated when it
+// is read, from any element on, the values the eager table holds.
+TEST(RandomWeightsTest, LazyWeightsReadTheEagerValuesFromAnyElement) {
+  toy::ToyModel model = toy::buildToyModel();
+  WeightTable eager = randomWeights(model.graph, 11), lazy = lazyRandomWeights(model.graph, 11);
+  ASSERT_EQ(eager.all().size(), lazy.all().size());
+  EXPECT_FALSE(eager.hasLazyWeights());
+  EXPECT_TRUE(lazy.hasLazyWeights());
+  for (const auto &[name, weight] : eager.all()) {
+    const Weight *generated = lazy.find(name);
+    ASSERT_NE(generated, nullptr) << name;
+    ASSERT_TRUE(generated->isLazy()) << name;
+    EXPECT_EQ(generated->shape, weight.shape) << name;
+    EXPECT_EQ(generated->allValues(), weight.values) << name;
+    uint64_t count = weight.values.size();
+    for (uint64_t begin : {uint64_t{1}, count / 3, count - 1}) {
+      std::vector<float> tail(count - begin);
+      generated->readValues(begin, tail.size(), tail.data());
+      EXPECT_TRUE(std::equal(tail.begin(), tail.end(), weight.values.begin() + begin))
+          << name << " from element " << begin;
+    }
+  }
+}
+
 } // namespace
 } // namespace mk

@@ -34,10 +34,10 @@ struct GgufImportError : std::runtime_error {
 
 class GgufBuilder {
 public:
-  GgufBuilder(mlir::MLIRContext &context, const GgufFile &file, const GgufDecoderConfig &config,
-              WeightTable &weights)
-      : builder(&context), loc(builder.getUnknownLoc()), file(file), config(config),
-        weights(weights) {}
+  GgufBuilder(mlir::MLIRContext &context, std::shared_ptr<const GgufFile> shared,
+              const GgufDecoderConfig &config, WeightTable &weights)
+      : builder(&context), loc(builder.getUnknownLoc()), file(*shared), shared(shared),
+        config(config), weights(weights) {}
 
   mlir::OwningOpRef<mlir::ModuleOp> build();
 
@@ -62,6 +62,7 @@ private:
   mlir::OpBuilder builder;
   mlir::Location loc;
   const GgufFile &file;
+  std::shared_ptr<const GgufFile> shared; // kept alive by the lazy weights
   const GgufDecoderConfig &config;
   WeightTable &weights;
   mlir::OwningOpRef<mlir::ModuleOp> module;
@@ -72,20 +73,30 @@ private:
 
 mlir::FlatSymbolRefAttr GgufBuilder::weight(const std::string &name, const Dims &dims,
                                             const std::string &what, int64_t permuteHeads) {
-  GgufMatrix matrix;
-  if (std::string error = readGgufTensor(file, name, dims, what, matrix); !error.empty())
-    throw GgufImportError(error);
-  used.insert(name);
-  if (nonFinite.empty())
-    nonFinite = describeNonFinite(matrix.values, "tensor '" + name + "'");
   Weight w;
   w.name = name;
   // mk weights are [out, in] row-major: ggml's dims reversed.
   w.shape.assign(dims.rbegin(), dims.rend());
-  if (permuteHeads)
-    unpermuteRotaryRows(matrix.values, permuteHeads, config.headDim,
-                        w.shape.size() == 2 ? w.shape[1] : 1);
-  w.values = std::move(matrix.values);
+  GgufMatrix matrix;
+  const GgufTensor *tensor = file.findTensor(name);
+  // A big matrix is dequantized when the .mk is written, a row at a time
+  // from the mapping (its NaNs found there); the rest now.
+  if (tensor && tensor->dims == dims &&
+      static_cast<int64_t>(tensor->elements) >= lazyWeightElements())
+    w.source = ggufRowValues(shared, *tensor, permuteHeads, config.headDim);
+  if (w.source) {
+    matrix.typeCode = tensor->typeCode;
+  } else {
+    if (std::string error = readGgufTensor(file, name, dims, what, matrix); !error.empty())
+      throw GgufImportError(error);
+    if (nonFinite.empty())
+      nonFinite = describeNonFinite(matrix.values, "tensor '" + name + "'");
+    if (permuteHeads)
+      unpermuteRotaryRows(matrix.values, permuteHeads, config.headDim,
+                          w.shape.size() == 2 ? w.shape[1] : 1);
+    w.values = std::move(matrix.values);
+  }
+  used.insert(name);
   // Plain float types keep their width (the .mk rounds to bf16 either
   // way); quantized ones were dequantized to f32.
   mlir::Type element = builder.getF32Type();
@@ -251,7 +262,7 @@ llvm::Expected<ImportedModel> importGgufModel(mlir::MLIRContext &context,
     return llvm::createStringError(llvm::inconvertibleErrorCode(), "'" + path + "': " + message);
   };
   std::string error;
-  std::unique_ptr<GgufFile> file = GgufFile::open(path, error);
+  std::shared_ptr<const GgufFile> file = GgufFile::open(path, error);
   if (!file) // the reader's message names the path already
     return llvm::createStringError(llvm::inconvertibleErrorCode(), error);
   GgufDecoderConfig config;
@@ -273,7 +284,7 @@ llvm::Expected<ImportedModel> importGgufModel(mlir::MLIRContext &context,
   imported.tokens.tokenizerTokens = tokenizer.tokens;
   imported.tokens.noTokenizerReason = std::move(tokenizer.unsupported);
   try {
-    GgufBuilder builder(context, *file, config, imported.weights);
+    GgufBuilder builder(context, file, config, imported.weights);
     imported.module = builder.build();
   } catch (const GgufImportError &problem) {
     return fail(problem.what());
