@@ -21,19 +21,13 @@ import argparse
 import json
 import sys
 
+from decoder_dims import decoder_dims
+
 
 def fused_module(config, dtype="bf16"):
-    hidden = config["hidden_size"]
-    inter = config["intermediate_size"]
-    layers = config["num_hidden_layers"]
-    heads = config["num_attention_heads"]
-    kv_heads = config.get("num_key_value_heads", heads)
-    head_dim = config.get("head_dim") or hidden // heads
-    vocab = config["vocab_size"]
-    eps = config.get("rms_norm_eps", 1e-5)
-    theta = config.get("rope_theta", 10000.0)
+    hidden, inter, layers, heads, kv_heads, head_dim, vocab, eps, theta, tied = \
+        decoder_dims(config)
     family = config.get("family", "llama")
-    tied = config.get("tie_word_embeddings", False)
 
     weights, body = [], []
 

@@ -27,6 +27,8 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper
 
+from decoder_dims import decoder_dims
+
 PIECE = 1 << 24  # elements generated at a time
 
 
@@ -88,16 +90,8 @@ class Graph:
 
 
 def shaped_model(config, path, seed):
-    hidden = config["hidden_size"]
-    inter = config["intermediate_size"]
-    layers = config["num_hidden_layers"]
-    heads = config["num_attention_heads"]
-    kv_heads = config.get("num_key_value_heads", heads)
-    head_dim = config.get("head_dim") or hidden // heads
-    vocab = config["vocab_size"]
-    eps = config.get("rms_norm_eps", 1e-5)
-    theta = config.get("rope_theta", 10000.0)
-    tied = config.get("tie_word_embeddings", False)
+    hidden, inter, layers, heads, kv_heads, head_dim, vocab, eps, theta, tied = \
+        decoder_dims(config)
     half = head_dim // 2
 
     data = ExternalData(path + ".data", seed)
