@@ -5,7 +5,8 @@ same tokens; their logits compared.
 
 mkc's side is what a user runs: the file compiled to a .mk (weights rounded
 to bf16) and its teacher-forced logits from the CPU executor
-(`mkrun --device cpu --tokens ... --logits`). llama.cpp reads the file its
+(`mkrun --device cpu --tokens ... --logits`), or with --device gpu from the
+kernel on a GPU. llama.cpp reads the file its
 own way: its own dequantization (a Q4_1 or Q8_0 matmul multiplies by
 activations it quantizes to 8 bits), its rope (non-NEOX on the permuted q/k
 rows of llama and mistral, NEOX for qwen), an f16 KV cache. So the logits
@@ -56,13 +57,14 @@ def llama_cpp_logits(model, tokens):
     return np.array(model.scores[:len(tokens)], dtype=np.float32)
 
 
-def mkrun_logits(mkc, mkrun, gguf, tokens, folder, context):
-    """The .mk's logits on the CPU executor, or None with the failure printed."""
+def mkrun_logits(mkc, mkrun, gguf, tokens, folder, context, device):
+    """The .mk's logits on `device` (the CPU executor, or the GPU's kernel),
+    or None with the failure printed."""
     artifact = os.path.join(folder, "model.mk")
     logits = os.path.join(folder, "mkrun.npy")
-    for command in ([mkc, "compile", gguf, "-o", artifact, "--no-kernel",
-                     f"--max-context={context}"],
-                    [mkrun, artifact, "--device", "cpu", "--tokens", ",".join(map(str, tokens)),
+    kernel = ["--no-kernel"] if device == "cpu" else []
+    for command in ([mkc, "compile", gguf, "-o", artifact, *kernel, f"--max-context={context}"],
+                    [mkrun, artifact, "--device", device, "--tokens", ",".join(map(str, tokens)),
                      "--logits", logits]):
         run = subprocess.run(command, capture_output=True, text=True)
         if run.returncode != 0:
@@ -100,6 +102,8 @@ def main():
     ap.add_argument("--gguf", help="a GGUF file instead of a fixture")
     ap.add_argument("--prompt", help="with --gguf: the text fed, tokenized by llama.cpp")
     ap.add_argument("--rtol", type=float, required=True)
+    ap.add_argument("--device", choices=["cpu", "gpu"], default="cpu",
+                    help="where mkrun runs the .mk (gpu: its kernel, compiled for this GPU)")
     ap.add_argument("--gap", type=float, default=0.05,
                     help="llama.cpp's top-2 gap, of its largest logit, above which the greedy "
                     "tokens must agree")
@@ -132,7 +136,7 @@ def main():
         tokens = TOKENS
         if a.prompt:
             tokens = llama.tokenize(a.prompt.encode("utf-8"), add_bos=False, special=True)
-        compiled = mkrun_logits(a.mkc, a.mkrun, model, tokens, tmp, context)
+        compiled = mkrun_logits(a.mkc, a.mkrun, model, tokens, tmp, context, a.device)
         if compiled is None:
             return 1
         ours, artifact = compiled
