@@ -123,10 +123,10 @@ class GgufTokenizerTest(unittest.TestCase):
         self.assertIn("is not two tokens separated by a space", run.stderr)
 
     def test_an_unknown_pre_tokenizer_compiles_without_a_tokenizer(self):
-        gguf = self.write_gguf_with("unknown-pre", lambda document: None, pre="falcon")
+        gguf = self.write_gguf_with("unknown-pre", lambda document: None, pre="unknown-splitter")
         compiled = compile_gguf(gguf, fixture.workdir() / "unknown-pre.mk")
         self.assertIn("warning", compiled.stderr)
-        self.assertIn("tokenizer.ggml.pre 'falcon'", compiled.stderr)
+        self.assertIn("tokenizer.ggml.pre 'unknown-splitter'", compiled.stderr)
 
     def test_a_sentencepiece_vocabulary_is_not_built(self):
         work = fixture.workdir()

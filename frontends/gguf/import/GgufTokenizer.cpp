@@ -30,12 +30,41 @@ constexpr const char *kQwen35Pattern =
     "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?[\\p{L}\\p{M}]+|\\p{N}| "
     "?[^\\s\\p{L}\\p{M}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
 
-struct PreTokenizer {
-  const char *splitPattern = nullptr; // a Split before the byte-level step, or GPT-2's own regex
-  bool individualDigits = false;      // a Digits step first (SmolLM)
-  bool ignoreMerges = false;          // a word that is a token is taken whole (Llama 3)
-  bool nfc = false;                   // NFC normalization first (Qwen2)
+// DeepSeek's (LLM and Coder), as their tokenizer.json files split before
+// the bytes: words of the Latin, Greek, Cyrillic, Armenian, Georgian...
+// letters; runs of ASCII and full-width punctuation; CJK and Hangul runs.
+constexpr const char *kDeepSeekLlmWords =
+    "\\s?[A-Za-zµÀ-ÖØ-öø-ƺƼ-ƿǄ-ʓʕ-ʯͰ-ͳͶͷͻ-ͽͿΆΈ-ΊΌΎ-ΡΣ-ϵϷ-ҁҊ-ԯԱ-ՖႠ-ჅᎠ-Ᏽᏸ-ᏽᲐ-ᲺᲽ-Ჿᴀ-ᴫᵫ-ᵷᵹ-ᶚḀ-ἕἘ-Ἕἠ-ὅὈ-Ὅὐ-ὗὙὛὝὟ-ώᾀ-ᾴᾶ-ᾼιῂ-ῄῆ-ῌῐ-ΐῖ-Ίῠ-Ῥῲ-ῴῶ-ῼℂℇℊ-ℓℕℙ-ℝℤΩℨK-ℭℯ-ℴℹℼ-ℿⅅ-ⅉⅎↃↄⰀ-ⱻⱾ-ⳤⳫ-ⳮⳲⳳꙀ-ꙭꚀ-ꚛꜢ-ꝯꝱ-ꞇꞋ-ꞎꭰ-ꮿﬀ-ﬆﬓ-ﬗＡ-Ｚａ-ｚ𐐀-𐑏𐒰-𐓓𐓘-𐓻𐲀-𐲲𐳀-𐳲𑢠-𑣟𞤀-𞥃]+";
+constexpr const char *kDeepSeekPunctuation = "\\s?[!-/:-~！-／：-～‘-‟　-。]+";
+constexpr const char *kCjkRuns = "[一-龥ࠀ-一가-퟿]+";
+
+// One step of a tokenizer.json pre_tokenizer Sequence, in order.
+struct PreTokenizerStep {
+  enum class Kind { Split, Digits, ByteLevel, Punctuation } kind;
+  const char *pattern = nullptr; // Split: the regex, isolated
+  bool flag = false;             // Digits: individual_digits; ByteLevel: use_regex
 };
+
+struct PreTokenizer {
+  std::vector<PreTokenizerStep> steps; // empty: GPT-2's ByteLevel with its own regex
+  bool ignoreMerges = false;           // a word that is a token is taken whole (Llama 3)
+  bool nfc = false;                    // NFC normalization first (Qwen2)
+};
+
+PreTokenizerStep split(const char *pattern) {
+  return {PreTokenizerStep::Kind::Split, pattern};
+}
+PreTokenizerStep digits(bool individual) { return {PreTokenizerStep::Kind::Digits, nullptr, individual}; }
+PreTokenizerStep byteLevel(bool useRegex) {
+  return {PreTokenizerStep::Kind::ByteLevel, nullptr, useRegex};
+}
+PreTokenizerStep punctuation() { return {PreTokenizerStep::Kind::Punctuation}; }
+
+// A Split (or several) first: the byte-level step then only maps bytes.
+PreTokenizer splitThenBytes(std::vector<PreTokenizerStep> splits, bool nfc = false) {
+  splits.push_back(byteLevel(false));
+  return PreTokenizer{std::move(splits), false, nfc};
+}
 
 // Each name's rules are checked against the original tokenizer's encodings
 // of llama.cpp's test texts (tests/oracle/check_gguf_vocab.py).
@@ -44,20 +73,31 @@ std::optional<PreTokenizer> preTokenizerNamed(std::string_view name) {
     return PreTokenizer{};
   // GPT-NeoX's tokenizer (MPT's): GPT-2's split after NFC.
   if (name == "mpt")
-    return PreTokenizer{nullptr, false, false, true};
+    return PreTokenizer{{}, false, true};
   // BigCode's (StarCoder, Refact, SmolLM): single digits first.
   if (name == "smollm" || name == "starcoder" || name == "refact")
-    return PreTokenizer{nullptr, true, false, false};
+    return PreTokenizer{{digits(true), byteLevel(true)}, false, false};
   // Command-R's: single digits after NFC.
   if (name == "command-r")
-    return PreTokenizer{nullptr, true, false, true};
+    return PreTokenizer{{digits(true), byteLevel(true)}, false, true};
   if (name == "llama-bpe" || name == "llama3")
-    return PreTokenizer{kLlama3Pattern, false, true, false};
+    return PreTokenizer{{split(kLlama3Pattern), byteLevel(false)}, true, false};
   if (name == "qwen2")
-    return PreTokenizer{kQwen2Pattern, false, false, true};
+    return splitThenBytes({split(kQwen2Pattern)}, /*nfc=*/true);
   // Qwen3.5's has no NFC step: a decomposed "é" stays two characters.
   if (name == "qwen35")
-    return PreTokenizer{kQwen35Pattern, false, false, false};
+    return splitThenBytes({split(kQwen35Pattern)});
+  if (name == "deepseek-llm")
+    return splitThenBytes({split("[\r\n]"), split(kDeepSeekLlmWords),
+                           split(kDeepSeekPunctuation), split("\\s+$"), split(kCjkRuns),
+                           split("\\p{N}+")});
+  if (name == "deepseek-coder")
+    return splitThenBytes({split("[\r\n]"), split("\\s?\\p{L}+"), split("\\s?\\p{P}+"),
+                           split(kCjkRuns), digits(true)});
+  // Falcon's: punctuation runs, GPT-2's split, digit runs cut in threes.
+  if (name == "falcon")
+    return PreTokenizer{{punctuation(), byteLevel(true), digits(false), split("[0-9][0-9][0-9]")},
+                        false, false};
   return std::nullopt;
 }
 
@@ -97,28 +137,45 @@ void writeByteLevel(llvm::json::OStream &out, bool useRegex) {
   });
 }
 
+void writeStep(llvm::json::OStream &out, const PreTokenizerStep &step) {
+  using Kind = PreTokenizerStep::Kind;
+  switch (step.kind) {
+  case Kind::ByteLevel:
+    writeByteLevel(out, step.flag);
+    return;
+  case Kind::Digits:
+    out.object([&] {
+      out.attribute("type", "Digits");
+      out.attribute("individual_digits", step.flag);
+    });
+    return;
+  case Kind::Split:
+    out.object([&] {
+      out.attribute("type", "Split");
+      out.attributeObject("pattern", [&] { out.attribute("Regex", step.pattern); });
+      out.attribute("behavior", "Isolated");
+      out.attribute("invert", false);
+    });
+    return;
+  case Kind::Punctuation:
+    out.object([&] {
+      out.attribute("type", "Punctuation");
+      out.attribute("behavior", "Contiguous");
+    });
+    return;
+  }
+}
+
 void writePreTokenizer(llvm::json::OStream &out, const PreTokenizer &rules) {
-  if (!rules.splitPattern && !rules.individualDigits) {
+  if (rules.steps.empty()) {
     writeByteLevel(out, /*useRegex=*/true);
     return;
   }
   out.object([&] {
     out.attribute("type", "Sequence");
     out.attributeArray("pretokenizers", [&] {
-      if (rules.individualDigits)
-        out.object([&] {
-          out.attribute("type", "Digits");
-          out.attribute("individual_digits", true);
-        });
-      if (rules.splitPattern)
-        out.object([&] {
-          out.attribute("type", "Split");
-          out.attributeObject("pattern", [&] { out.attribute("Regex", rules.splitPattern); });
-          out.attribute("behavior", "Isolated");
-          out.attribute("invert", false);
-        });
-      // With a Split first, the byte-level step only maps bytes.
-      writeByteLevel(out, /*useRegex=*/rules.splitPattern == nullptr);
+      for (const PreTokenizerStep &step : rules.steps)
+        writeStep(out, step);
     });
   });
 }
