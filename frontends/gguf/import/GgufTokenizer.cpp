@@ -34,7 +34,12 @@ constexpr const char *kQwen35Pattern =
 // the bytes: words of the Latin, Greek, Cyrillic, Armenian, Georgian...
 // letters; runs of ASCII and full-width punctuation; CJK and Hangul runs.
 constexpr const char *kDeepSeekLlmWords =
-    "\\s?[A-Za-zµÀ-ÖØ-öø-ƺƼ-ƿǄ-ʓʕ-ʯͰ-ͳͶͷͻ-ͽͿΆΈ-ΊΌΎ-ΡΣ-ϵϷ-ҁҊ-ԯԱ-ՖႠ-ჅᎠ-Ᏽᏸ-ᏽᲐ-ᲺᲽ-Ჿᴀ-ᴫᵫ-ᵷᵹ-ᶚḀ-ἕἘ-Ἕἠ-ὅὈ-Ὅὐ-ὗὙὛὝὟ-ώᾀ-ᾴᾶ-ᾼιῂ-ῄῆ-ῌῐ-ΐῖ-Ίῠ-Ῥῲ-ῴῶ-ῼℂℇℊ-ℓℕℙ-ℝℤΩℨK-ℭℯ-ℴℹℼ-ℿⅅ-ⅉⅎↃↄⰀ-ⱻⱾ-ⳤⳫ-ⳮⳲⳳꙀ-ꙭꚀ-ꚛꜢ-ꝯꝱ-ꞇꞋ-ꞎꭰ-ꮿﬀ-ﬆﬓ-ﬗＡ-Ｚａ-ｚ𐐀-𐑏𐒰-𐓓𐓘-𐓻𐲀-𐲲𐳀-𐳲𑢠-𑣟𞤀-𞥃]+";
+    "\\s?[A-Za-zµÀ-ÖØ-öø-ƺƼ-ƿǄ-ʓʕ-ʯͰ-ͳͶͷͻ-ͽͿΆ"
+    "Έ-ΊΌΎ-ΡΣ-ϵϷ-ҁҊ-ԯԱ-ՖႠ-ჅᎠ-Ᏽᏸ-ᏽᲐ-ᲺᲽ-Ჿᴀ-ᴫᵫ-ᵷ"
+    "ᵹ-ᶚḀ-ἕἘ-Ἕἠ-ὅὈ-Ὅὐ-ὗὙὛὝὟ-ώᾀ-ᾴᾶ-ᾼιῂ-ῄῆ-ῌῐ-ΐ"
+    "ῖ-Ίῠ-Ῥῲ-ῴῶ-ῼℂℇℊ-ℓℕℙ-ℝℤΩℨK-ℭℯ-ℴℹℼ-ℿⅅ-ⅉⅎↃↄ"
+    "Ⰰ-ⱻⱾ-ⳤⳫ-ⳮⳲⳳꙀ-ꙭꚀ-ꚛꜢ-ꝯꝱ-ꞇꞋ-ꞎꭰ-ꮿﬀ-ﬆﬓ-ﬗＡ-Ｚａ-ｚ"
+    "𐐀-𐑏𐒰-𐓓𐓘-𐓻𐲀-𐲲𐳀-𐳲𑢠-𑣟𞤀-𞥃]+";
 constexpr const char *kDeepSeekPunctuation = "\\s?[!-/:-~！-／：-～‘-‟　-。]+";
 constexpr const char *kCjkRuns = "[一-龥ࠀ-一가-퟿]+";
 
@@ -51,10 +56,10 @@ struct PreTokenizer {
   bool nfc = false;                    // NFC normalization first (Qwen2)
 };
 
-PreTokenizerStep split(const char *pattern) {
-  return {PreTokenizerStep::Kind::Split, pattern};
+PreTokenizerStep split(const char *pattern) { return {PreTokenizerStep::Kind::Split, pattern}; }
+PreTokenizerStep digits(bool individual) {
+  return {PreTokenizerStep::Kind::Digits, nullptr, individual};
 }
-PreTokenizerStep digits(bool individual) { return {PreTokenizerStep::Kind::Digits, nullptr, individual}; }
 PreTokenizerStep byteLevel(bool useRegex) {
   return {PreTokenizerStep::Kind::ByteLevel, nullptr, useRegex};
 }
