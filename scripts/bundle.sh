@@ -21,7 +21,7 @@ cp build/runtime/mkrt/libmkrt.a "$BUNDLE/lib/"
 cp runtime/mkrt/include/mkrt.h "$BUNDLE/include/"
 cp examples/generate.c "$BUNDLE/examples/"
 cp scripts/export_onnx.py scripts/ort_logits.py scripts/compare_logits.py scripts/run_model.sh \
-  scripts/fused_module.py "$BUNDLE/scripts/"
+  scripts/fused_module.py scripts/decoder_dims.py "$BUNDLE/scripts/"
 cp bench/*.py "$BUNDLE/bench/"
 cp bench/stream/stream_bandwidth.cu "$BUNDLE/bench/stream/"
 cp bench/configs/*.json "$BUNDLE/bench/configs/"
