@@ -36,8 +36,8 @@
 //   - NaN weights end it with MK_ERROR_NON_FINITE_LOGIT;
 //   - a kernel generated for another graph (one variant different) is
 //     refused when the artifact is loaded;
-//   - with the device's memory taken but for less than the model needs,
-//     loading it is refused (unsupported, nothing failed) with the numbers.
+//   - with all but 64 MiB of the device's memory taken, loading the model
+//     is refused (unsupported, nothing failed) with the numbers.
 // Exit 0 when all pass, 1 when one fails (a GPU that fails to load or run
 // the model included), 77 (ctest's skip) with the reason only when the GPU
 // is unavailable: none, no driver, or one that cannot run the file.
@@ -81,8 +81,9 @@ void report(bool passed, const std::string &what) {
 
 // Takes the device's free memory but for 64 MiB (through the driver, in the
 // primary context the device uses), then loads `artifact`: the load must be
-// refused as unsupported, naming the numbers, before anything is allocated. Without cuda.h at build time there is no driver to
-// take memory through, and the check says so.
+// refused as unsupported, naming the numbers, before anything is
+// allocated. Without cuda.h at build time there is no driver to take memory
+// through, and the check says so.
 void checkTooBigForTheFreeMemory(GpuDevice &device, const Artifact &artifact) {
 #ifdef MKC_HAVE_CUDA_H
   std::string whyNot;
