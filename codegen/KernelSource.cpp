@@ -203,6 +203,12 @@ llvm::Error checkSupported(const TaskGraph &graph, const ModelShapes &shapes,
   if (shapes.argmaxes != 1)
     return error("the graph has " + llvm::Twine(shapes.argmaxes) +
                  " argmax operations; the kernel runs exactly one");
+  // Steps of several rows (prefill chunks, batches) run on the CPU executor
+  // so far: the device functions take one row (docs/m-token-steps.md).
+  if (graph.rows != 1 || graph.sequences != 1)
+    return error("the graph's step holds " + llvm::Twine(graph.rows) + " rows over " +
+                 llvm::Twine(graph.sequences) +
+                 " sequences; the kernel runs steps of one row of one sequence");
   for (const Operation &op : graph.operations) {
     if (op.kind == OpKind::Attention && (op.numKvHeads <= 0 || op.numHeads % op.numKvHeads != 0))
       return error("attention '" + op.name + "' has " + llvm::Twine(op.numHeads) +

@@ -52,6 +52,34 @@ llvm::Expected<ImportedModel> importModel(mlir::MLIRContext &context, const std:
   return importOnnxModel(context, path);
 }
 
+namespace {
+
+// The steps of several rows asked for, each lowered, given finer events,
+// scheduled and validated as decode is.
+llvm::Error scheduleRowSteps(CompiledModel &compiled, const CompileOptions &options) {
+  std::vector<StepShape> shapes;
+  if (options.prefillChunk > 0)
+    shapes.push_back({options.prefillChunk, 1});
+  for (int64_t batch : options.batchSizes)
+    shapes.push_back({batch, batch});
+  for (StepShape shape : shapes) {
+    auto tasks = lowerToTasks(compiled.imported.module.get(), options.target, options.maxContext,
+                              shape);
+    if (!tasks)
+      return tasks.takeError();
+    chunkDependencies(*tasks);
+    Schedule schedule = scheduleTasks(*tasks, options.target);
+    std::string problem = validateSchedule(*tasks, schedule);
+    if (!problem.empty())
+      return error("the compiled schedule of " + llvm::Twine(shape.rows) + " rows over " +
+                   llvm::Twine(shape.sequences) + " sequences does not validate: " + problem);
+    compiled.rowSteps.push_back({std::move(*tasks), std::move(schedule)});
+  }
+  return llvm::Error::success();
+}
+
+} // namespace
+
 llvm::Expected<CompiledModel> compileToSchedule(mlir::MLIRContext &context,
                                                 const std::string &modelPath,
                                                 const CompileOptions &options) {
@@ -85,6 +113,8 @@ llvm::Expected<CompiledModel> compileToSchedule(mlir::MLIRContext &context,
     std::string problem = validateSchedule(compiled->tasks, compiled->schedule);
     if (!problem.empty())
       return error("the compiled schedule does not validate: " + problem);
+    if (auto failed = scheduleRowSteps(*compiled, options))
+      return std::move(failed);
   }
   return std::move(*compiled);
 }
@@ -129,6 +159,34 @@ llvm::Expected<bool> parseCompileOption(llvm::StringRef arg, CompileOptions &opt
       return error(flag + " must be a power of two from " + llvm::Twine(kShortest) + " to " +
                    llvm::Twine(kLongest) + ", got " + value);
     options.target.longestAttentionChunk = static_cast<uint64_t>(*parsed);
+    return true;
+  }
+  // Past 1024 rows a step is a prompt, not a chunk of one (kMaxStepRows).
+  if (flag == "--prefill-chunk") {
+    auto parsed = positive(flag, value);
+    if (!parsed)
+      return parsed.takeError();
+    if (*parsed < 2 || *parsed > kMaxStepRows)
+      return error(flag + " must be from 2 to " + llvm::Twine(kMaxStepRows) + " tokens, got " +
+                   value);
+    options.prefillChunk = *parsed;
+    return true;
+  }
+  if (flag == "--batch") {
+    llvm::SmallVector<llvm::StringRef> sizes;
+    value.split(sizes, ',');
+    options.batchSizes.clear();
+    for (llvm::StringRef size : sizes) {
+      auto parsed = positive(flag, size);
+      if (!parsed)
+        return parsed.takeError();
+      if (*parsed < 2 || *parsed > kMaxStepRows)
+        return error(flag + " sizes must be from 2 to " + llvm::Twine(kMaxStepRows) +
+                     " sequences, got " + size);
+      if (llvm::is_contained(options.batchSizes, *parsed))
+        return error(flag + " names batch size " + size + " twice");
+      options.batchSizes.push_back(*parsed);
+    }
     return true;
   }
   return false;

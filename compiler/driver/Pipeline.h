@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace mk {
 
@@ -26,6 +27,10 @@ class CompilePhases;
 struct CompileOptions {
   int64_t maxContext = 2048;
   TargetDescription target;
+  // Steps of several rows to compile beside decode (docs/m-token-steps.md):
+  // a prefill chunk of this many tokens (0: none), and a batch of each size.
+  int64_t prefillChunk = 0;
+  std::vector<int64_t> batchSizes;
   bool printIrAfterAll = false;
   // Told of import, passes, task graph and schedule when set (mkc compile).
   CompilePhases *phases = nullptr;
@@ -33,9 +38,12 @@ struct CompileOptions {
 
 struct CompiledModel {
   ImportedModel imported; // the module after fusion, and its weights
-  TaskGraph tasks;
+  TaskGraph tasks;        // decode: one row of one sequence a step
   Schedule schedule;
   DependencyReport dependencies;
+  // The steps of several rows asked for: the prefill chunk first, then the
+  // batches in the order given. Each is validated.
+  std::vector<ScheduledGraph> rowSteps;
 };
 
 // The model at `path` as mk IR and weights: a .mlir file of mk IR (no weight
@@ -52,8 +60,9 @@ llvm::Expected<CompiledModel> compileToSchedule(mlir::MLIRContext &context,
 
 // Reads one of the options every command that compiles shares:
 // --max-context=N (positions of the KV caches), --num-sms=N (the SMs of
-// the target) and --longest-attention-chunk=N. Returns false when `arg` is none of them, an error when it is
-// one with a bad value.
+// the target), --longest-attention-chunk=N, --prefill-chunk=M and
+// --batch=B[,B...] (steps of several rows). Returns false when `arg` is none
+// of them, an error when it is one with a bad value.
 llvm::Expected<bool> parseCompileOption(llvm::StringRef arg, CompileOptions &options);
 
 } // namespace mk

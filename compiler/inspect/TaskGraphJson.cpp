@@ -96,7 +96,8 @@ void task(std::ostream &os, const Task &task) {
 } // namespace
 
 void printJson(std::ostream &os, const TaskGraph &graph, const Schedule *schedule) {
-  os << "{\n  \"maxContext\": " << graph.maxContext << ",\n  \"tokenBuffer\": "
+  os << "{\n  \"maxContext\": " << graph.maxContext << ",\n  \"rows\": " << graph.rows
+     << ",\n  \"sequences\": " << graph.sequences << ",\n  \"tokenBuffer\": "
      << graph.tokenBuffer << ",\n  \"logitsBuffer\": " << graph.logitsBuffer
      << ",\n  \"buffers\": [";
   for (size_t i = 0; i < graph.buffers.size(); ++i) {

@@ -31,12 +31,18 @@ uint64_t lengthOf(mlir::Value vector) {
 
 class Lowering {
 public:
-  Lowering(mlir::ModuleOp module, const TargetDescription &target, int64_t maxContext)
-      : module(module), target(target), maxContext(maxContext) {}
+  Lowering(mlir::ModuleOp module, const TargetDescription &target, int64_t maxContext,
+           StepShape shape)
+      : module(module), target(target), maxContext(maxContext), shape(shape) {}
 
   llvm::Expected<TaskGraph> run() {
     if (maxContext <= 0)
       return error("the maximum context must be positive, got " + llvm::Twine(maxContext));
+    if (shape.rows <= 0 || shape.rows > kMaxStepRows || shape.sequences <= 0 ||
+        shape.sequences > kMaxStepRows)
+      return error("a step of " + llvm::Twine(shape.rows) + " rows over " +
+                   llvm::Twine(shape.sequences) + " sequences: both must be in [1, " +
+                   llvm::Twine(kMaxStepRows) + "]");
     if (target.numSms == 0)
       return error("the target has no SMs");
     auto function = module.lookupSymbol<mlir::func::FuncOp>("decode_step");
@@ -46,7 +52,9 @@ public:
       return error("@decode_step must take the token and the position first");
     step = function;
     graph.maxContext = maxContext;
-    graph.tokenBuffer = addBuffer("token", BufferKind::Token, 1);
+    graph.rows = shape.rows;
+    graph.sequences = shape.sequences;
+    graph.tokenBuffer = addBuffer("token", BufferKind::Token, shape.rows);
 
     for (mlir::Operation &op : function.getBody().front()) {
       llvm::Error result =
@@ -78,7 +86,7 @@ private:
   uint32_t addOperation(Operation operation, mlir::Value result) {
     if (result)
       operation.output = values[result] =
-          addBuffer("", BufferKind::Activation, lengthOf(result));
+          addBuffer("", BufferKind::Activation, shape.rows * lengthOf(result));
     graph.operations.push_back(std::move(operation));
     return graph.operations.size() - 1;
   }
@@ -210,11 +218,11 @@ private:
     op.numChunks = (maxContext + op.chunkSize - 1) / op.chunkSize;
 
     std::string layer = "layer" + std::to_string(op.layer);
-    uint64_t slots = maxContext * op.numKvHeads * op.headDim;
+    uint64_t slots = shape.sequences * maxContext * op.numKvHeads * op.headDim;
     op.keyCache = addBuffer(layer + ".keys", BufferKind::KVCache, slots);
     op.valueCache = addBuffer(layer + ".values", BufferKind::KVCache, slots);
     op.partials = addBuffer(layer + ".partials", BufferKind::Scratch,
-                            op.numHeads * op.numChunks * (op.headDim + 2));
+                            shape.rows * op.numHeads * op.numChunks * (op.headDim + 2));
     addOperation(std::move(op), attention.getResult());
     return llvm::Error::success();
   }
@@ -311,6 +319,7 @@ private:
   mlir::ModuleOp module;
   const TargetDescription &target;
   int64_t maxContext;
+  StepShape shape;
   mlir::func::FuncOp step;
   TaskGraph graph;
   llvm::DenseMap<mlir::Value, uint32_t> values; // SSA value -> its buffer
@@ -320,8 +329,8 @@ private:
 } // namespace
 
 llvm::Expected<TaskGraph> lowerToTasks(mlir::ModuleOp fused, const TargetDescription &target,
-                                       int64_t maxContext) {
-  return Lowering(fused, target, maxContext).run();
+                                       int64_t maxContext, StepShape shape) {
+  return Lowering(fused, target, maxContext, shape).run();
 }
 
 } // namespace mk

@@ -18,14 +18,22 @@ namespace mk {
 
 // ---------------------------------------------------------------------------
 // Buffers: where activations live between tasks. Element counts are f32
-// elements, except Token (one int64: the token of the current step).
+// elements, except Token (int64s: the tokens of the current step).
+//
+// A step holds TaskGraph::rows rows (docs/m-token-steps.md): each row has
+// its own token, position and sequence, so one graph runs a decode step
+// (one row), a prefill chunk (one sequence at consecutive positions) or a
+// batch (a row per sequence). Activation and Scratch buffers hold `rows`
+// rows of equal length, row r first at r * (elements / rows); the Token
+// buffer one token per row; a KV cache `sequences` sequences of maxContext
+// slots (core/taskgraph/StepRows.h).
 // ---------------------------------------------------------------------------
 
 enum class BufferKind : uint8_t {
-  Activation, // one value of the fused IR, written once per step
-  Scratch,    // task-to-task intermediates (attention partials)
-  KVCache,    // [maxContext][numKvHeads][headDim] keys or values of a layer
-  Token,      // the current token (read by Embed, written by Argmax)
+  Activation, // one value of the fused IR per row, written once per step
+  Scratch,    // task-to-task intermediates (attention partials), per row
+  KVCache,    // [sequences][maxContext][numKvHeads][headDim] keys or values of a layer
+  Token,      // the rows' tokens (read by Embed, written by Argmax)
 };
 
 struct Buffer {
@@ -35,8 +43,9 @@ struct Buffer {
 };
 
 // Elements [begin, end) of a buffer. For a KVCache buffer, a range names
-// positions x heads as [pos * numKvHeads * headDim + ..., ...) with pos the
-// step's position: see Task::reads for how caches are described.
+// elements of the step's rows' slots, row r's slot (at its sequence and
+// position) being [r * slot, (r + 1) * slot) with slot = numKvHeads *
+// headDim: see Task::reads for how caches are described.
 struct BufferRange {
   uint32_t buffer = 0;
   uint64_t begin = 0, end = 0;
@@ -131,10 +140,10 @@ struct Task {
   uint32_t trigger = 0; // the one event this task adds to when done
 
   // What the task touches in one step, for the validator and for reports.
-  // A KV cache entry written this step is the range of the cache's slot at
-  // the step's position, expressed relative to that slot: [head * headDim,
-  // (head + 1) * headDim). Reads of earlier positions are not listed: they
-  // were written by earlier steps.
+  // A KV cache entry written this step is the range of a row's slot,
+  // expressed relative to the step's slots: [r * slot + head * headDim,
+  // r * slot + (head + 1) * headDim) for row r. Reads of the positions
+  // earlier steps filled are not listed: they were written by earlier steps.
   std::vector<BufferRange> reads, writes;
   // Bytes of weights streamed (bf16 on the GPU): every weight element the
   // task reads, times kBytesPerStreamedWeight (the validator checks it). A Gemv tile reads
@@ -155,6 +164,8 @@ struct Event {
 
 struct TaskGraph {
   int64_t maxContext = 0;
+  int64_t rows = 1;      // of a step: 1 for decode (see Buffers above)
+  int64_t sequences = 1; // the KV caches hold this many
   std::vector<Buffer> buffers;
   std::vector<Operation> operations;
   std::vector<Task> tasks; // in a valid sequential order (a topological order)
@@ -167,6 +178,13 @@ struct TaskGraph {
 struct Schedule {
   uint32_t numSms = 0;
   std::vector<std::vector<uint32_t>> queues; // task ids per SM
+};
+
+// A task graph with its schedule: what one kind of step runs (decode, a
+// prefill chunk, a batch).
+struct ScheduledGraph {
+  TaskGraph graph;
+  Schedule schedule;
 };
 
 } // namespace mk

@@ -100,7 +100,8 @@ std::string describeRange(const TaskGraph &graph, const BufferRange &range) {
   } else {
     const Buffer &buffer = graph.buffers[range.buffer];
     if (buffer.kind == BufferKind::KVCache)
-      os << "the current slot of KV cache '" << buffer.name << "'";
+      os << (graph.rows == 1 ? "the current slot" : "the step's slots") << " of KV cache '"
+         << buffer.name << "'";
     else
       os << "buffer '" << buffer.name << "'";
   }

@@ -4,6 +4,7 @@
 // are kept per buffer as sorted disjoint intervals, so a read costs a binary
 // search plus one happens-before test per writer it overlaps.
 #include "core/validator/Ancestry.h"
+#include "core/taskgraph/StepRows.h"
 #include "core/taskgraph/TaskNames.h"
 #include "core/taskgraph/TaskFootprint.h"
 #include "core/validator/ValidatorChecks.h"
@@ -136,13 +137,12 @@ std::string checkDataflow(const TaskGraph &graph, const Ancestry &ancestry) {
   }
   // Whole buffers are written every step: the logits are handed to the
   // caller, and an element nobody writes is memory an executor would
-  // allocate for nothing (for a KV cache: a slot left partly empty).
+  // allocate for nothing (for a KV cache: a row's slot left partly empty).
   for (uint32_t buffer = 0; buffer < graph.buffers.size(); ++buffer) {
     const Buffer &named = graph.buffers[buffer];
     if (named.kind == BufferKind::Token)
       continue;
-    uint64_t length =
-        named.kind == BufferKind::KVCache ? named.elements / graph.maxContext : named.elements;
+    uint64_t length = rangeExtent(graph, named);
     uint64_t covered = 0;
     for (const Writer &writer : writers.overlapping({buffer, 0, length}))
       if (writer.begin == covered)

@@ -1,6 +1,7 @@
 // The checks every later one relies on: indices in range, kinds known,
 // operations consistent, declared ranges in bounds, trigger counts exact.
 #include "core/taskgraph/TaskKind.h"
+#include "core/taskgraph/StepRows.h"
 #include "core/taskgraph/TaskNames.h"
 #include "core/validator/ValidatorChecks.h"
 
@@ -12,22 +13,35 @@ bool knownKind(BufferKind kind) { return kind <= BufferKind::Token; }
 std::string checkBuffers(const TaskGraph &graph) {
   if (graph.maxContext <= 0)
     return cat("maxContext is ", graph.maxContext, ", expected a positive number of positions");
+  if (graph.rows <= 0 || graph.rows > kMaxStepRows)
+    return cat("a step has ", graph.rows, " rows, expected 1 to ", kMaxStepRows);
+  // Every row has its own sequence or its own position: no more sequences
+  // than positions in all, which also keeps sequences x maxContext in 64 bits.
+  uint64_t slots = 0;
+  if (graph.sequences <= 0 || graph.sequences > kMaxStepRows ||
+      !multiply(graph.sequences, graph.maxContext, slots))
+    return cat("the KV caches hold ", graph.sequences, " sequences, expected 1 to ", kMaxStepRows);
   for (size_t index = 0; index < graph.buffers.size(); ++index) {
     const Buffer &buffer = graph.buffers[index];
     if (!knownKind(buffer.kind))
       return cat("buffer ", index, " '", buffer.name, "' has an unknown kind (", int(buffer.kind), ")");
-    if (buffer.kind == BufferKind::KVCache &&
-        (buffer.elements == 0 || buffer.elements % graph.maxContext != 0))
+    if (buffer.kind == BufferKind::KVCache && (buffer.elements == 0 || buffer.elements % slots != 0))
       return cat("KV cache '", buffer.name, "' has ", buffer.elements,
-                 " elements, not a positive multiple of maxContext ", graph.maxContext);
+                 " elements, not a positive multiple of ", graph.sequences,
+                 " sequences x maxContext ", graph.maxContext);
+    if ((buffer.kind == BufferKind::Activation || buffer.kind == BufferKind::Scratch) &&
+        buffer.elements % graph.rows != 0)
+      return cat("buffer '", buffer.name, "' has ", buffer.elements,
+                 " elements, not a multiple of the step's ", graph.rows, " rows");
     if (buffer.kind == BufferKind::Token && index != graph.tokenBuffer)
       return cat("buffer ", index, " '", buffer.name, "' is a second Token buffer (the token buffer is ",
                  graph.tokenBuffer, ")");
   }
   if (graph.tokenBuffer >= graph.buffers.size() ||
       graph.buffers[graph.tokenBuffer].kind != BufferKind::Token ||
-      graph.buffers[graph.tokenBuffer].elements != 1)
-    return cat("the token buffer ", graph.tokenBuffer, " is not a Token buffer of one element");
+      graph.buffers[graph.tokenBuffer].elements != static_cast<uint64_t>(graph.rows))
+    return cat("the token buffer ", graph.tokenBuffer,
+               " is not a Token buffer of one element per row (", graph.rows, ")");
   if (graph.logitsBuffer >= graph.buffers.size() ||
       graph.buffers[graph.logitsBuffer].kind != BufferKind::Activation ||
       graph.buffers[graph.logitsBuffer].elements == 0)
@@ -39,11 +53,10 @@ std::string checkRange(const TaskGraph &graph, const BufferRange &range) {
   if (range.buffer >= graph.buffers.size())
     return "is in no buffer";
   const Buffer &buffer = graph.buffers[range.buffer];
-  uint64_t bound = buffer.kind == BufferKind::KVCache ? buffer.elements / graph.maxContext
-                                                      : buffer.elements;
+  uint64_t bound = rangeExtent(graph, buffer);
   if (range.begin > range.end || range.end > bound)
     return cat("is not within the ", bound, " elements of ",
-               buffer.kind == BufferKind::KVCache ? "a slot of that cache" : "that buffer");
+               buffer.kind == BufferKind::KVCache ? "the step's slots of that cache" : "that buffer");
   return "";
 }
 

@@ -71,9 +71,15 @@ std::string OperationCheck::buffer(uint32_t index, const char *role,
     return cat("its ", role, " buffer '", named.name, "' is ", bufferKindName(named.kind),
                ", expected ", expected);
   }
-  bool fits = size == Size::Exactly ? named.elements == elements : named.elements >= elements;
+  // Sizes are of one row of the step, or of one sequence of a KV cache
+  // (checkBuffers has checked that they divide).
+  bool isCache = named.kind == BufferKind::KVCache;
+  int64_t parts = isCache ? graph.sequences : graph.rows;
+  uint64_t held = named.elements / static_cast<uint64_t>(parts);
+  bool fits = size == Size::Exactly ? held == elements : held >= elements;
   if (!fits)
-    return cat("its ", role, " buffer '", named.name, "' has ", named.elements, " elements, expected ",
+    return cat("its ", role, " buffer '", named.name, "' has ", held, " elements",
+               parts == 1 ? "" : isCache ? " a sequence" : " a row", ", expected ",
                size == Size::Exactly ? "exactly " : "at least ", elements);
   return "";
 }
@@ -222,7 +228,10 @@ std::string OperationCheck::attentionBuffers() {
 std::string OperationCheck::argmax() {
   if (op.output != graph.tokenBuffer)
     return cat("writes buffer ", op.output, ", not the token buffer ", graph.tokenBuffer);
-  return buffer(op.input, "input", values, 1, Size::AtLeast);
+  if (op.inputLength == 0)
+    return "has inputLength 0: it picks from no logits";
+  // Each row picks from its row of the input, which is all logits.
+  return buffer(op.input, "input", values, op.inputLength, Size::Exactly);
 }
 
 } // namespace

@@ -1,6 +1,7 @@
-// Argmax: the next token, picked as core/protocol/Sampling.h says: the
-// lowest index among the largest logits when greedy (the default), else
-// sampled with the request's settings, seeded by the step's position.
+// Argmax: each row's next token, picked as core/protocol/Sampling.h says:
+// the lowest index among the largest logits when greedy (the default), else
+// sampled with the request's settings, seeded by the row's position. An
+// inactive row picks nothing and keeps its token (TaskContext::storeToken).
 #include "runtime/cpu/Tasks.h"
 
 #include "core/kernels/Kernels.h"
@@ -13,33 +14,39 @@
 
 namespace mk::cpu {
 
-void runArgmaxTask(TaskContext &context) {
-  const Operation &op = context.op;
-  uint64_t length = context.elementsOf(op.input);
+namespace {
 
-  std::vector<float> logits = context.load(op.input, 0, length);
+int64_t pickToken(TaskContext &context, uint64_t r) {
+  const Operation &op = context.op;
+  uint64_t length = op.inputLength;
+  std::vector<float> logits = context.load(op.input, r, 0, length);
+  const StepRow &row = context.row(r);
+  if (!row.active)
+    return -1;
   // As the kernel's MK_ERROR_NON_FINITE_LOGIT: the lowest such index.
   for (uint64_t i = 0; i < length; ++i)
     if (!std::isfinite(logits[i]))
-      context.fail("logit " + std::to_string(i) + " is " +
-                   (std::isnan(logits[i]) ? "NaN" : "infinite") +
+      context.fail("logit " + std::to_string(i) + (context.rows() > 1 ? " of row " + std::to_string(r) : "") +
+                   " is " + (std::isnan(logits[i]) ? "NaN" : "infinite") +
                    ": the model computes non-finite logits");
   const TokenChoice *choice = context.choice();
-  int64_t token = 0;
-  if (!choice) {
-    token = kernels::argmax(logits);
-  } else {
-    std::vector<int64_t> *history = choice->contextTokens;
-    int64_t position = context.position;
-    if (history && mk_sampling_has_penalty(&choice->settings)) {
-      size_t seen = std::min<size_t>(history->size(), static_cast<size_t>(position) + 1);
-      kernels::applyRepetitionPenalty(logits, std::span<const int64_t>(history->data(), seen),
-                                      choice->settings.repetitionPenalty);
-    }
-    token = kernels::sampleToken(logits, choice->settings, position);
+  if (!choice)
+    return kernels::argmax(logits);
+  std::vector<std::vector<int64_t>> *contexts = choice->contextTokens;
+  if (contexts && mk_sampling_has_penalty(&choice->settings)) {
+    const std::vector<int64_t> &history = (*contexts)[row.sequence];
+    size_t seen = std::min<size_t>(history.size(), static_cast<size_t>(row.position) + 1);
+    kernels::applyRepetitionPenalty(logits, std::span<const int64_t>(history.data(), seen),
+                                    choice->settings.repetitionPenalty);
   }
+  return kernels::sampleToken(logits, choice->settings, row.position);
+}
 
-  context.storeToken(token);
+} // namespace
+
+void runArgmaxTask(TaskContext &context) {
+  for (uint64_t r = 0; r < context.rows(); ++r)
+    context.storeToken(r, pickToken(context, r));
 }
 
 } // namespace mk::cpu

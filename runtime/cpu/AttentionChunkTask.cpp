@@ -1,12 +1,14 @@
 // AttentionChunk (g, c): for each q head of group g, over the positions
 // chunk c covers at this step (core/protocol/AttentionLayout.h), the
 // running max m of the scores s = (q . k) * scale, l = sum exp(s - m) and
-// o = sum exp(s - m) v. A chunk past the position is empty: m = -inf,
-// l = 0, o = 0. q and this step's k are head-normalized and rotated first
-// (kernels::fusedAttention's order: norm, then rotary); chunk 0 stores this
-// step's k and v in the caches, and the chunk holding the position uses
-// them as computed. Scores and exp are f32 and sums f64, as in
-// kernels::attention.
+// o = sum exp(s - m) v, for every row of the step: a row attends to its own
+// sequence up to its own position. A chunk past the position is empty:
+// m = -inf, l = 0, o = 0. q and this step's k are head-normalized and
+// rotated first (kernels::fusedAttention's order: norm, then rotary); chunk
+// 0 stores the step's k and v in the caches, and a row uses the keys and
+// values of the step's rows (its own, and in a prefill chunk the earlier
+// positions) as computed, never from a slot written this step. Scores and
+// exp are f32 and sums f64, as in kernels::attention.
 #include "core/taskgraph/OperationLayouts.h"
 #include "runtime/cpu/Tasks.h"
 
@@ -15,6 +17,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
 
 namespace mk::cpu {
 
@@ -63,54 +66,115 @@ void attendChunk(std::span<const float> query, std::span<const float> keys,
   partial[layout.partialSum()] = static_cast<float>(sum);
 }
 
+// The step's k (normalized, rotated) and v of each row of one KV head,
+// computed when first asked for.
+class StepKeys {
+public:
+  StepKeys(TaskContext &context, const AttentionLayout &layout, uint64_t group)
+      : context(context), layout(layout), group(group), keys(context.rows()),
+        values(context.rows()) {
+    for (uint64_t r = 0; r < context.rows(); ++r)
+      if (context.row(r).active)
+        rowAt[{context.row(r).sequence, context.row(r).position}] = r;
+  }
+
+  // The row of the step at (sequence, position), or -1.
+  int64_t rowOf(int64_t sequence, int64_t position) const {
+    auto it = rowAt.find({sequence, position});
+    return it == rowAt.end() ? -1 : static_cast<int64_t>(it->second);
+  }
+
+  const std::vector<float> &key(uint64_t r) {
+    fill(r);
+    return keys[r];
+  }
+  const std::vector<float> &value(uint64_t r) {
+    fill(r);
+    return values[r];
+  }
+
+private:
+  void fill(uint64_t r) {
+    if (!keys[r].empty())
+      return;
+    const Operation &op = context.op;
+    keys[r] = rotated(normalized(context.load(op.input, r, layout.key(group), layout.headDim),
+                                 context.weights.kNorm, op.eps, op.headDim),
+                      op, context.row(r).position);
+    values[r] = context.load(op.input, r, layout.value(group), layout.headDim);
+  }
+
+  TaskContext &context;
+  const AttentionLayout &layout;
+  uint64_t group;
+  std::vector<std::vector<float>> keys, values;
+  std::map<std::pair<int64_t, int64_t>, uint64_t> rowAt;
+};
+
+// Row r's partials of chunk `chunk` for the q heads of `group`.
+std::vector<float> attendRow(TaskContext &context, const AttentionLayout &layout, uint64_t group,
+                             uint64_t chunk, uint64_t r, StepKeys &stepKeys) {
+  const Operation &op = context.op;
+  std::vector<float> partials(layout.group * layout.partialLength(), 0.0f);
+  const StepRow &row = context.row(r);
+  if (!row.active) {
+    for (uint64_t h = 0; h < layout.group; ++h)
+      partials[h * layout.partialLength() + layout.partialMax()] =
+          -std::numeric_limits<float>::infinity();
+    return partials;
+  }
+  int64_t span = attentionSpan(row.position, op.numChunks, op.chunkSize);
+  int64_t first = chunk * span;
+  int64_t last = std::min<int64_t>(first + span, row.position + 1);
+
+  std::vector<float> queries = rotated(
+      normalized(context.load(op.input, r, layout.query(group), layout.groupLength()),
+                 context.weights.qNorm, op.eps, op.headDim),
+      op, row.position);
+  std::vector<float> keys, values;
+  for (int64_t t = first; t < last; ++t) {
+    int64_t fed = stepKeys.rowOf(row.sequence, t);
+    std::vector<float> key = fed >= 0 ? stepKeys.key(fed)
+                                      : context.loadSlot(op.keyCache, row.sequence, t,
+                                                         layout.slot(group), layout.headDim);
+    std::vector<float> value = fed >= 0 ? stepKeys.value(fed)
+                                        : context.loadSlot(op.valueCache, row.sequence, t,
+                                                           layout.slot(group), layout.headDim);
+    keys.insert(keys.end(), key.begin(), key.end());
+    values.insert(values.end(), value.begin(), value.end());
+  }
+  for (uint64_t h = 0; h < layout.group; ++h)
+    attendChunk(std::span<const float>(queries).subspan(h * layout.headDim, layout.headDim), keys,
+                values, layout, op.scale,
+                std::span<float>(partials).subspan(h * layout.partialLength(), layout.partialLength()));
+  return partials;
+}
+
 } // namespace
 
 void runAttentionChunkTask(TaskContext &context) {
   const Operation &op = context.op;
   const AttentionLayout layout = attentionLayout(op);
   uint64_t group = context.task.begin, chunk = context.task.end;
-  int64_t span = attentionSpan(context.position, op.numChunks, op.chunkSize);
-  int64_t first = chunk * span;
-  int64_t last = std::min<int64_t>(first + span, context.position + 1);
+  StepKeys stepKeys(context, layout, group);
 
-  const int64_t position = context.position;
-  std::vector<float> queries = rotated(
-      normalized(context.load(op.input, layout.query(group), layout.groupLength()),
-                 context.weights.qNorm, op.eps, op.headDim),
-      op, position);
-  std::vector<float> newKey, newValue;
-  bool holdsPosition = first <= position && position < last;
-  if (chunk == 0 || holdsPosition) {
-    newKey = rotated(normalized(context.load(op.input, layout.key(group), layout.headDim),
-                                context.weights.kNorm, op.eps, op.headDim),
-                     op, position);
-    newValue = context.load(op.input, layout.value(group), layout.headDim);
+  if (chunk == 0)
+    for (uint64_t r = 0; r < context.rows(); ++r) {
+      const StepRow &row = context.row(r);
+      if (!row.active)
+        continue;
+      context.storeSlot(op.keyCache, row.sequence, row.position, layout.slot(group),
+                        stepKeys.key(r));
+      context.storeSlot(op.valueCache, row.sequence, row.position, layout.slot(group),
+                        stepKeys.value(r));
+    }
+  for (uint64_t r = 0; r < context.rows(); ++r) {
+    std::vector<float> partials = attendRow(context, layout, group, chunk, r, stepKeys);
+    for (uint64_t h = 0; h < layout.group; ++h)
+      context.store(op.partials, r, layout.partial(group * layout.group + h, chunk),
+                    std::span<const float>(partials).subspan(h * layout.partialLength(),
+                                                             layout.partialLength()));
   }
-  if (chunk == 0) {
-    context.storeSlot(op.keyCache, position, layout.slot(group), newKey);
-    context.storeSlot(op.valueCache, position, layout.slot(group), newValue);
-  }
-  std::vector<float> keys, values;
-  for (int64_t t = first; t < last; ++t) {
-    std::vector<float> key =
-        t == position ? newKey : context.loadSlot(op.keyCache, t, layout.slot(group), layout.headDim);
-    std::vector<float> value = t == position ? newValue
-                                             : context.loadSlot(op.valueCache, t, layout.slot(group),
-                                                                layout.headDim);
-    keys.insert(keys.end(), key.begin(), key.end());
-    values.insert(values.end(), value.begin(), value.end());
-  }
-
-  std::vector<float> partials(layout.group * layout.partialLength());
-  for (uint64_t h = 0; h < layout.group; ++h)
-    attendChunk(std::span<const float>(queries).subspan(h * layout.headDim, layout.headDim), keys,
-                values, layout, op.scale,
-                std::span<float>(partials).subspan(h * layout.partialLength(), layout.partialLength()));
-
-  for (uint64_t h = 0; h < layout.group; ++h)
-    context.store(op.partials, layout.partial(group * layout.group + h, chunk),
-                  std::span<const float>(partials).subspan(h * layout.partialLength(),
-                                                           layout.partialLength()));
 }
 
 } // namespace mk::cpu

@@ -1,7 +1,8 @@
 // AttentionMerge for KV head g: each q head of group g combines its chunks'
 // (o, m, l) in chunk order 0, 1, ..., rescaled to the largest m:
 // out = sum_c o_c exp(m_c - M) / sum_c l_c exp(m_c - M). Empty chunks add
-// nothing and are skipped, so that -inf never meets -inf.
+// nothing and are skipped, so that -inf never meets -inf. Row by row; an
+// inactive row (StepRow) attends to nothing and gets zeros.
 #include "core/taskgraph/OperationLayouts.h"
 #include "runtime/cpu/Tasks.h"
 
@@ -56,18 +57,18 @@ void runAttentionMergeTask(TaskContext &context) {
   uint64_t group = context.task.begin;
   uint64_t headPartials = layout.numChunks * layout.partialLength();
 
-  std::vector<float> partials =
-      context.load(op.partials, layout.partial(group * layout.group, 0),
-                   layout.group * headPartials);
-
-  std::vector<float> out(layout.groupLength());
-  for (uint64_t h = 0; h < layout.group; ++h)
-    if (!mergeChunks(std::span<const float>(partials).subspan(h * headPartials, headPartials),
-                     layout, std::span<float>(out).subspan(h * layout.headDim, layout.headDim)))
-      context.fail("no attention chunk of q head " +
-                   std::to_string(group * layout.group + h) + " holds a position");
-
-  context.store(op.output, layout.query(group), out);
+  for (uint64_t r = 0; r < context.rows(); ++r) {
+    std::vector<float> partials =
+        context.load(op.partials, r, layout.partial(group * layout.group, 0),
+                     layout.group * headPartials);
+    std::vector<float> out(layout.groupLength(), 0.0f);
+    for (uint64_t h = 0; h < layout.group && context.row(r).active; ++h)
+      if (!mergeChunks(std::span<const float>(partials).subspan(h * headPartials, headPartials),
+                       layout, std::span<float>(out).subspan(h * layout.headDim, layout.headDim)))
+        context.fail("no attention chunk of q head " + std::to_string(group * layout.group + h) +
+                     " holds a position of row " + std::to_string(r));
+    context.store(op.output, r, layout.query(group), out);
+  }
 }
 
 } // namespace mk::cpu

@@ -75,6 +75,11 @@ struct GenerateStop {
   bool atEos = false, byHost = false;
 };
 
+// A step of several rows (core/taskgraph/StepRows.h) runs in two ways: a
+// prefill graph beside the decode graph (addPrefillGraph), which fills the
+// decode graph's KV caches a chunk of positions at a time, and a batch
+// graph of its own (generateBatch), a row per sequence. The single-row calls
+// (step, generate, startAt, ...) need a decode graph: one row, one sequence.
 class CpuExecutor {
 public:
   // `weights` must outlive the executor; the graph and schedule are copied.
@@ -83,6 +88,30 @@ public:
   ~CpuExecutor();
   CpuExecutor(const CpuExecutor &) = delete;
   CpuExecutor &operator=(const CpuExecutor &) = delete;
+
+  // A prefill graph of the same model: M rows of one sequence, the decode
+  // graph's KV caches (the same buffers, names and sizes), validated as
+  // the decode graph was. generate() then feeds every prompt token but the
+  // last through it, M at a time, and the last one through a decode step.
+  void addPrefillGraph(const TaskGraph &graph, const Schedule &schedule);
+  // The rows of the prefill graph's step; 0 without one.
+  int64_t prefillRows() const;
+  // Feeds `tokens` at the next positions through the prefill graph in one
+  // launch of ceil(n / M) steps. Returns the logits of every token ([n]
+  // [vocab]) with `everyPosition`, else of the last one.
+  std::vector<float> prefill(std::span<const int64_t> tokens, bool everyPosition = false);
+
+  // On a batch graph (rows == sequences): sequence s is fed prompts[s] at
+  // its next position (an empty prompt continues from its last token), then
+  // generates up to `newTokens` tokens, stopping after an EOS of
+  // options.eosTokens; all in one launch, a row per sequence, rows past the
+  // prompts given idle. options.onToken is not called. Returns each
+  // sequence's new tokens.
+  std::vector<std::vector<int64_t>> generateBatch(const std::vector<std::vector<int64_t>> &prompts,
+                                                  int64_t newTokens,
+                                                  const GenerateOptions &options = {});
+  // The next position of sequence s of a batch graph.
+  int64_t positionOf(int64_t sequence) const;
 
   // Teacher forcing: one step with `token` at the next position; returns
   // the logits.

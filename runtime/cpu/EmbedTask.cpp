@@ -1,4 +1,4 @@
-// Embed: rows [begin, end) of the token's row of the table.
+// Embed: rows [begin, end) of each step row's token's row of the table.
 #include "runtime/cpu/Tasks.h"
 
 #include <string>
@@ -10,15 +10,16 @@ void runEmbedTask(TaskContext &context) {
   const WeightRef &table = op.weights[0];
   uint64_t rows = context.task.end - context.task.begin;
 
-  int64_t token = context.loadToken();
-  if (token < 0 || static_cast<uint64_t>(token) >= table.rows)
-    context.fail("token " + std::to_string(token) + " is outside the " +
-                 std::to_string(table.rows) + " rows of table '" + table.name + "'");
   std::vector<float> widened;
-  std::span<const float> row =
-      context.weights.weights[0].elements(token * table.cols + context.task.begin, rows, widened);
-
-  context.store(op.output, context.task.begin, row);
+  for (uint64_t r = 0; r < context.rows(); ++r) {
+    int64_t token = context.loadToken(r);
+    if (token < 0 || static_cast<uint64_t>(token) >= table.rows)
+      context.fail("token " + std::to_string(token) + " is outside the " +
+                   std::to_string(table.rows) + " rows of table '" + table.name + "'");
+    std::span<const float> row =
+        context.weights.weights[0].elements(token * table.cols + context.task.begin, rows, widened);
+    context.store(op.output, r, context.task.begin, row);
+  }
 }
 
 } // namespace mk::cpu

@@ -2,28 +2,53 @@
 
 namespace mk::cpu {
 
-ExecutorMemory::ExecutorMemory(const TaskGraph &graph, bool checked) {
-  for (const Buffer &buffer : graph.buffers)
-    buffers.emplace_back(buffer.kind == BufferKind::Token ? 0 : buffer.elements, 0.0f);
-  if (!checked)
-    return;
-  for (const Buffer &buffer : graph.buffers) {
+ExecutorMemory::ExecutorMemory(const TaskGraph &graph, bool checked, const ExecutorMemory *caches)
+    : tokens(graph.rows, 0) {
+  for (uint32_t index = 0; index < graph.buffers.size(); ++index) {
+    const Buffer &buffer = graph.buffers[index];
+    bool shared = caches && buffer.kind == BufferKind::KVCache;
+    buffers.push_back(shared ? caches->buffers[index]
+                             : std::make_shared<std::vector<float>>(
+                                   buffer.kind == BufferKind::Token ? 0 : buffer.elements, 0.0f));
+    if (!checked)
+      continue;
+    if (shared && !caches->stamps.empty()) {
+      stamps.push_back(caches->stamps[index]);
+      continue;
+    }
     stamps.emplace_back(new std::atomic<int64_t>[buffer.elements]);
     for (uint64_t i = 0; i < buffer.elements; ++i)
       stamps.back()[i].store(kNeverWritten, std::memory_order_relaxed);
   }
 }
 
-uint64_t ExecutorMemory::bytesNeeded(const TaskGraph &graph, bool checked) {
+uint64_t ExecutorMemory::bytesNeeded(const TaskGraph &graph, bool checked, bool sharedCaches) {
   uint64_t perElement = sizeof(float) + (checked ? sizeof(std::atomic<int64_t>) : 0);
   uint64_t total = 0;
   for (const Buffer &buffer : graph.buffers) {
+    if (sharedCaches && buffer.kind == BufferKind::KVCache)
+      continue;
     uint64_t bytes = 0;
     if (__builtin_mul_overflow(buffer.elements, perElement, &bytes) ||
         __builtin_add_overflow(total, bytes, &total))
       return UINT64_MAX;
   }
   return total;
+}
+
+bool ExecutorMemory::sharesCaches(const TaskGraph &graph, const TaskGraph &owner) {
+  if (graph.buffers.size() != owner.buffers.size() || graph.maxContext != owner.maxContext ||
+      graph.sequences != owner.sequences)
+    return false;
+  for (size_t index = 0; index < graph.buffers.size(); ++index) {
+    const Buffer &mine = graph.buffers[index], &theirs = owner.buffers[index];
+    bool isCache = mine.kind == BufferKind::KVCache;
+    if (isCache != (theirs.kind == BufferKind::KVCache))
+      return false;
+    if (isCache && (mine.name != theirs.name || mine.elements != theirs.elements))
+      return false;
+  }
+  return true;
 }
 
 } // namespace mk::cpu

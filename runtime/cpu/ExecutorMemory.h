@@ -1,7 +1,8 @@
 // The buffers of a task graph in host memory. In checked mode every element
-// also carries a stamp: the position of the step that last wrote it (for a
-// KV cache slot, the slot's position), so a read can tell fresh data from a
-// previous step's or from nothing at all.
+// also carries a stamp: the number of the step that last wrote it (for a KV
+// cache slot, the slot's index), so a read can tell fresh data from a
+// previous step's or from nothing at all. The KV caches may be another
+// graph's, so that a prefill graph fills the caches its decode graph reads.
 #ifndef MKC_RUNTIME_CPU_EXECUTORMEMORY_H
 #define MKC_RUNTIME_CPU_EXECUTORMEMORY_H
 
@@ -25,25 +26,31 @@ constexpr int64_t kBeingWritten = kNeverWritten + 1;
 class ExecutorMemory {
 public:
   // Assumes a validated graph; the caller has checked the size against its
-  // memory budget (bytesNeeded).
-  ExecutorMemory(const TaskGraph &graph, bool checked);
+  // memory budget (bytesNeeded). With `caches`, the graph's KV caches are
+  // those of `caches` at the same buffer indices (the caller has checked
+  // that they agree: sharesCaches).
+  ExecutorMemory(const TaskGraph &graph, bool checked, const ExecutorMemory *caches = nullptr);
 
   // Bytes for the graph's buffers (and stamps when checked); UINT64_MAX on
-  // overflow.
-  static uint64_t bytesNeeded(const TaskGraph &graph, bool checked);
+  // overflow. Without the KV caches when they are shared.
+  static uint64_t bytesNeeded(const TaskGraph &graph, bool checked, bool sharedCaches = false);
+
+  // Whether `graph` can use the KV caches of `owner`: the same buffers of
+  // kind KVCache at the same indices, with the same names and sizes.
+  static bool sharesCaches(const TaskGraph &graph, const TaskGraph &owner);
 
   bool checked() const { return !stamps.empty(); }
-  std::span<float> values(uint32_t buffer) { return buffers[buffer]; }
-  std::span<const float> values(uint32_t buffer) const { return buffers[buffer]; }
+  std::span<float> values(uint32_t buffer) { return *buffers[buffer]; }
+  std::span<const float> values(uint32_t buffer) const { return *buffers[buffer]; }
   // Only in checked mode.
   std::atomic<int64_t> *stampsOf(uint32_t buffer) { return stamps[buffer].get(); }
-  // The one Token buffer holds an integer, kept apart from the floats.
-  int64_t &token() { return tokenValue; }
+  // The Token buffer holds an integer per row, kept apart from the floats.
+  int64_t &token(uint64_t row) { return tokens[row]; }
 
 private:
-  std::vector<std::vector<float>> buffers;
-  std::vector<std::unique_ptr<std::atomic<int64_t>[]>> stamps;
-  int64_t tokenValue = 0;
+  std::vector<std::shared_ptr<std::vector<float>>> buffers;
+  std::vector<std::shared_ptr<std::atomic<int64_t>[]>> stamps;
+  std::vector<int64_t> tokens;
 };
 
 } // namespace mk::cpu

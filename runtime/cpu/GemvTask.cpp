@@ -2,7 +2,8 @@
 // Every tile normalizes the whole input itself rather than waiting for a
 // separate norm task: the input is short and the norm is cheap next to the
 // weight rows. Per row it is kernels::linear's arithmetic, so a tile gives
-// the bits the whole-op kernels::gemv gives for those rows.
+// the bits the whole-op kernels::gemv gives for those rows. Each row of the
+// step is its own input: the weight rows are read once for all of them.
 #include "runtime/cpu/Tasks.h"
 
 #include "core/kernels/Kernels.h"
@@ -33,16 +34,14 @@ void stackedRows(std::span<const float> x, const BoundOperation &weights, const 
   }
 }
 
-} // namespace
-
-void runGemvTask(TaskContext &context) {
+void gemvRow(TaskContext &context, uint64_t r) {
   const Operation &op = context.op;
   uint64_t begin = context.task.begin, end = context.task.end, rows = end - begin;
 
-  std::vector<float> x = context.load(op.input, 0, op.inputLength);
+  std::vector<float> x = context.load(op.input, r, 0, op.inputLength);
   std::vector<float> residual;
   if (op.epilogue == Epilogue::Residual)
-    residual = context.load(op.residual, begin, rows);
+    residual = context.load(op.residual, r, begin, rows);
 
   if (!context.weights.norm.empty()) {
     std::vector<float> normed(x.size());
@@ -70,7 +69,14 @@ void runGemvTask(TaskContext &context) {
   }
   }
 
-  context.store(op.output, begin, out);
+  context.store(op.output, r, begin, out);
+}
+
+} // namespace
+
+void runGemvTask(TaskContext &context) {
+  for (uint64_t r = 0; r < context.rows(); ++r)
+    gemvRow(context, r);
 }
 
 } // namespace mk::cpu

@@ -45,7 +45,9 @@ public:
         stepEnds(plan.steps, 0) {
     for (size_t event = 0; event < graph.events.size(); ++event)
       counters[event].store(0, std::memory_order_relaxed);
-    record.argmaxTokens.assign(plan.steps, 0);
+    uint64_t rows = plan.rows.size();
+    record.argmaxTokens.assign(plan.steps * rows, -1);
+    record.rowStops.assign(rows, {});
     lastStep.store(plan.steps - 1, std::memory_order_relaxed);
     for (const Task &task : graph.tasks)
       if (task.kind == TaskKind::Argmax) {
@@ -55,11 +57,15 @@ public:
       }
     record.trace.assign(options.trace ? plan.steps * graph.tasks.size() * MK_TRACE_TIMES : 0, 0);
     for (int64_t step = 0; step < plan.steps; ++step) {
-      StepInput input{step, plan.firstPosition + step, std::nullopt, &record.argmaxTokens,
-                      &plan.choice};
-      if (step < static_cast<int64_t>(plan.forcedTokens.size()))
-        input.forcedToken = plan.forcedTokens[step];
-      inputs.push_back(input);
+      StepInput input{step, plan.firstStamp + step, {}, &record.argmaxTokens, &plan.choice};
+      for (const RowPlan &row : plan.rows) {
+        StepRow fed{row.sequence, row.firstPosition + step * row.positionsPerStep, std::nullopt,
+                    step < row.steps};
+        if (step < static_cast<int64_t>(row.forcedTokens.size()))
+          fed.forcedToken = row.forcedTokens[step];
+        input.rows.push_back(fed);
+      }
+      inputs.push_back(std::move(input));
     }
   }
 
@@ -84,30 +90,46 @@ private:
   // waits order them), and runs without it, so that a missing wait still
   // shows in checked mode.
   bool stepFinished(int64_t step) const {
-    bool canStop = !plan.eosTokens.empty() || plan.onToken;
+    bool canStop = !plan.eosTokens.empty() || plan.onToken || plan.keepLogits;
     return !canStop || !hasArgmax || counters[argmaxEvent].load(std::memory_order_acquire) >=
            mk_event_threshold(argmaxTriggers, step, 0);
   }
 
-  // After a step's Argmax: the token fed next goes into the context, and
-  // whether the launch ends here is decided before the step's event lets any
-  // task of the next step start.
+  // After a step's Argmax: the tokens fed next go into the contexts, and
+  // which rows stop (and whether the launch ends here) is decided before
+  // the step's event lets any task of the next step start.
   void endStep(int64_t step) {
-    int64_t token = record.argmaxTokens[step];
-    std::vector<int64_t> *context = plan.choice.contextTokens;
-    int64_t next = plan.firstPosition + step + 1;
-    if (context && step + 1 >= static_cast<int64_t>(plan.forcedTokens.size()) &&
-        next < static_cast<int64_t>(context->size()))
-      (*context)[next] = token;
-    bool eos = step >= plan.eosFromStep &&
-               std::find(plan.eosTokens.begin(), plan.eosTokens.end(), token) !=
-                   plan.eosTokens.end();
-    bool host = plan.onToken && plan.onToken(step, token);
-    if (eos || host) {
-      record.stoppedAtEos = eos;
-      record.stoppedByHost = host && !eos;
-      lastStep.store(step, std::memory_order_relaxed);
+    if (plan.keepLogits) {
+      std::span<const float> logits = memory.values(graph.logitsBuffer);
+      record.logits.emplace_back(logits.begin(), logits.end());
     }
+    bool anyGoesOn = false;
+    for (size_t r = 0; r < plan.rows.size(); ++r) {
+      const RowPlan &row = plan.rows[r];
+      const StepRow &fed = inputs[step].rows[r];
+      if (!fed.active)
+        continue;
+      int64_t token = record.argmaxTokens[step * plan.rows.size() + r];
+      std::vector<std::vector<int64_t>> *contexts = plan.choice.contextTokens;
+      int64_t next = fed.position + row.positionsPerStep;
+      if (contexts && step + 1 >= static_cast<int64_t>(row.forcedTokens.size())) {
+        std::vector<int64_t> &context = (*contexts)[row.sequence];
+        if (next < static_cast<int64_t>(context.size()))
+          context[next] = token;
+      }
+      bool eos = step >= row.eosFromStep &&
+                 std::find(plan.eosTokens.begin(), plan.eosTokens.end(), token) !=
+                     plan.eosTokens.end();
+      bool host = plan.onToken && plan.onToken(step, r, token);
+      if (eos || host) {
+        record.rowStops[r] = {eos, host && !eos};
+        for (int64_t later = step + 1; later < plan.steps; ++later)
+          inputs[later].rows[r].active = false;
+      }
+      anyGoesOn = anyGoesOn || (step + 1 < plan.steps && inputs[step + 1].rows[r].active);
+    }
+    if (!anyGoesOn)
+      lastStep.store(step, std::memory_order_relaxed);
     stepsDone.store(step + 1, std::memory_order_relaxed);
   }
 

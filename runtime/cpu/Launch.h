@@ -18,28 +18,49 @@
 
 namespace mk::cpu {
 
-struct LaunchPlan {
+// What one row of the graph's step does over a launch: the StepRow of each
+// step. Its position moves on by positionsPerStep a step (1; a prefill
+// chunk's rows by the chunk).
+struct RowPlan {
+  int64_t sequence = 0;
   int64_t firstPosition = 0;
+  int64_t positionsPerStep = 1;
+  std::vector<int64_t> forcedTokens; // the tokens of its first steps
+  int64_t steps = INT64_MAX;         // the steps it is active in, from the first
+  int64_t eosFromStep = INT64_MAX;   // see LaunchPlan::eosTokens
+};
+
+struct LaunchPlan {
   int64_t steps = 0;
-  std::vector<int64_t> forcedTokens; // the tokens of the first steps
-  // How tokens are picked; `choice.contextTokens`, when set, holds the
-  // context by position, which the launch extends with each token it feeds.
+  int64_t firstStamp = 0;    // the first step's number in the executor's life
+  std::vector<RowPlan> rows; // one per row of the graph's step
+  // How tokens are picked; `choice.contextTokens`, when set, holds each
+  // sequence's context by position, which the launch extends with each
+  // token it feeds.
   TokenChoice choice;
-  // The launch ends after a step whose token is one of these, from step
-  // eosFromStep on, or for which onToken answers true (the host's stop), as
+  // A row stops after a step whose token is one of these, from its
+  // eosFromStep on, or for which onToken answers true (the host's stop);
+  // the launch ends after the step where its last active row stops, as
   // every CTA of the kernel ends after the step whose argmax set the stop
-  // flag. onToken is called once per step, in order, on whichever thread ran
-  // the step's Argmax, before any task of the next step starts.
+  // flag. onToken is called once per step and active row, in order, on
+  // whichever thread ran the step's Argmax, before any task of the next
+  // step starts.
   std::vector<int64_t> eosTokens;
-  int64_t eosFromStep = INT64_MAX;
-  std::function<bool(int64_t step, int64_t token)> onToken;
+  std::function<bool(int64_t step, int64_t row, int64_t token)> onToken;
+  // Keeps a copy of the logits buffer after each step (LaunchRecord::logits).
+  bool keepLogits = false;
+};
+
+struct RowStop {
+  bool atEos = false, byHost = false;
 };
 
 // What a launch reports besides what it wrote to memory.
 struct LaunchRecord {
-  std::vector<int64_t> argmaxTokens; // per step
+  std::vector<int64_t> argmaxTokens; // [step][row]; -1 where a row picked nothing
   int64_t stepsDone = 0;             // steps whose Argmax completed
-  bool stoppedAtEos = false, stoppedByHost = false;
+  std::vector<RowStop> rowStops;     // why each row stopped early, if it did
+  std::vector<std::vector<float>> logits; // per step, with LaunchPlan::keepLogits
   // Per step, from the previous step's Argmax (step 0: the launch's start)
   // to the end of its own, by steady_clock.
   std::vector<double> stepMilliseconds;

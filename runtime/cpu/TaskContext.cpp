@@ -1,5 +1,6 @@
 #include "runtime/cpu/TaskContext.h"
 
+#include "core/taskgraph/StepRows.h"
 #include "core/taskgraph/TaskNames.h"
 #include "runtime/cpu/CpuExecutor.h"
 
@@ -24,28 +25,42 @@ namespace {
 
 constexpr int64_t kNoSlot = -1;
 
-std::string stampText(int64_t stamp) {
+std::string stampText(int64_t stamp, bool isSlot) {
   if (stamp == kNeverWritten)
     return "never written";
   if (stamp == kBeingWritten)
     return "being written by another task";
-  return "last written at position " + std::to_string(stamp);
+  return isSlot ? "written" : "last written by step " + std::to_string(stamp);
 }
 
 } // namespace
 
+std::string TaskContext::stepText() const {
+  const StepRow &first = input.rows.front();
+  if (input.rows.size() == 1)
+    return "at position " + std::to_string(first.position);
+  return "in the step of " + std::to_string(input.rows.size()) + " rows from sequence " +
+         std::to_string(first.sequence) + ", position " + std::to_string(first.position);
+}
+
 void TaskContext::fail(const std::string &problem) const {
-  throw ExecutionError(describeTask(graph, task.id) + " at position " + std::to_string(position) +
-                       ": " + problem);
+  throw ExecutionError(describeTask(graph, task.id) + " " + stepText() + ": " + problem);
+}
+
+int64_t TaskContext::slotIndex(int64_t sequence, int64_t position) const {
+  return sequence * graph.maxContext + position;
 }
 
 std::string TaskContext::where(uint32_t buffer, uint64_t offset, int64_t slot) const {
   const Buffer &named = graph.buffers[buffer];
   if (slot == kNoSlot)
     return "element " + std::to_string(offset) + " of buffer '" + named.name + "'";
-  uint64_t slotElements = named.elements / graph.maxContext;
-  return "element " + std::to_string(offset - slot * slotElements) + " of slot " +
-         std::to_string(slot) + " of KV cache '" + named.name + "'";
+  uint64_t length = slotLength(graph, named);
+  std::string sequence = graph.sequences == 1
+                             ? ""
+                             : " of sequence " + std::to_string(slot / graph.maxContext);
+  return "element " + std::to_string(offset - slot * length) + " of slot " +
+         std::to_string(slot % graph.maxContext) + sequence + " of KV cache '" + named.name + "'";
 }
 
 std::vector<float> TaskContext::loadElements(uint32_t buffer, uint64_t offset, uint64_t count,
@@ -55,8 +70,8 @@ std::vector<float> TaskContext::loadElements(uint32_t buffer, uint64_t offset, u
     for (uint64_t i = 0; i < count; ++i) {
       int64_t stamp = stamps[i].load(std::memory_order_acquire);
       if (stamp != expectedStamp)
-        fail("read " + where(buffer, offset + i, slot) + " before it was written for position " +
-             std::to_string(expectedStamp) + " (" + stampText(stamp) +
+        fail("read " + where(buffer, offset + i, slot) + " before it was written" +
+             (slot == kNoSlot ? " in this step" : "") + " (" + stampText(stamp, slot != kNoSlot) +
              "): a dependency is missing");
     }
     reads.push_back({buffer, offset, count, expectedStamp});
@@ -71,10 +86,9 @@ void TaskContext::storeElements(uint32_t buffer, uint64_t offset, std::span<cons
   if (stamps) {
     for (uint64_t i = 0; i < values.size(); ++i) {
       int64_t previous = stamps[i].exchange(kBeingWritten, std::memory_order_relaxed);
-      if (previous == stamp || previous == kBeingWritten)
+      if (previous == kBeingWritten || (slot == kNoSlot && previous == stamp))
         fail("wrote " + where(buffer, offset + i, slot) + ", which another task " +
-             (previous == stamp ? "already wrote" : "is writing") + " for position " +
-             std::to_string(stamp));
+             (previous == stamp ? "already wrote in this step" : "is writing"));
     }
     // The marks must be visible before any value changes.
     std::atomic_thread_fence(std::memory_order_seq_cst);
@@ -85,55 +99,65 @@ void TaskContext::storeElements(uint32_t buffer, uint64_t offset, std::span<cons
       stamps[i].store(stamp, std::memory_order_release);
 }
 
-std::vector<float> TaskContext::load(uint32_t buffer, uint64_t begin, uint64_t count) {
-  return loadElements(buffer, begin, count, position, kNoSlot);
+std::vector<float> TaskContext::load(uint32_t buffer, uint64_t r, uint64_t begin,
+                                     uint64_t count) {
+  uint64_t offset = r * rowLength(graph, graph.buffers[buffer]) + begin;
+  return loadElements(buffer, offset, count, input.stamp, kNoSlot);
 }
 
-void TaskContext::store(uint32_t buffer, uint64_t begin, std::span<const float> values) {
-  storeElements(buffer, begin, values, position, kNoSlot);
+void TaskContext::store(uint32_t buffer, uint64_t r, uint64_t begin,
+                        std::span<const float> values) {
+  uint64_t offset = r * rowLength(graph, graph.buffers[buffer]) + begin;
+  storeElements(buffer, offset, values, input.stamp, kNoSlot);
 }
 
-std::vector<float> TaskContext::loadSlot(uint32_t cache, int64_t slot, uint64_t begin,
-                                         uint64_t count) {
-  uint64_t slotElements = graph.buffers[cache].elements / graph.maxContext;
-  return loadElements(cache, slot * slotElements + begin, count, slot, slot);
+std::vector<float> TaskContext::loadSlot(uint32_t cache, int64_t sequence, int64_t position,
+                                         uint64_t begin, uint64_t count) {
+  int64_t slot = slotIndex(sequence, position);
+  uint64_t offset = slot * slotLength(graph, graph.buffers[cache]) + begin;
+  return loadElements(cache, offset, count, slot, slot);
 }
 
-void TaskContext::storeSlot(uint32_t cache, int64_t slot, uint64_t begin,
+void TaskContext::storeSlot(uint32_t cache, int64_t sequence, int64_t position, uint64_t begin,
                             std::span<const float> values) {
-  uint64_t slotElements = graph.buffers[cache].elements / graph.maxContext;
-  storeElements(cache, slot * slotElements + begin, values, slot, slot);
+  int64_t slot = slotIndex(sequence, position);
+  uint64_t offset = slot * slotLength(graph, graph.buffers[cache]) + begin;
+  storeElements(cache, offset, values, slot, slot);
 }
 
-int64_t TaskContext::loadToken() {
-  if (input.forcedToken)
-    return *input.forcedToken;
+int64_t TaskContext::loadToken(uint64_t r) {
+  const StepRow &fed = input.rows[r];
+  if (!fed.active)
+    return 0;
+  if (fed.forcedToken)
+    return *fed.forcedToken;
   uint32_t buffer = graph.tokenBuffer;
   if (memory.checked()) {
-    int64_t stamp = memory.stampsOf(buffer)[0].load(std::memory_order_acquire);
-    if (stamp != position - 1)
-      fail("read the token before the previous step's Argmax wrote it (" + stampText(stamp) +
+    int64_t stamp = memory.stampsOf(buffer)[r].load(std::memory_order_acquire);
+    if (stamp != input.stamp - 1)
+      fail("read row " + std::to_string(r) +
+           "'s token before the previous step's Argmax wrote it (" + stampText(stamp, false) +
            "): a dependency is missing");
-    reads.push_back({buffer, 0, 1, position - 1});
+    reads.push_back({buffer, r, 1, input.stamp - 1});
   }
-  return memory.token();
+  return memory.token(r);
 }
 
-void TaskContext::storeToken(int64_t token) {
+void TaskContext::storeToken(uint64_t r, int64_t token) {
   uint32_t buffer = graph.tokenBuffer;
-  std::atomic<int64_t> *stamp = memory.checked() ? memory.stampsOf(buffer) : nullptr;
+  std::atomic<int64_t> *stamp = memory.checked() ? memory.stampsOf(buffer) + r : nullptr;
   if (stamp) {
     int64_t previous = stamp->exchange(kBeingWritten, std::memory_order_relaxed);
-    if (previous == position || previous == kBeingWritten)
-      fail("wrote the token, which another task " +
-           std::string(previous == position ? "already wrote" : "is writing") +
-           " for position " + std::to_string(position));
+    if (previous == input.stamp || previous == kBeingWritten)
+      fail("wrote row " + std::to_string(r) + "'s token, which another task " +
+           std::string(previous == input.stamp ? "already wrote in this step" : "is writing"));
     std::atomic_thread_fence(std::memory_order_seq_cst);
   }
-  memory.token() = token;
+  if (token >= 0)
+    memory.token(r) = token;
   if (stamp)
-    stamp->store(position, std::memory_order_release);
-  (*input.argmaxTokens)[input.step] = token;
+    stamp->store(input.stamp, std::memory_order_release);
+  (*input.argmaxTokens)[input.step * input.rows.size() + r] = token;
 }
 
 void TaskContext::recheckReads() {
@@ -146,7 +170,7 @@ void TaskContext::recheckReads() {
       int64_t stamp = stamps[i].load(std::memory_order_acquire);
       if (stamp != read.stamp)
         fail("read " + where(read.buffer, read.offset + i, isSlot ? read.stamp : kNoSlot) +
-             " while another task overwrote it (" + stampText(stamp) +
+             " while another task overwrote it (" + stampText(stamp, isSlot) +
              "): a dependency is missing");
     }
   }

@@ -1,6 +1,6 @@
 // What one task sees while it runs: its operation, the weights that
-// operation names, the step's position, and loads and stores on the
-// executor's memory. Task functions copy what they read into local vectors
+// operation names, the step's rows (each a sequence, a position and maybe a
+// given token), and loads and stores on the executor's memory. Task functions copy what they read into local vectors
 // and write results back in one store per range, as the GPU kernel stages
 // through shared memory; in checked mode those loads and stores are where
 // races are caught.
@@ -39,19 +39,30 @@ struct BoundOperation {
 };
 
 // What the token-picking task needs besides the logits: the request's
-// settings and the context's tokens by position (the launch writes each
-// picked token that is fed at the next position), or nullptr when the
-// context is unknown (no repetition penalty then).
+// settings and, per sequence, the context's tokens by position (the launch
+// writes each picked token that is fed at the next position), or nullptr
+// when the context is unknown (no repetition penalty then).
 struct TokenChoice {
   MkSamplingSettings settings = mk_sampling_greedy();
-  std::vector<int64_t> *contextTokens = nullptr;
+  std::vector<std::vector<int64_t>> *contextTokens = nullptr;
+};
+
+// One row of a step (core/taskgraph/StepRows.h). An inactive row has
+// nothing to do this step (past the end of a prompt, a finished sequence):
+// it is fed token 0, attends to nothing, writes no KV slot and picks no
+// token, so that every task still writes what its footprint says.
+struct StepRow {
+  int64_t sequence = 0;
+  int64_t position = 0;
+  std::optional<int64_t> forcedToken; // else the row's pick of the step before
+  bool active = true;
 };
 
 struct StepInput {
-  int64_t step = 0;     // within the launch
-  int64_t position = 0; // in the context
-  std::optional<int64_t> forcedToken;
-  std::vector<int64_t> *argmaxTokens = nullptr; // per step of the launch
+  int64_t step = 0;  // within the launch
+  int64_t stamp = 0; // the step's number in the executor's life (checked mode)
+  std::vector<StepRow> rows; // one per row of the graph's step
+  std::vector<int64_t> *argmaxTokens = nullptr; // [step][row] of the launch, -1: none
   const TokenChoice *choice = nullptr;          // nullptr: greedy
 };
 
@@ -59,22 +70,29 @@ class TaskContext {
 public:
   TaskContext(const TaskGraph &graph, const Task &task, const BoundOperation &weights,
               ExecutorMemory &memory, const StepInput &input)
-      : task(task), op(graph.operations[task.op]), weights(weights), position(input.position),
-        graph(graph), memory(memory), input(input) {}
+      : task(task), op(graph.operations[task.op]), weights(weights), graph(graph),
+        memory(memory), input(input) {}
 
   const Task &task;
   const Operation &op;
   const BoundOperation &weights;
-  const int64_t position;
 
-  std::vector<float> load(uint32_t buffer, uint64_t begin, uint64_t count);
-  void store(uint32_t buffer, uint64_t begin, std::span<const float> values);
-  // Elements [begin, begin + count) of a KV cache's slot at `slot`.
-  std::vector<float> loadSlot(uint32_t cache, int64_t slot, uint64_t begin, uint64_t count);
-  void storeSlot(uint32_t cache, int64_t slot, uint64_t begin, std::span<const float> values);
-  // The step's token: the prompt's while it is fed, else the previous Argmax's.
-  int64_t loadToken();
-  void storeToken(int64_t token);
+  uint64_t rows() const { return input.rows.size(); }
+  const StepRow &row(uint64_t r) const { return input.rows[r]; }
+
+  // Elements [begin, begin + count) of row `r` of an Activation or Scratch buffer.
+  std::vector<float> load(uint32_t buffer, uint64_t r, uint64_t begin, uint64_t count);
+  void store(uint32_t buffer, uint64_t r, uint64_t begin, std::span<const float> values);
+  // Elements [begin, begin + count) of a KV cache's slot of `sequence` at `position`.
+  std::vector<float> loadSlot(uint32_t cache, int64_t sequence, int64_t position, uint64_t begin,
+                              uint64_t count);
+  void storeSlot(uint32_t cache, int64_t sequence, int64_t position, uint64_t begin,
+                 std::span<const float> values);
+  // Row r's token: the prompt's while it is fed, else the row's previous pick.
+  int64_t loadToken(uint64_t r);
+  // -1: an inactive row's, which picks nothing: the row keeps its token, for
+  // a later launch to continue from.
+  void storeToken(uint64_t r, int64_t token);
   const TokenChoice *choice() const { return input.choice; }
 
   // Checked mode: whether everything the task read is still what it read,
@@ -97,6 +115,9 @@ private:
   void storeElements(uint32_t buffer, uint64_t offset, std::span<const float> values,
                      int64_t stamp, int64_t slot);
   std::string where(uint32_t buffer, uint64_t offset, int64_t slot) const;
+  // A KV slot's index in its cache, which is also its stamp in checked mode.
+  int64_t slotIndex(int64_t sequence, int64_t position) const;
+  std::string stepText() const;
 
   const TaskGraph &graph;
   ExecutorMemory &memory;

@@ -196,6 +196,11 @@ std::vector<uint8_t> buildScheduleBlob(
   if (schedule.queues.size() != schedule.numSms)
     throw ScheduleBlobError("the schedule has " + std::to_string(schedule.queues.size()) +
                             " queues for " + std::to_string(schedule.numSms) + " SMs");
+  // The blob's records and the device's tasks are of one row (KernelSource.cpp).
+  if (graph.rows != 1 || graph.sequences != 1)
+    throw ScheduleBlobError("the task graph's step holds " + std::to_string(graph.rows) +
+                            " rows over " + std::to_string(graph.sequences) +
+                            " sequences; the device runs steps of one row of one sequence");
   ArenaLayout arenas = layOutArenas(graph);
   ParamsBuilder params(smallParams);
   OperationRecords operationRecords(arenas, weights, params);

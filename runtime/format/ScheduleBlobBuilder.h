@@ -42,8 +42,9 @@ constexpr uint64_t kParamsAlignment = 4; // f32 elements
 // values of a norm weight or bias by name: the bf16-rounded ones, so that
 // every engine of a .mk computes with the same numbers. Throws
 // ScheduleBlobError when a weight is missing from `weights` or has another
-// shape, a Gemv stacks more than MK_MAX_GEMV_WEIGHTS weights, or a tile does
-// not fit the records' 32-bit fields.
+// shape, a Gemv stacks more than MK_MAX_GEMV_WEIGHTS weights, a tile does
+// not fit the records' 32-bit fields, or the graph's step is not one row of
+// one sequence.
 std::vector<uint8_t> buildScheduleBlob(
     const TaskGraph &graph, const Schedule &schedule, const std::vector<WeightEntry> &weights,
     const std::function<std::vector<float>(const std::string &weightName)> &smallParams);

@@ -186,6 +186,8 @@ template <class Codec, class T> void codeTask(Codec &c, T &task) {
 
 template <class Codec, class G, class S> void code(Codec &c, G &graph, S &schedule) {
   c.i64(graph.maxContext);
+  c.i64(graph.rows);
+  c.i64(graph.sequences);
   c.u32(graph.tokenBuffer);
   c.u32(graph.logitsBuffer);
   c.list(graph.buffers, "buffer", kMinBuffer, [&](auto &buffer) {

@@ -123,16 +123,19 @@ TEST(TaskGraphCodec, NamesWhereItFails) {
   EXPECT_EQ(decodeTaskGraph(trailing, graph, schedule),
             "task graph: 1 trailing bytes at byte " + std::to_string(bytes.size()));
 
-  // The buffer count follows magic, version, maxContext, token and logits buffers.
+  // The buffer count follows magic, version, maxContext, rows, sequences,
+  // token and logits buffers.
+  constexpr size_t kBufferCount = 4 + 4 + 8 + 8 + 8 + 4 + 4;
   std::vector<uint8_t> count = bytes;
-  count[24] = count[25] = count[26] = count[27] = 0xff;
+  count[kBufferCount] = count[kBufferCount + 1] = count[kBufferCount + 2] =
+      count[kBufferCount + 3] = 0xff;
   std::string error = decodeTaskGraph(count, graph, schedule);
   EXPECT_NE(error.find("a count of 4294967295 (buffer) runs past the end"), std::string::npos)
       << error;
 
   // The first buffer's kind follows its name (a 4-byte length, then the bytes).
   std::vector<uint8_t> kind = bytes;
-  kind[28 + 4 + model.graph.buffers[0].name.size()] = 9;
+  kind[kBufferCount + 4 + 4 + model.graph.buffers[0].name.size()] = 9;
   error = decodeTaskGraph(kind, graph, schedule);
   EXPECT_NE(error.find("unknown enumerator 9"), std::string::npos) << error;
   EXPECT_NE(error.find("(buffer 0)"), std::string::npos) << error;

@@ -1,4 +1,4 @@
-// Argmax: the whole input; it picks the step's token (the lowest index of
+// Argmax: the whole input; it picks each row's token (the lowest index of
 // the largest logit, or sampled: core/protocol/Sampling.h) and ends the step.
 #include "core/protocol/SharedMemory.h"
 #include "core/taskgraph/kinds/KindHelpers.h"
@@ -11,7 +11,8 @@ std::string describeTile(const Task &) { return ""; } // always the whole input
 std::string checkTile(const Operation &, const Task &) { return ""; }
 
 TaskFootprint footprint(const TaskGraph &graph, const Operation &op, const Task &) {
-  return {{{op.input, 0, graph.buffers[op.input].elements}}, {{op.output, 0, 1}}};
+  return {{{op.input, 0, graph.buffers[op.input].elements}},
+          {{op.output, 0, static_cast<uint64_t>(graph.rows)}}};
 }
 
 std::vector<int64_t> variant(const Operation &op) {

@@ -7,7 +7,10 @@
 // [o, max, sum]. Chunk 0, which runs at every position, writes this step's
 // k and v into the caches' slots for the steps after; the chunk holding
 // the position uses them from shared memory, so no chunk reads the slot
-// written this step.
+// written this step. With several rows a step, each row attends to its own
+// sequence up to its own position; a row reads the k and v of the step's
+// other rows (a prefill chunk's earlier positions) from the q | k | v input,
+// as computed, and chunk 0 writes every row's slot.
 #include "core/protocol/SharedMemory.h"
 #include "core/taskgraph/kinds/KindHelpers.h"
 
@@ -27,20 +30,20 @@ std::string checkTile(const Operation &op, const Task &task) {
   return "";
 }
 
-TaskFootprint footprint(const TaskGraph &, const Operation &op, const Task &task) {
+TaskFootprint footprint(const TaskGraph &graph, const Operation &op, const Task &task) {
   AttentionLayout layout = attentionLayout(op);
   uint64_t head = task.begin;
-  TaskFootprint footprint{{rangeOf(op.input, layout.query(head), layout.groupLength()),
-                           rangeOf(op.input, layout.key(head), layout.headDim),
-                           rangeOf(op.input, layout.value(head), layout.headDim)},
-                          {}};
-  if (task.end == 0) {
-    footprint.writes.push_back(rangeOf(op.keyCache, layout.slot(head), layout.headDim));
-    footprint.writes.push_back(rangeOf(op.valueCache, layout.slot(head), layout.headDim));
-  }
+  TaskFootprint footprint;
+  addRowRanges(footprint.reads, graph, op.input, layout.query(head), layout.groupLength());
+  addRowRanges(footprint.reads, graph, op.input, layout.key(head), layout.headDim);
+  addRowRanges(footprint.reads, graph, op.input, layout.value(head), layout.headDim);
+  if (task.end == 0)
+    for (uint32_t cache : {op.keyCache, op.valueCache})
+      addRowRanges(footprint.writes, graph, cache, slotLength(graph, graph.buffers[cache]),
+                   layout.slot(head), layout.headDim);
   for (uint64_t q = head * layout.group; q < (head + 1) * layout.group; ++q)
-    footprint.writes.push_back(
-        rangeOf(op.partials, layout.partial(q, task.end), layout.partialLength()));
+    addRowRanges(footprint.writes, graph, op.partials, layout.partial(q, task.end),
+                 layout.partialLength());
   return footprint;
 }
 

@@ -1,5 +1,5 @@
 // AttentionMerge: KV head `begin`. Combines the chunks' partials of each of
-// its q heads, in chunk order, into the attention's output.
+// its q heads, in chunk order, into the attention's output, row by row.
 #include "core/protocol/SharedMemory.h"
 #include "core/taskgraph/kinds/KindHelpers.h"
 
@@ -7,10 +7,13 @@ namespace mk::kinds {
 
 namespace {
 
-TaskFootprint footprint(const TaskGraph &, const Operation &op, const Task &task) {
+TaskFootprint footprint(const TaskGraph &graph, const Operation &op, const Task &task) {
   AttentionLayout layout = attentionLayout(op);
-  return {{rangeOf(op.partials, layout.groupPartials(task.begin), layout.groupPartialsLength())},
-          {rangeOf(op.output, layout.query(task.begin), layout.groupLength())}};
+  TaskFootprint footprint;
+  addRowRanges(footprint.reads, graph, op.partials, layout.groupPartials(task.begin),
+               layout.groupPartialsLength());
+  addRowRanges(footprint.writes, graph, op.output, layout.query(task.begin), layout.groupLength());
+  return footprint;
 }
 
 std::vector<int64_t> variant(const Operation &op) {

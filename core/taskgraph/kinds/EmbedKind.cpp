@@ -1,4 +1,5 @@
-// Embed: rows [begin, end) of the hidden state, out = table[token][begin, end).
+// Embed: rows [begin, end) of the hidden state, out = table[token][begin, end),
+// for every row of the step with the row's token.
 #include "core/protocol/SharedMemory.h"
 #include "core/taskgraph/kinds/KindHelpers.h"
 
@@ -6,10 +7,16 @@ namespace mk::kinds {
 
 namespace {
 
-TaskFootprint footprint(const TaskGraph &, const Operation &op, const Task &task) {
-  return {{{op.input, 0, 1}}, {{op.output, task.begin, task.end}}};
+TaskFootprint footprint(const TaskGraph &graph, const Operation &op, const Task &task) {
+  TaskFootprint footprint;
+  addRowRanges(footprint.reads, graph, op.input, 1, 0, 1);
+  addRowRanges(footprint.writes, graph, op.output, task.begin, task.end - task.begin);
+  return footprint;
 }
 
+// Its part of one table row. A step of several rows reads that part of each
+// row's table row; the count stays that of one, since which rows are read
+// depends on the tokens, and next to a step's weights they are few bytes.
 uint64_t weightElements(const Operation &, const Task &task) { return task.end - task.begin; }
 
 std::vector<int64_t> variant(const Operation &op) {

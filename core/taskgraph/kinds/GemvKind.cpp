@@ -1,7 +1,8 @@
 // Gemv: output rows [begin, end) of epilogue(W * prologue(in) + b), W the
 // operation's weights stacked by rows. It reads its whole input (the
 // prologue norm needs all of it) and, with a residual epilogue, its rows of
-// the residual.
+// the residual; every row of the step alike, each weight row streamed once
+// for all of them.
 #include "core/protocol/SharedMemory.h"
 #include "core/taskgraph/kinds/KindHelpers.h"
 
@@ -9,12 +10,12 @@ namespace mk::kinds {
 
 namespace {
 
-TaskFootprint footprint(const TaskGraph &, const Operation &op, const Task &task) {
+TaskFootprint footprint(const TaskGraph &graph, const Operation &op, const Task &task) {
   TaskFootprint footprint;
-  footprint.reads.push_back({op.input, 0, op.inputLength});
+  addRowRanges(footprint.reads, graph, op.input, 0, op.inputLength);
   if (op.epilogue == Epilogue::Residual)
-    footprint.reads.push_back({op.residual, task.begin, task.end});
-  footprint.writes.push_back({op.output, task.begin, task.end});
+    addRowRanges(footprint.reads, graph, op.residual, task.begin, task.end - task.begin);
+  addRowRanges(footprint.writes, graph, op.output, task.begin, task.end - task.begin);
   return footprint;
 }
 

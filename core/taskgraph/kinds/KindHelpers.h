@@ -4,6 +4,7 @@
 #define MKC_CORE_TASKGRAPH_KINDS_KINDHELPERS_H
 
 #include "core/taskgraph/OperationLayouts.h"
+#include "core/taskgraph/StepRows.h"
 #include "core/taskgraph/TaskKind.h"
 
 #include <string>
