@@ -12,6 +12,7 @@ llvm::Error writeCompiledModel(const CompiledModel &compiled, ArtifactOptions op
     options.targetArch = "sm_90a";
   if (options.compilerVersion.empty())
     options.compilerVersion = kCompilerVersion;
+  options.rowSteps = compiled.rowSteps;
   std::string error;
   // Planned, then packed as the file is written: the weights are read (mapped
   // from the model's file, or generated) a piece at a time, never all held.

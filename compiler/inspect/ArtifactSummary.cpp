@@ -1,5 +1,6 @@
 #include "compiler/inspect/ArtifactSummary.h"
 #include "compiler/inspect/TextFormat.h"
+#include "core/taskgraph/TaskNames.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -69,6 +70,10 @@ void printArtifactSummary(std::ostream &os, const LoadedArtifact &loaded) {
        << " bytes, fingerprint " << facts.kernelFingerprint << "\n";
   else
     os << "none (compiled with --no-kernel or without NVRTC: runs on the CPU only)\n";
+  os << "steps: decode";
+  for (const ScheduledGraph &step : artifact.rowSteps)
+    os << "; " << describeStep(step.graph);
+  os << (artifact.rowSteps.empty() ? "\n" : " (steps of several rows: the CPU executor)\n");
   os << "EOS tokens: " << (facts.eosTokens.empty() ? "none" : tokenList(facts.eosTokens, ", "))
      << "\n";
   const GenerationFacts &generation = facts.generation;
@@ -127,6 +132,11 @@ void printArtifactJson(std::ostream &os, const LoadedArtifact &loaded) {
      << ",\n    \"ptxBytes\": " << artifact.ptx.size()
      << ",\n    \"kernelFingerprint\": " << jsonString(facts.kernelFingerprint)
      << ",\n    \"eosTokens\": [" << tokenList(facts.eosTokens, ", ") << "]"
+     << ",\n    \"rowSteps\": [";
+  for (size_t i = 0; i < artifact.rowSteps.size(); ++i)
+    os << (i ? ", " : "") << "{\"rows\": " << artifact.rowSteps[i].graph.rows
+       << ", \"sequences\": " << artifact.rowSteps[i].graph.sequences << "}";
+  os << "]"
      << ",\n    \"tokenizerBytes\": " << artifact.tokenizerJson.size()
      << ",\n    \"bosToken\": "
      << (facts.generation.bosToken ? std::to_string(*facts.generation.bosToken) : "null")

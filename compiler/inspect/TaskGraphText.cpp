@@ -162,6 +162,7 @@ void printSummary(std::ostream &os, const TaskGraph &graph, const TargetDescript
   for (const Task &task : graph.tasks)
     waits += task.waits.size();
   os << "model: " << layers.size() << " layers, max context " << graph.maxContext << ", "
+     << (graph.rows == 1 && graph.sequences == 1 ? "" : describeStep(graph) + " a step, ")
      << graph.operations.size() << " operations, " << graph.buffers.size() << " buffers, "
      << graph.tasks.size() << " tasks, " << graph.events.size() << " events, " << waits
      << " waits\n"

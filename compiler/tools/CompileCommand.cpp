@@ -29,6 +29,7 @@
 #include "compiler/driver/RandomWeights.h"
 #include "compiler/driver/CompilePhases.h"
 #include "compiler/driver/TokenizerFiles.h"
+#include "core/taskgraph/TaskNames.h"
 #include "runtime/format/ArtifactBuilder.h"
 #include "compiler/inspect/TaskGraphText.h"
 #include "passes/Pipeline.h"
@@ -79,6 +80,12 @@ const char *const kCompileHelp =
     "                           chunk task covers, a power of two from 16 to 16384,\n"
     "                           default 256 (longer: fewer chunk tasks in a build\n"
     "                           for a long context)\n"
+    "  --prefill-chunk=M        (tasks and later) also a step of M prompt tokens,\n"
+    "                           2-1024, that the CPU executor runs prompts through,\n"
+    "                           M positions a step (docs/m-token-steps.md)\n"
+    "  --batch=B[,B...]         (tasks and later) also a step of one row per\n"
+    "                           sequence for each batch size B, 2-1024 (the CPU\n"
+    "                           executor runs it)\n"
     "  --arch=sm_XX             (cuda, cubin, mk) the target, default sm_90a\n"
     "  --prefetch-bytes=N       (cuda, cubin, mk) L2 prefetch of each SM's next task's\n"
     "                           weights (sm_90 and later), default 0: none\n"
@@ -279,6 +286,16 @@ int emitTasks(mlir::MLIRContext &context, const CompileArguments &options) {
     printQueues(text, compiled->tasks, compiled->schedule);
   else
     printTaskListing(text, compiled->tasks);
+  for (const ScheduledGraph &step : compiled->rowSteps) {
+    text << "\n== " << describeStep(step.graph) << " ==\n";
+    printSummary(text, step.graph, options.pipeline.target, nullptr,
+                 scheduled ? &step.schedule : nullptr);
+    text << "\n";
+    if (scheduled)
+      printQueues(text, step.graph, step.schedule);
+    else
+      printTaskListing(text, step.graph);
+  }
 
   return writeOutput(options.output, text.str());
 }

@@ -58,6 +58,24 @@ inline void addRowRanges(std::vector<BufferRange> &ranges, const TaskGraph &grap
   addRowRanges(ranges, graph, buffer, rowLength(graph, graph.buffers[buffer]), begin, length);
 }
 
+// Whether `graph` can run on the KV caches of `owner` (a prefill graph on
+// its decode graph's): the same context and sequences, and the same KVCache
+// buffers at the same indices, with the same names and sizes.
+inline bool sharesKvCaches(const TaskGraph &graph, const TaskGraph &owner) {
+  if (graph.buffers.size() != owner.buffers.size() || graph.maxContext != owner.maxContext ||
+      graph.sequences != owner.sequences)
+    return false;
+  for (size_t index = 0; index < graph.buffers.size(); ++index) {
+    const Buffer &mine = graph.buffers[index], &theirs = owner.buffers[index];
+    bool isCache = mine.kind == BufferKind::KVCache;
+    if (isCache != (theirs.kind == BufferKind::KVCache))
+      return false;
+    if (isCache && (mine.name != theirs.name || mine.elements != theirs.elements))
+      return false;
+  }
+  return true;
+}
+
 } // namespace mk
 
 #endif

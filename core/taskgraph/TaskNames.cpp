@@ -109,4 +109,15 @@ std::string describeRange(const TaskGraph &graph, const BufferRange &range) {
   return os.str();
 }
 
+std::string describeStep(const TaskGraph &graph) {
+  if (graph.rows == 1 && graph.sequences == 1)
+    return "decode";
+  if (graph.sequences == 1)
+    return "a prefill chunk of " + std::to_string(graph.rows) + " tokens";
+  if (graph.sequences == graph.rows)
+    return "a batch of " + std::to_string(graph.rows) + " sequences";
+  return std::to_string(graph.rows) + " rows over " + std::to_string(graph.sequences) +
+         " sequences";
+}
+
 } // namespace mk

@@ -25,6 +25,9 @@ std::string describeOperation(const TaskGraph &graph, uint32_t op);
 std::string describeEvent(const TaskGraph &graph, uint32_t event);
 // "buffer 'qkv0' [0, 16)"; for a KV cache, "the current slot of KV cache 'k0' [0, 8)"
 std::string describeRange(const TaskGraph &graph, const BufferRange &range);
+// What the graph's step is: "decode", "a prefill chunk of 4 tokens", "a
+// batch of 3 sequences", or "4 rows over 2 sequences".
+std::string describeStep(const TaskGraph &graph);
 
 } // namespace mk
 

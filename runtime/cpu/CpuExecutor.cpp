@@ -1,6 +1,7 @@
 #include "runtime/cpu/CpuExecutor.h"
 
 #include "core/kernels/Sampling.h"
+#include "core/taskgraph/StepRows.h"
 #include "core/taskgraph/TaskNames.h"
 #include "core/validator/Validator.h"
 #include "runtime/cpu/ExecutorMemory.h"
@@ -171,7 +172,7 @@ void CpuExecutor::addPrefillGraph(const TaskGraph &graph, const Schedule &schedu
   if (graph.sequences != 1)
     throw ExecutionError("a prefill graph fills one sequence, but its KV caches hold " +
                          std::to_string(graph.sequences));
-  if (!cpu::ExecutorMemory::sharesCaches(graph, state->main.graph))
+  if (!sharesKvCaches(graph, state->main.graph))
     throw ExecutionError("the prefill graph's KV caches are not the decode graph's (the same "
                          "buffers with the same names and sizes): it is of another model or "
                          "context");
@@ -311,10 +312,12 @@ std::vector<int64_t> CpuExecutor::generate(const std::vector<int64_t> &prompt, i
     throw ExecutionError("the context is full: " + std::to_string(newTokens) +
                          " new tokens pass maxContext " + std::to_string(state->graph().maxContext));
   std::vector<int64_t> fedByDecode = prompt;
+  std::vector<double> prefillMs; // per prompt position the prefill graph fed
   // A prompt's tokens but its last go through the prefill graph, whose
   // steps fill the caches a chunk at a time; the last one's step picks the
-  // first new token. The decode launch checks that it all fits.
-  if (state->prefill && prompt.size() > 1 && newTokens > 0) {
+  // first new token. The decode launch checks that it all fits. A traced
+  // call runs decode steps only: a trace is of the decode schedule's steps.
+  if (state->prefill && !state->options.trace && prompt.size() > 1 && newTokens > 0) {
     state->checkTokens(prompt);
     int64_t need = static_cast<int64_t>(prompt.size()) + newTokens - 1;
     if (need > state->graph().maxContext - state->nextPositions[0])
@@ -322,6 +325,10 @@ std::vector<int64_t> CpuExecutor::generate(const std::vector<int64_t> &prompt, i
                            " more steps from position " + std::to_string(state->nextPositions[0]) +
                            " pass maxContext " + std::to_string(state->graph().maxContext));
     prefill(std::span<const int64_t>(prompt).first(prompt.size() - 1));
+    int64_t rows = state->prefill->graph.rows, fed = static_cast<int64_t>(prompt.size()) - 1;
+    const std::vector<double> &chunks = state->lastLaunch.stepMilliseconds;
+    for (int64_t index = 0; index < fed && index / rows < static_cast<int64_t>(chunks.size()); ++index)
+      prefillMs.push_back(chunks[index / rows] / std::min(rows, fed - index / rows * rows));
     fedByDecode.assign(1, prompt.back());
   }
   int64_t fed = static_cast<int64_t>(fedByDecode.size());
@@ -332,6 +339,8 @@ std::vector<int64_t> CpuExecutor::generate(const std::vector<int64_t> &prompt, i
     return {};
   int64_t first = fedByDecode.empty() ? 0 : fed - 1;
   std::vector<int64_t> tokens = state->launch(fedByDecode, steps, &options, first);
+  std::vector<double> &stepMs = state->lastLaunch.stepMilliseconds;
+  stepMs.insert(stepMs.begin(), prefillMs.begin(), prefillMs.end());
   int64_t produced = std::clamp<int64_t>(state->lastLaunch.stepsDone - first, 0, newTokens);
   return std::vector<int64_t>(tokens.begin() + first, tokens.begin() + first + produced);
 }

@@ -92,7 +92,8 @@ public:
   // A prefill graph of the same model: M rows of one sequence, the decode
   // graph's KV caches (the same buffers, names and sizes), validated as
   // the decode graph was. generate() then feeds every prompt token but the
-  // last through it, M at a time, and the last one through a decode step.
+  // last through it, M at a time, and the last one through a decode step
+  // (unless tracing: a trace is of decode steps, one per position).
   void addPrefillGraph(const TaskGraph &graph, const Schedule &schedule);
   // The rows of the prefill graph's step; 0 without one.
   int64_t prefillRows() const;
@@ -146,7 +147,10 @@ public:
 
   // Of the last launch (one step(), or one generate()), by steady_clock:
   // each step's milliseconds, from the previous step's Argmax (step 0: the
-  // launch's start) to the end of its own.
+  // launch's start) to the end of its own. A generate() that fed its prompt
+  // through the prefill graph lists one time per position all the same: the
+  // prefill launch's first, each step's shared evenly by the positions it
+  // fed, then the decode launch's.
   std::span<const double> stepMilliseconds() const;
   // With options.trace, of the last launch: [steps][tasks][MK_TRACE_TIMES]
   // nanoseconds from the launch's start, laid out as the GPU's trace

@@ -36,19 +36,4 @@ uint64_t ExecutorMemory::bytesNeeded(const TaskGraph &graph, bool checked, bool 
   return total;
 }
 
-bool ExecutorMemory::sharesCaches(const TaskGraph &graph, const TaskGraph &owner) {
-  if (graph.buffers.size() != owner.buffers.size() || graph.maxContext != owner.maxContext ||
-      graph.sequences != owner.sequences)
-    return false;
-  for (size_t index = 0; index < graph.buffers.size(); ++index) {
-    const Buffer &mine = graph.buffers[index], &theirs = owner.buffers[index];
-    bool isCache = mine.kind == BufferKind::KVCache;
-    if (isCache != (theirs.kind == BufferKind::KVCache))
-      return false;
-    if (isCache && (mine.name != theirs.name || mine.elements != theirs.elements))
-      return false;
-  }
-  return true;
-}
-
 } // namespace mk::cpu

@@ -28,16 +28,12 @@ public:
   // Assumes a validated graph; the caller has checked the size against its
   // memory budget (bytesNeeded). With `caches`, the graph's KV caches are
   // those of `caches` at the same buffer indices (the caller has checked
-  // that they agree: sharesCaches).
+  // that they agree: sharesKvCaches in core/taskgraph/StepRows.h).
   ExecutorMemory(const TaskGraph &graph, bool checked, const ExecutorMemory *caches = nullptr);
 
   // Bytes for the graph's buffers (and stamps when checked); UINT64_MAX on
   // overflow. Without the KV caches when they are shared.
   static uint64_t bytesNeeded(const TaskGraph &graph, bool checked, bool sharedCaches = false);
-
-  // Whether `graph` can use the KV caches of `owner`: the same buffers of
-  // kind KVCache at the same indices, with the same names and sizes.
-  static bool sharesCaches(const TaskGraph &graph, const TaskGraph &owner);
 
   bool checked() const { return !stamps.empty(); }
   std::span<float> values(uint32_t buffer) { return *buffers[buffer]; }

@@ -50,6 +50,9 @@ struct Artifact {
   std::vector<uint8_t> cubin;        // empty when compiled without NVRTC
   std::string ptx;
   std::string tokenizerJson;         // the TOKENIZER section; empty: none
+  // The ROWSTEPS section: a prefill chunk (one sequence, on the task graph's
+  // KV caches) and batches, each validated; run by the CPU executor.
+  std::vector<ScheduledGraph> rowSteps;
   std::span<const uint16_t> weightData; // bf16, the weights section (mapped)
   // Set when weightData is a mapped file: lets the pages of a range of it go
   // once read (copied to the GPU), so that loading a big model does not keep

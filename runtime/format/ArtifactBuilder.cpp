@@ -1,10 +1,13 @@
 #include "runtime/format/ArtifactBuilder.h"
 
+#include "core/taskgraph/StepRows.h"
+#include "core/validator/Validator.h"
 #include "runtime/format/Bf16.h"
 #include "runtime/format/ScheduleBlobBuilder.h"
 #include "runtime/format/Sha256.h"
 
 #include <algorithm>
+#include <map>
 #include <stdexcept>
 
 namespace mk {
@@ -70,7 +73,39 @@ bool describeArtifact(const TaskGraph &graph, const Schedule &schedule, const We
   artifact.ptx = std::move(options.ptx);
   artifact.facts.generation = std::move(options.generation);
   artifact.tokenizerJson = std::move(options.tokenizerJson);
+  error = checkRowSteps(graph, options.rowSteps, artifact.weights);
+  if (!error.empty())
+    return false;
+  artifact.rowSteps = std::move(options.rowSteps);
   return true;
+}
+
+std::string checkStepWeights(const TaskGraph &graph, const std::vector<WeightEntry> &weights) {
+  std::map<std::string, const WeightEntry *> byName;
+  for (const WeightEntry &entry : weights)
+    byName.emplace(entry.name, &entry);
+  for (const Operation &op : graph.operations) {
+    std::vector<const WeightRef *> refs;
+    for (const WeightRef &ref : op.weights)
+      refs.push_back(&ref);
+    for (const WeightRef &ref : op.biases)
+      refs.push_back(&ref);
+    for (const WeightRef *ref : {&op.norm, &op.qNorm, &op.kNorm})
+      if (!ref->name.empty())
+        refs.push_back(ref);
+    for (const WeightRef *ref : refs) {
+      auto found = byName.find(ref->name);
+      if (found == byName.end())
+        return "operation '" + op.name + "' names weight '" + ref->name +
+               "', which is not in the weight index";
+      if (found->second->rows != ref->rows || found->second->cols != ref->cols)
+        return "operation '" + op.name + "' takes weight '" + ref->name + "' as [" +
+               std::to_string(ref->rows) + ", " + std::to_string(ref->cols) +
+               "], the index holds [" + std::to_string(found->second->rows) + ", " +
+               std::to_string(found->second->cols) + "]";
+    }
+  }
+  return "";
 }
 
 } // namespace
@@ -99,6 +134,43 @@ std::unique_ptr<BuiltArtifact> buildArtifact(const TaskGraph &graph, const Sched
     return nullptr;
   built->artifact.weightData = built->weights.data;
   return built;
+}
+
+std::string checkRowSteps(const TaskGraph &graph, const std::vector<ScheduledGraph> &rowSteps,
+                          const std::vector<WeightEntry> &weights) {
+  if (rowSteps.size() > kMaxRowSteps)
+    return std::to_string(rowSteps.size()) + " steps of several rows, more than the " +
+           std::to_string(kMaxRowSteps) + " a file may hold";
+  bool prefill = false;
+  std::vector<int64_t> batches;
+  for (size_t index = 0; index < rowSteps.size(); ++index) {
+    const TaskGraph &step = rowSteps[index].graph;
+    std::string name = "step " + std::to_string(index) + " (" + std::to_string(step.rows) +
+                       " rows over " + std::to_string(step.sequences) + " sequences)";
+    if (std::string problem = validateSchedule(step, rowSteps[index].schedule); !problem.empty())
+      return name + " does not validate: " + problem;
+    if (step.rows < 2)
+      return name + " holds one row: decode is the TASKGRAPH section's";
+    if (step.sequences == 1) {
+      if (prefill)
+        return name + " is a second prefill chunk";
+      if (!sharesKvCaches(step, graph))
+        return name + " is a prefill chunk whose KV caches are not the task graph's";
+      prefill = true;
+    } else if (step.sequences == step.rows) {
+      if (std::find(batches.begin(), batches.end(), step.rows) != batches.end())
+        return name + " is a second batch of " + std::to_string(step.rows);
+      if (step.maxContext != graph.maxContext)
+        return name + " has maxContext " + std::to_string(step.maxContext) +
+               ", the task graph " + std::to_string(graph.maxContext);
+      batches.push_back(step.rows);
+    } else {
+      return name + " is neither a prefill chunk (one sequence) nor a batch (a row per sequence)";
+    }
+    if (std::string problem = checkStepWeights(step, weights); !problem.empty())
+      return name + ": " + problem;
+  }
+  return "";
 }
 
 std::string checkSpecialTokens(const std::vector<int64_t> &eosTokens,

@@ -27,6 +27,7 @@ struct ArtifactOptions {
   std::string ptx;
   GenerationFacts generation;
   std::string tokenizerJson;  // the TOKENIZER section; empty: none
+  std::vector<ScheduledGraph> rowSteps; // the ROWSTEPS section (Artifact.h)
 };
 
 // An Artifact whose weightData views the packed weights it owns.
@@ -43,6 +44,16 @@ ModelFacts describeModel(const TaskGraph &graph, const Schedule &schedule);
 // work, and the loader such a file.
 std::string checkSpecialTokens(const std::vector<int64_t> &eosTokens,
                                const std::optional<int64_t> &bosToken, int64_t vocab);
+
+// "" when the steps of several rows can run beside `graph` (the decode
+// graph) on the weights of `weights`, else why not, naming the step: each
+// validates; holds more than one row; is a prefill chunk (one sequence, the
+// decode graph's KV caches; at most one) or a batch (a row per sequence, of
+// a size no other batch has); and names only weights of the index, with
+// their shapes. At most kMaxRowSteps of them.
+constexpr size_t kMaxRowSteps = 16;
+std::string checkRowSteps(const TaskGraph &graph, const std::vector<ScheduledGraph> &rowSteps,
+                          const std::vector<WeightEntry> &weights);
 
 // An Artifact whose weights are planned, not packed: weightData is empty and
 // writeArtifact(path, artifact, weights, ...) packs them as it writes them,

@@ -148,6 +148,12 @@ std::string load(const MkFile &file, Artifact &artifact) {
   artifact.ptx.assign(ptx.begin(), ptx.end());
   std::span<const uint8_t> tokenizer = file.section(SectionKind::Tokenizer);
   artifact.tokenizerJson.assign(tokenizer.begin(), tokenizer.end());
+  if (std::string problem = decodeRowSteps(file.section(SectionKind::RowSteps), artifact.rowSteps);
+      !problem.empty())
+    return "section ROWSTEPS: " + problem;
+  if (std::string problem = checkRowSteps(artifact.graph, artifact.rowSteps, artifact.weights);
+      !problem.empty())
+    return "section ROWSTEPS: " + problem;
   artifact.facts = manifest.facts;
   if (std::string problem = checkBlob(artifact); !problem.empty())
     return problem;
@@ -160,10 +166,11 @@ std::string load(const MkFile &file, Artifact &artifact) {
 
 namespace {
 
-// Every section but WEIGHTS, in the order mkc writes them; `manifest` and
-// `graph` hold the encodings the sections view.
+// Every section but WEIGHTS, in the order mkc writes them; `manifest`,
+// `graph` and `rowSteps` hold the encodings the sections view.
 std::vector<SectionData> smallSections(const Artifact &artifact, std::vector<uint8_t> &manifest,
-                                       std::vector<uint8_t> &graph) {
+                                       std::vector<uint8_t> &graph,
+                                       std::vector<uint8_t> &rowSteps) {
   manifest = encodeManifest(manifestOf(artifact));
   graph = encodeTaskGraph(artifact.graph, artifact.schedule);
   std::vector<SectionData> sections = {{SectionKind::Manifest, manifest},
@@ -173,14 +180,18 @@ std::vector<SectionData> smallSections(const Artifact &artifact, std::vector<uin
                                        {SectionKind::Cubin, artifact.cubin}};
   if (!artifact.tokenizerJson.empty())
     sections.push_back({SectionKind::Tokenizer, asBytes(artifact.tokenizerJson)});
+  if (!artifact.rowSteps.empty()) {
+    rowSteps = encodeRowSteps(artifact.rowSteps);
+    sections.push_back({SectionKind::RowSteps, rowSteps});
+  }
   return sections;
 }
 
 } // namespace
 
 bool writeArtifact(const std::string &path, const Artifact &artifact, std::string &error) {
-  std::vector<uint8_t> manifest, graph;
-  std::vector<SectionData> sections = smallSections(artifact, manifest, graph);
+  std::vector<uint8_t> manifest, graph, rowSteps;
+  std::vector<SectionData> sections = smallSections(artifact, manifest, graph, rowSteps);
   std::span<const uint8_t> weights(reinterpret_cast<const uint8_t *>(artifact.weightData.data()),
                                    artifact.weightData.size() * 2);
   // Weights last: the big section, on its page alignment, after everything small.
@@ -190,8 +201,8 @@ bool writeArtifact(const std::string &path, const Artifact &artifact, std::strin
 
 bool writeArtifact(const std::string &path, const Artifact &artifact, const WeightPlan &weights,
                    std::string &error) {
-  std::vector<uint8_t> manifest, graph;
-  std::vector<SectionData> sections = smallSections(artifact, manifest, graph);
+  std::vector<uint8_t> manifest, graph, rowSteps;
+  std::vector<SectionData> sections = smallSections(artifact, manifest, graph, rowSteps);
   StreamedSection packed{SectionKind::Weights, weights.elements * 2,
                          [&](const StreamedSection::Sink &sink, std::string &packError) {
                            return streamWeights(weights, sink, packError);

@@ -39,6 +39,7 @@ enum class SectionKind : uint32_t {
   Weights = 5,   // bf16 weights, indexed by the manifest
   TaskGraph = 6, // the task graph and schedule (TaskGraphCodec.h)
   Tokenizer = 7, // optional: the model's tokenizer.json, byte for byte (HF tokenizers)
+  RowSteps = 8,  // optional: the steps of several rows, each a TASKGRAPH encoding
 };
 
 // Every kind above; a version-1 file holds each exactly once.

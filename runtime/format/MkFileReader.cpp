@@ -232,6 +232,8 @@ std::string sectionKindName(uint32_t kind) {
     return "TASKGRAPH";
   case SectionKind::Tokenizer:
     return "TOKENIZER";
+  case SectionKind::RowSteps:
+    return "ROWSTEPS";
   }
   return "kind " + std::to_string(kind);
 }

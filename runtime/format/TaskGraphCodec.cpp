@@ -239,4 +239,56 @@ std::string decodeTaskGraph(std::span<const uint8_t> bytes, TaskGraph &graph, Sc
   return "";
 }
 
+std::vector<uint8_t> encodeRowSteps(const std::vector<ScheduledGraph> &steps) {
+  std::vector<uint8_t> bytes;
+  auto put = [&](uint64_t value, int width) {
+    for (int i = 0; i < width; ++i)
+      bytes.push_back(static_cast<uint8_t>(value >> (8 * i)));
+  };
+  put(steps.size(), 4);
+  for (const ScheduledGraph &step : steps) {
+    std::vector<uint8_t> encoded = encodeTaskGraph(step.graph, step.schedule);
+    put(encoded.size(), 8);
+    bytes.insert(bytes.end(), encoded.begin(), encoded.end());
+  }
+  return bytes;
+}
+
+std::string decodeRowSteps(std::span<const uint8_t> bytes, std::vector<ScheduledGraph> &steps) {
+  steps.clear();
+  if (bytes.empty())
+    return "";
+  auto get = [&](size_t at, int width) {
+    uint64_t value = 0;
+    for (int i = 0; i < width; ++i)
+      value |= uint64_t(bytes[at + i]) << (8 * i);
+    return value;
+  };
+  if (bytes.size() < 4)
+    return "a count of steps needs 4 bytes, the section has " + std::to_string(bytes.size());
+  uint64_t count = get(0, 4);
+  size_t at = 4;
+  std::vector<ScheduledGraph> decoded;
+  for (uint64_t index = 0; index < count; ++index) {
+    if (bytes.size() - at < 8)
+      return "step " + std::to_string(index) + " of " + std::to_string(count) +
+             ": its length at byte " + std::to_string(at) + " runs past the end";
+    uint64_t length = get(at, 8);
+    at += 8;
+    if (length > bytes.size() - at)
+      return "step " + std::to_string(index) + ": " + std::to_string(length) +
+             " bytes at byte " + std::to_string(at) + " run past the end";
+    ScheduledGraph step;
+    if (std::string problem = decodeTaskGraph(bytes.subspan(at, length), step.graph, step.schedule);
+        !problem.empty())
+      return "step " + std::to_string(index) + " at byte " + std::to_string(at) + ": " + problem;
+    decoded.push_back(std::move(step));
+    at += length;
+  }
+  if (at != bytes.size())
+    return std::to_string(bytes.size() - at) + " trailing bytes at byte " + std::to_string(at);
+  steps = std::move(decoded);
+  return "";
+}
+
 } // namespace mk

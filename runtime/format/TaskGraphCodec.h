@@ -27,6 +27,11 @@ std::vector<uint8_t> encodeTaskGraph(const TaskGraph &graph, const Schedule &sch
 // "" on success, else what is wrong and at which byte.
 std::string decodeTaskGraph(std::span<const uint8_t> bytes, TaskGraph &graph, Schedule &schedule);
 
+// The ROWSTEPS section: a u32 count, then per step a u64 byte length and
+// that many bytes of encodeTaskGraph. An empty section holds no steps.
+std::vector<uint8_t> encodeRowSteps(const std::vector<ScheduledGraph> &steps);
+std::string decodeRowSteps(std::span<const uint8_t> bytes, std::vector<ScheduledGraph> &steps);
+
 } // namespace mk
 
 #endif

@@ -1,7 +1,9 @@
 // The CPU engine: the validated task graph run by runtime/cpu's executor on
 // the artifact's bf16 weights as the file's mapping holds them, widened to
 // f32 a tile at a time as the GPU kernel widens them: a model is held once,
-// by the page cache, not again as f32.
+// by the page cache, not again as f32. When the artifact holds a prefill
+// chunk (its ROWSTEPS section), prompts and logits go through it a chunk of
+// positions a step, with the same bits as decode steps.
 #include "runtime/cpu/CpuExecutor.h"
 #include "runtime/format/WeightPacking.h"
 #include "runtime/mkrt/Engine.h"
@@ -41,12 +43,12 @@ private:
       if (!keepCache) {
         CpuExecutorOptions launch = options;
         launch.trace = trace;
-        CpuExecutor executor(artifact.graph, artifact.schedule, weights, launch);
-        executor.startAt(firstPosition);
-        return body(executor);
+        std::unique_ptr<CpuExecutor> executor = makeExecutor(launch);
+        executor->startAt(firstPosition);
+        return body(*executor);
       }
       if (!kept)
-        kept = std::make_unique<CpuExecutor>(artifact.graph, artifact.schedule, weights, options);
+        kept = makeExecutor(options);
       kept->setTrace(trace);
       kept->startAt(firstPosition);
       return body(*kept);
@@ -57,6 +59,15 @@ private:
         kept.reset();
       throw EngineError(MKRT_ERROR_EXECUTION, error.what());
     }
+  }
+
+  std::unique_ptr<CpuExecutor> makeExecutor(const CpuExecutorOptions &launch) const {
+    auto executor =
+        std::make_unique<CpuExecutor>(artifact.graph, artifact.schedule, weights, launch);
+    for (const ScheduledGraph &step : artifact.rowSteps)
+      if (step.graph.sequences == 1)
+        executor->addPrefillGraph(step.graph, step.schedule);
+    return executor;
   }
 
 public:
@@ -90,6 +101,8 @@ public:
                                 bool keepCache) override {
     return run(
         [&](CpuExecutor &executor) {
+          if (executor.prefillRows() > 0 && tokens.size() > 1)
+            return executor.prefill(tokens, /*everyPosition=*/true);
           std::vector<float> logits;
           for (int64_t token : tokens) {
             std::vector<float> row = executor.step(token);

@@ -87,7 +87,10 @@ typedef struct mkrt_timing {
   /* The milliseconds of each decode step, the first position first: from the end of
    * the previous step (step 0: the start of the launch) to the end of the
    * step's argmax, by the GPU's %globaltimer or the CPU's steady clock.
-   * num_step_ms == steps. Owned by the session: valid until its next call. */
+   * A prompt the CPU fed through a prefill chunk (mkc compile
+   * --prefill-chunk) counts each chunk's time in equal shares for the
+   * positions it fed. num_step_ms == steps. Owned by the session: valid
+   * until its next call. */
   const double *step_ms;
   size_t num_step_ms;
   int stopped_by_callback; /* a streaming call's callback asked to stop */
