@@ -232,6 +232,98 @@ TEST(Artifact, NeverCrashesOnCorruptSectionsWithValidChecksums) {
   }
 }
 
+// The toy model with a prefill chunk of 3 and a batch of 2 (toy::makeRows)
+// in its ROWSTEPS section.
+std::vector<ScheduledGraph> toyRowSteps() {
+  toy::ToyModel chunk = toy::buildToyModel(), batch = toy::buildToyModel();
+  toy::makeRows(chunk.graph, 3, 1);
+  toy::makeRows(batch.graph, 2, 2);
+  return {{chunk.graph, chunk.schedule}, {batch.graph, batch.schedule}};
+}
+
+std::vector<uint8_t> withRowSteps(const std::function<void(std::vector<ScheduledGraph> &)> &edit) {
+  toy::ToyModel model = toy::buildToyModel();
+  auto built = toy::buildToyArtifact(model, {.rowSteps = toyRowSteps()});
+  std::vector<OwnedSection> sections = toy::sectionsOf(toy::artifactBytes(built->artifact));
+  std::vector<uint8_t> &bytes = sectionIn(sections, SectionKind::RowSteps);
+  std::vector<ScheduledGraph> steps;
+  EXPECT_EQ(decodeRowSteps(bytes, steps), "");
+  edit(steps);
+  bytes = encodeRowSteps(steps);
+  return toy::assemble(sections);
+}
+
+TEST(Artifact, CarriesItsStepsOfSeveralRows) {
+  toy::ToyModel model = toy::buildToyModel();
+  auto built = toy::buildToyArtifact(model, {.rowSteps = toyRowSteps()});
+  std::string error;
+  auto loaded = load(toy::artifactBytes(built->artifact), error);
+  ASSERT_NE(loaded, nullptr) << error;
+  ASSERT_EQ(loaded->artifact.rowSteps.size(), 2u);
+  EXPECT_EQ(loaded->artifact.rowSteps[0].graph.rows, 3);
+  EXPECT_EQ(loaded->artifact.rowSteps[1].graph.sequences, 2);
+  // Without any, the file has no ROWSTEPS section.
+  auto plain = toy::buildToyArtifact(model);
+  for (const OwnedSection &section : toy::sectionsOf(toy::artifactBytes(plain->artifact)))
+    EXPECT_NE(section.kind, SectionKind::RowSteps);
+}
+
+TEST(Artifact, RefusesStepsOfSeveralRowsThatDoNotFit) {
+  expectContains(loadError(withRowSteps([](auto &steps) { steps[0].graph.tasks[3].waits.clear(); })),
+                 "section ROWSTEPS: step 0 (3 rows over 1 sequences) does not validate: task 3");
+  expectContains(loadError(withRowSteps([](auto &steps) {
+                   toy::ToyModel decode = toy::buildToyModel();
+                   steps.push_back({decode.graph, decode.schedule});
+                 })),
+                 "step 2 (1 rows over 1 sequences) holds one row");
+  expectContains(loadError(withRowSteps([](auto &steps) { steps.push_back(steps[0]); })),
+                 "step 2 (3 rows over 1 sequences) is a second prefill chunk");
+  expectContains(loadError(withRowSteps([](auto &steps) { steps.push_back(steps[1]); })),
+                 "step 2 (2 rows over 2 sequences) is a second batch of 2");
+  expectContains(loadError(withRowSteps([](auto &steps) {
+                   for (Buffer &buffer : steps[0].graph.buffers)
+                     if (buffer.kind == BufferKind::KVCache)
+                       buffer.name += "x";
+                 })),
+                 "is a prefill chunk whose KV caches are not the task graph's");
+  expectContains(loadError(withRowSteps([](auto &steps) {
+                   steps[1].graph.operations[1].weights[0].name = "missing";
+                 })),
+                 "step 1 (2 rows over 2 sequences): operation 'layer0.qkv' names weight "
+                 "'missing', which is not in the weight index");
+  expectContains(loadError(withRowSteps([](auto &steps) { steps.resize(kMaxRowSteps + 1, steps[1]); })),
+                 "17 steps of several rows, more than the 16");
+  // The encoding itself.
+  toy::ToyModel model = toy::buildToyModel();
+  auto built = toy::buildToyArtifact(model, {.rowSteps = toyRowSteps()});
+  std::vector<OwnedSection> sections = toy::sectionsOf(toy::artifactBytes(built->artifact));
+  sectionIn(sections, SectionKind::RowSteps).resize(100);
+  expectContains(loadError(toy::assemble(sections)), "section ROWSTEPS: step 0: ");
+  sectionIn(sections, SectionKind::RowSteps) = {1, 0, 0};
+  expectContains(loadError(toy::assemble(sections)),
+                 "section ROWSTEPS: a count of steps needs 4 bytes, the section has 3");
+}
+
+TEST(Artifact, NeverCrashesOnCorruptRowStepsWithValidChecksums) {
+  toy::ToyModel model = toy::buildToyModel();
+  auto built = toy::buildToyArtifact(model, {.rowSteps = toyRowSteps()});
+  std::vector<OwnedSection> original = toy::sectionsOf(toy::artifactBytes(built->artifact));
+  std::mt19937_64 random(8);
+  int refused = 0;
+  for (int trial = 0; trial < 300; ++trial) {
+    std::vector<OwnedSection> sections = original;
+    std::vector<uint8_t> &bytes = sectionIn(sections, SectionKind::RowSteps);
+    for (int flips = 1 + static_cast<int>(random() % 4); flips > 0; --flips)
+      bytes[random() % bytes.size()] ^= static_cast<uint8_t>(1u << (random() % 8));
+    std::vector<uint8_t> file = toy::assemble(sections);
+    std::string error;
+    auto container = MkFile::view(file, error);
+    ASSERT_NE(container, nullptr) << error;
+    refused += loadArtifact(std::move(container), error) == nullptr;
+  }
+  EXPECT_GT(refused, 0);
+}
+
 TEST(Sha256, MatchesTheStandardVectors) {
   auto hash = [](const std::string &text) {
     return sha256Hex(std::span(reinterpret_cast<const uint8_t *>(text.data()), text.size()));

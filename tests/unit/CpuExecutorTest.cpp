@@ -57,6 +57,39 @@ TEST(CpuExecutor, MatchesTheKernelsStepByStepInEveryMode) {
     }
 }
 
+// Steps of several rows on the hand-made graph (toy::makeRows) against the
+// direct computation: a prefill chunk of 3 gives every position's logits,
+// and each sequence of a batch of 2 its own.
+TEST(CpuExecutor, PrefillsAndBatchesAsTheKernelsStepByStep) {
+  for (const Mode &mode : allModes()) {
+    toy::ToyModel model = buildToyModel(4);
+    toy::ToyModel chunk = buildToyModel(4);
+    toy::makeRows(chunk.graph, 3, 1);
+    CpuExecutor executor(model.graph, model.schedule, model.weights, mode.options);
+    executor.addPrefillGraph(chunk.graph, chunk.schedule);
+    toy::ToyReference reference(model.weights);
+    std::vector<float> logits = executor.prefill(kTokens, /*everyPosition=*/true);
+    ASSERT_EQ(logits.size(), kTokens.size() * toy::kVocab);
+    for (size_t i = 0; i < kTokens.size(); ++i)
+      expectClose(std::vector<float>(logits.begin() + i * toy::kVocab,
+                                     logits.begin() + (i + 1) * toy::kVocab),
+                  reference.step(kTokens[i]),
+                  std::string(mode.name) + ", prefill position " + std::to_string(i));
+    // Decode goes on from the caches the chunk filled.
+    expectClose(executor.step(7), reference.step(7), std::string(mode.name) + ", decode after");
+
+    toy::ToyModel batch = buildToyModel(4);
+    toy::makeRows(batch.graph, 2, 2);
+    CpuExecutor batcher(batch.graph, batch.schedule, batch.weights, mode.options);
+    std::vector<std::vector<int64_t>> prompts = {{3, 17, 5}, {36, 0}};
+    std::vector<std::vector<int64_t>> tokens = batcher.generateBatch(prompts, 4);
+    for (size_t s = 0; s < prompts.size(); ++s) {
+      CpuExecutor alone(model.graph, model.schedule, model.weights, mode.options);
+      EXPECT_EQ(tokens[s], alone.generate(prompts[s], 4)) << mode.name << ", sequence " << s;
+    }
+  }
+}
+
 TEST(CpuExecutor, GivesTheSameBitsInEveryRunAndMode) {
   std::vector<std::vector<float>> first;
   for (int run = 0; run < 2; ++run)

@@ -4,6 +4,7 @@
 #include "ToyTaskGraph.h"
 
 #include "core/taskgraph/TaskKind.h"
+#include "core/taskgraph/StepRows.h"
 #include "core/taskgraph/TaskNames.h"
 #include "core/validator/Validator.h"
 #include "runtime/cpu/CpuExecutor.h"
@@ -258,6 +259,68 @@ TEST(TaskGraphValidator, RefusesHugeAndInconsistentSizes) {
                 {"eps"});
   expectRefused([](TaskGraph &graph, Schedule &) { graph.operations[1].weights[1].cols = 3; },
                 {"weight 'layer0.k' is [16, 3], expected [16, 16]"});
+}
+
+// Steps of several rows: the toy graph at M rows validates, and each way an
+// M-row graph can be inconsistent is named.
+std::string validateRows(int64_t rows, int64_t sequences,
+                         const std::function<void(TaskGraph &)> &mutate = {}) {
+  toy::ToyModel model = buildToyModel(3);
+  toy::makeRows(model.graph, rows, sequences);
+  if (mutate)
+    mutate(model.graph);
+  return validateSchedule(model.graph, model.schedule);
+}
+
+TEST(TaskGraphValidator, AcceptsStepsOfSeveralRows) {
+  EXPECT_EQ(validateRows(3, 1), "");  // a prefill chunk
+  EXPECT_EQ(validateRows(4, 4), "");  // a batch
+  EXPECT_EQ(validateRows(kMaxStepRows, 1), "");
+}
+
+TEST(TaskGraphValidator, RefusesInconsistentRows) {
+  auto expectRows = [](int64_t rows, int64_t sequences, const std::function<void(TaskGraph &)> &mutate,
+                       const std::vector<std::string> &fragments) {
+    std::string message = validateRows(rows, sequences, mutate);
+    ASSERT_FALSE(message.empty()) << "accepted";
+    for (const std::string &fragment : fragments)
+      EXPECT_NE(message.find(fragment), std::string::npos)
+          << "message: " << message << "\nlacks: " << fragment;
+  };
+  expectRows(3, 1, [](TaskGraph &graph) { graph.rows = 0; }, {"a step has 0 rows"});
+  expectRows(3, 1, [](TaskGraph &graph) { graph.rows = kMaxStepRows + 1; }, {"rows, expected 1 to 1024"});
+  expectRows(3, 1, [](TaskGraph &graph) { graph.sequences = 0; }, {"hold 0 sequences"});
+  expectRows(3, 3, [](TaskGraph &graph) { graph.sequences = INT64_MAX; }, {"sequences, expected 1 to"});
+  // The rows of every buffer, the tokens' and the caches' sequences.
+  expectRows(3, 1, [](TaskGraph &graph) { graph.buffers[2].elements += 1; },
+             {"not a multiple of the step's 3 rows"});
+  expectRows(3, 1, [](TaskGraph &graph) { graph.buffers[graph.tokenBuffer].elements = 1; },
+             {"not a Token buffer of one element per row (3)"});
+  expectRows(2, 2, [](TaskGraph &graph) {
+    for (Buffer &buffer : graph.buffers)
+      if (buffer.kind == BufferKind::KVCache)
+        buffer.elements -= 1;
+  }, {"KV cache", "not a positive multiple of 2 sequences x maxContext 12"});
+  expectRows(2, 2, [](TaskGraph &graph) {
+    for (Buffer &buffer : graph.buffers)
+      if (buffer.kind == BufferKind::KVCache)
+        buffer.elements /= 2;
+  }, {"key cache buffer 'layer0.keys' has 96 elements a sequence, expected exactly 192"});
+  // An operation's buffer one row short.
+  expectRows(3, 1, [](TaskGraph &graph) {
+    graph.buffers[graph.operations[1].input].elements = 3 * 8;
+  }, {"output buffer 'embedded' has 8 elements a row, expected at least 16"});
+  // A task that declares one row fewer than it writes: row 2's range missing.
+  expectRows(3, 1, [](TaskGraph &graph) {
+    graph.tasks[findTask(graph, TaskKind::Gemv, "layer0.o", 0)].writes.pop_back();
+  }, {"declares that it writes", "layer0.o"});
+  // A KV range past the step's slots.
+  expectRows(2, 1, [](TaskGraph &graph) {
+    Task &chunk = graph.tasks[findTask(graph, TaskKind::AttentionChunk, "layer0.attention", 0)];
+    for (BufferRange &range : chunk.writes)
+      if (graph.buffers[range.buffer].kind == BufferKind::KVCache)
+        range.end += 1000;
+  }, {"the step's slots of that cache"});
 }
 
 // Random corruption of one field at a time: the validator must answer, not

@@ -1,5 +1,6 @@
 #include "ToyTaskGraph.h"
 
+#include "core/taskgraph/TaskFootprint.h"
 #include "core/taskgraph/TaskKind.h"
 
 #include <cmath>
@@ -288,6 +289,18 @@ ToyModel Builder::build(uint32_t numSms) {
 } // namespace
 
 ToyModel buildToyModel(uint32_t numSms) { return Builder().build(numSms); }
+
+void makeRows(TaskGraph &graph, int64_t rows, int64_t sequences) {
+  graph.rows = rows;
+  graph.sequences = sequences;
+  for (Buffer &buffer : graph.buffers)
+    buffer.elements *= buffer.kind == BufferKind::KVCache ? sequences : rows;
+  for (Task &task : graph.tasks) {
+    TaskFootprint footprint = deriveFootprint(graph, task);
+    task.reads = footprint.reads;
+    task.writes = footprint.writes;
+  }
+}
 
 uint32_t findTask(const TaskGraph &graph, TaskKind kind, const std::string &opName,
                   uint64_t begin) {

@@ -32,6 +32,12 @@ struct ToyModel {
 
 ToyModel buildToyModel(uint32_t numSms = 4);
 
+// The toy model's graph made a step of `rows` rows over `sequences`
+// sequences (core/taskgraph/StepRows.h): buffers resized, and every task's
+// declared reads and writes taken from its kind's footprint, which the
+// one-row graph checks against the hand-written ones.
+void makeRows(TaskGraph &graph, int64_t rows, int64_t sequences);
+
 // The index of the first task of `kind` whose operation is named `opName`.
 uint32_t findTask(const TaskGraph &graph, TaskKind kind, const std::string &opName,
                   uint64_t begin = 0);
