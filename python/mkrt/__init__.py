@@ -16,14 +16,14 @@ python/README.md.
 from . import _lib
 from .errors import (ContextFullError, DeviceFailureError, ExecutionError, InvalidArgumentError,
                      InvalidModelError, LibraryNotFoundError, MkrtError, NoDeviceError,
-                     NoTokenizerError)
+                     NoTokenizerError, UnsupportedError)
 from .model import Model, Session
 
 __all__ = [
     "load", "Model", "Session", "version", "library_path",
     "MkrtError", "LibraryNotFoundError", "InvalidArgumentError", "InvalidModelError",
     "NoDeviceError", "ContextFullError", "ExecutionError", "DeviceFailureError",
-    "NoTokenizerError",
+    "NoTokenizerError", "UnsupportedError",
 ]
 
 

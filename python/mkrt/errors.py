@@ -34,6 +34,11 @@ class DeviceFailureError(MkrtError):
     """MKRT_ERROR_DEVICE_FAILURE: a GPU that is there failed."""
 
 
+class UnsupportedError(MkrtError):
+    """MKRT_ERROR_UNSUPPORTED: the session cannot run this request (a batch
+    on the GPU, or a file without a batch that large)."""
+
+
 class NoTokenizerError(MkrtError):
     """Text was given to a .mk file compiled without a tokenizer."""
 
@@ -46,4 +51,5 @@ BY_STATUS = {
     4: ContextFullError,
     5: ExecutionError,
     6: DeviceFailureError,
+    7: UnsupportedError,
 }

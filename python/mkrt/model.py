@@ -271,6 +271,43 @@ class Model:
         return _Generation(self, object(), ids, True, max_new_tokens, stop, stream,
                            sampling_of(sampling)).result()
 
+    def generate_batch(self, prompts, max_new_tokens=64, **sampling):
+        """Several independent generations in one launch, a row of each step
+        per prompt (a file compiled with `mkc compile --batch=B`, on the CPU
+        executor): each prompt's result is what generate() gives it alone,
+        text for a str (its EOS left out), ids for a list of ints (through
+        the first EOS). A new context each call; the Session's is kept."""
+        if not prompts:
+            raise InvalidArgumentError("no prompts")
+        if max_new_tokens < 1:
+            raise InvalidArgumentError(f"max_new_tokens must be at least 1, got {max_new_tokens}")
+        text_modes = [isinstance(prompt, str) for prompt in prompts]
+        batch = [self.encode(prompt) if text else _token_ids(prompt)
+                 for prompt, text in zip(prompts, text_modes)]
+        lib = _lib.lib()
+        settings = sampling_of(sampling)
+        arrays = [_lib.int64_array(tokens) for tokens in batch]
+        starts = (ctypes.POINTER(ctypes.c_int64) * len(batch))(
+            *(ctypes.cast(array, ctypes.POINTER(ctypes.c_int64)) for array in arrays))
+        lengths = (ctypes.c_size_t * len(batch))(*(len(tokens) for tokens in batch))
+        out = (ctypes.c_int64 * (len(batch) * max_new_tokens))()
+        produced = (ctypes.c_size_t * len(batch))()
+        self._context._refuse_reentry()
+        with self._context._lock:
+            _lib.check(lib.mkrt_session_set_sampling(self._session, ctypes.byref(settings)))
+            _lib.check(lib.mkrt_generate_batch(self._session, starts, lengths, len(batch),
+                                               max_new_tokens, out, produced, None))
+        results = []
+        for index, text in enumerate(text_modes):
+            ids = list(out[index * max_new_tokens:index * max_new_tokens + produced[index]])
+            if text:
+                if ids and ids[-1] in self.eos_tokens:
+                    ids = ids[:-1]
+                results.append(self.decode(ids))
+            else:
+                results.append(ids)
+        return results
+
     def session(self):
         return Session(self)
 

@@ -112,6 +112,22 @@ class GenerateTest(unittest.TestCase):
         self.assertEqual("".join(pieces) + assembler.finish(), text)
         self.assertEqual(pieces[-4:-2], ["", ""])  # € arrived whole but was held
 
+    def test_a_batch_gives_each_prompt_what_it_gets_alone(self):
+        batched = mkrt.load(fixture.compile_model("batch.mk", "--batch=4", "--prefill-chunk=8"),
+                            device="cpu")
+        prompts = ["hello", [0, 90, 90, 33, 200], "Once upon"]
+        results = batched.generate_batch(prompts, max_new_tokens=16)
+        self.assertEqual(results, [self.model.generate(p, max_new_tokens=16) for p in prompts])
+        sampled = batched.generate_batch(prompts, 16, temperature=0.9, seed=5)
+        self.assertEqual(sampled, [self.model.generate(p, 16, temperature=0.9, seed=5)
+                                   for p in prompts])
+        # The prefill chunk of the same file changes no token.
+        self.assertEqual(batched.generate("The cat", 20), self.model.generate("The cat", 20))
+        with self.assertRaises(mkrt.UnsupportedError):
+            batched.generate_batch(["a"] * 5, 4)
+        with self.assertRaises(mkrt.UnsupportedError):
+            self.model.generate_batch(["a", "b"], 4)
+
 
 if __name__ == "__main__":
     unittest.main()

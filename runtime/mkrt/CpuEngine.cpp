@@ -113,6 +113,41 @@ public:
         firstPosition, false, keepCache);
   }
 
+  std::vector<Generation> generateBatch(const std::vector<std::vector<int64_t>> &prompts,
+                                        int64_t newTokens, const TokenPicking &picking) override {
+    const ScheduledGraph *batch = nullptr;
+    for (const ScheduledGraph &step : artifact.rowSteps)
+      if (step.graph.sequences > 1 && step.graph.rows >= static_cast<int64_t>(prompts.size()) &&
+          (!batch || step.graph.rows < batch->graph.rows))
+        batch = &step;
+    if (!batch)
+      throw EngineError(MKRT_ERROR_UNSUPPORTED,
+                        "the file holds no batch of " + std::to_string(prompts.size()) +
+                            " or more sequences (mkc compile --batch=B makes one)");
+    GenerateOptions generate;
+    generate.sampling = picking.sampling;
+    generate.eosTokens = artifact.facts.eosTokens;
+    std::vector<std::vector<int64_t>> tokens;
+    std::vector<double> stepMs;
+    try {
+      CpuExecutor executor(batch->graph, batch->schedule, weights, options);
+      tokens = executor.generateBatch(prompts, newTokens, generate);
+      std::span<const double> times = executor.stepMilliseconds();
+      stepMs.assign(times.begin(), times.end());
+    } catch (const ExecutionError &error) {
+      throw EngineError(MKRT_ERROR_EXECUTION, error.what());
+    }
+    std::vector<Generation> generations(prompts.size());
+    for (size_t s = 0; s < prompts.size(); ++s) {
+      Generation &generation = generations[s];
+      generation.tokens =
+          cutAtEos(std::move(tokens[s]), artifact.facts.eosTokens, generation.stoppedAtEos);
+      generation.steps = static_cast<int64_t>(stepMs.size());
+      generation.stepMs = stepMs;
+    }
+    return generations;
+  }
+
 private:
   const Artifact &artifact;
   WeightTable weights;
@@ -124,15 +159,6 @@ private:
 
 std::unique_ptr<Engine> makeCpuEngine(const Artifact &artifact) {
   return std::make_unique<CpuEngine>(artifact);
-}
-
-std::vector<int64_t> cutAtEos(std::vector<int64_t> tokens, const std::vector<int64_t> &eos,
-                              bool &stopped) {
-  auto end = std::find_first_of(tokens.begin(), tokens.end(), eos.begin(), eos.end());
-  stopped = end != tokens.end();
-  if (stopped)
-    tokens.erase(end + 1, tokens.end());
-  return tokens;
 }
 
 } // namespace mk::rt

@@ -75,6 +75,13 @@ public:
   // `keepCache` as for generate.
   virtual std::vector<float> evalLogits(const std::vector<int64_t> &tokens,
                                         int64_t firstPosition, bool keepCache) = 0;
+  // Each prompt (non-empty, within the vocabulary and the context: the
+  // caller checks) a new sequence from position 0, all in one launch of a
+  // batch step; a Generation per sequence, its stepMs and steps the launch's.
+  // Throws EngineError(MKRT_ERROR_UNSUPPORTED) where the engine or the
+  // artifact has no batch step for that many.
+  virtual std::vector<Generation> generateBatch(const std::vector<std::vector<int64_t>> &prompts,
+                                                int64_t newTokens, const TokenPicking &picking);
 };
 
 // The artifact must outlive the engine.

@@ -440,6 +440,54 @@ mkrt_status mkrt_session_set_start_position(mkrt_session *session, int64_t posit
   });
 }
 
+mkrt_status mkrt_generate_batch(mkrt_session *session, const int64_t *const *prompts,
+                                const size_t *n_prompts, size_t n_sequences, size_t n_new,
+                                int64_t *out_tokens, size_t *n_out, mkrt_timing *timing) {
+  return guarded([&] {
+    require(session && prompts && n_prompts && n_out && (out_tokens || n_new == 0),
+            "mkrt_generate_batch: a pointer argument is NULL");
+    require(n_sequences >= 1, "mkrt_generate_batch: no sequences");
+    require(n_new >= 1, "mkrt_generate_batch: n_new is 0: a batch generates at least 1 token");
+    std::fill(n_out, n_out + n_sequences, 0);
+    std::vector<std::vector<int64_t>> batch;
+    for (size_t i = 0; i < n_sequences; ++i) {
+      require(prompts[i] && n_prompts[i] >= 1,
+              "mkrt_generate_batch: prompt " + std::to_string(i) + " is NULL or empty");
+      checkTokens(session, prompts[i], n_prompts[i]);
+      checkContext(session, n_prompts[i] + n_new - 1, 0, "position");
+      batch.emplace_back(prompts[i], prompts[i] + n_prompts[i]);
+    }
+    mk::rt::TokenPicking picking;
+    picking.sampling = session->sampling;
+    auto start = std::chrono::steady_clock::now();
+    std::vector<mk::rt::Generation> generations =
+        session->engine->generateBatch(batch, static_cast<int64_t>(n_new), picking);
+    double totalMs =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    size_t produced = 0;
+    bool allAtEos = true;
+    for (size_t i = 0; i < n_sequences; ++i) {
+      const std::vector<int64_t> &tokens = generations[i].tokens;
+      std::copy(tokens.begin(), tokens.end(), out_tokens + i * n_new);
+      n_out[i] = tokens.size();
+      produced += tokens.size();
+      allAtEos = allAtEos && generations[i].stoppedAtEos;
+    }
+    session->stepMs = generations.front().stepMs;
+    if (timing) {
+      int64_t steps = generations.front().steps;
+      *timing = {};
+      timing->total_ms = timing->kernel_ms = totalMs;
+      timing->steps = steps;
+      timing->ms_per_token = steps > 0 ? totalMs / steps : 0;
+      timing->tokens_per_second = totalMs > 0 ? produced * 1000.0 / totalMs : 0;
+      timing->stopped_at_eos = allAtEos ? 1 : 0;
+      timing->step_ms = session->stepMs.data();
+      timing->num_step_ms = session->stepMs.size();
+    }
+  });
+}
+
 mkrt_status mkrt_eval_logits(mkrt_session *session, const int64_t *tokens, size_t n,
                              float *out_logits) {
   return guarded([&] {

@@ -60,6 +60,9 @@ typedef enum mkrt_status {
    * bound, a non-finite logit). Before this value existed such failures
    * were MKRT_ERROR_EXECUTION, or MKRT_ERROR_NO_DEVICE when loading. */
   MKRT_ERROR_DEVICE_FAILURE = 6,
+  /* The session cannot run this request: a batch on the GPU, whose kernel
+   * runs one sequence, or a file compiled without a batch that large. */
+  MKRT_ERROR_UNSUPPORTED = 7,
 } mkrt_status;
 
 typedef struct mkrt_model mkrt_model;
@@ -259,6 +262,21 @@ mkrt_status mkrt_generate_stream(mkrt_session *session, const int64_t *prompt, s
 mkrt_status mkrt_continue_stream(mkrt_session *session, const int64_t *tokens, size_t n,
                                  size_t n_new, mkrt_token_callback callback, void *user_data,
                                  int64_t *out_tokens, size_t *n_out, mkrt_timing *timing);
+
+/* Several independent sequences in one launch, a row of each step per
+ * sequence (a .mk compiled with `mkc compile --batch=B`; the smallest batch
+ * of at least n_sequences is used, its other rows idle): sequence i is fed
+ * prompts[i] (n_prompts[i] >= 1 tokens) from position 0 and then generates
+ * up to n_new tokens with the session's sampling settings, stopping after
+ * an EOS token of the model, as mkrt_generate would for it alone, into
+ * out_tokens[i * n_new ...]; n_out[i] receives its count. `timing` may be
+ * NULL; its steps and step_ms are the launch's steps (one for every
+ * sequence at once), its tokens_per_second all the sequences' new tokens.
+ * The CPU executor runs batches: on a GPU session, and for a file without
+ * such a batch, MKRT_ERROR_UNSUPPORTED. The kept context is not touched. */
+mkrt_status mkrt_generate_batch(mkrt_session *session, const int64_t *const *prompts,
+                                const size_t *n_prompts, size_t n_sequences, size_t n_new,
+                                int64_t *out_tokens, size_t *n_out, mkrt_timing *timing);
 
 /* Teacher forcing: `out_logits` (room for n * vocab floats) receives the
  * logits after each token, row by row. */
