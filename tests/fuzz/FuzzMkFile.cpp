@@ -5,7 +5,8 @@
 // schedule decoders and the validator, which must refuse what is wrong. A
 // task graph is also edited field by field, decoded and encoded again, so
 // that a well-formed graph that lies (a wait removed, a range moved) reaches
-// the validator's deeper checks.
+// the validator's deeper checks; so is one step of ROWSTEPS, or its rows and
+// sequences.
 #include "runtime/format/ArtifactFile.h"
 #include "runtime/format/MkFile.h"
 #include "runtime/format/TaskGraphCodec.h"
@@ -109,12 +110,31 @@ bool editTaskGraph(std::vector<uint8_t> &bytes, std::minstd_rand &random) {
         nearby(random, graph.buffers[0].elements, 1u << 20);
     break;
   case 6:
-    graph.maxContext = static_cast<int64_t>(nearby(random, graph.maxContext, 1u << 21));
+    if (random() % 2)
+      graph.maxContext = static_cast<int64_t>(nearby(random, graph.maxContext, 1u << 21));
+    else if (random() % 2)
+      graph.rows = static_cast<int64_t>(nearby(random, graph.rows, 2048));
+    else
+      graph.sequences = static_cast<int64_t>(nearby(random, graph.sequences, 2048));
     break;
   default:
     std::swap(task, graph.tasks[random() % graph.tasks.size()]);
   }
   bytes = mk::encodeTaskGraph(graph, schedule);
+  return true;
+}
+
+// One step of ROWSTEPS edited as editTaskGraph edits TASKGRAPH.
+bool editRowSteps(std::vector<uint8_t> &bytes, std::minstd_rand &random) {
+  std::vector<mk::ScheduledGraph> steps;
+  if (!mk::decodeRowSteps(bytes, steps).empty() || steps.empty())
+    return false;
+  mk::ScheduledGraph &step = steps[random() % steps.size()];
+  std::vector<uint8_t> encoded = mk::encodeTaskGraph(step.graph, step.schedule);
+  if (!editTaskGraph(encoded, random) ||
+      !mk::decodeTaskGraph(encoded, step.graph, step.schedule).empty())
+    return false;
+  bytes = mk::encodeRowSteps(steps);
   return true;
 }
 
@@ -140,7 +160,10 @@ extern "C" size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size, size_t max
   if (random() % 2 == 0 || !sectionsOf(data, size, sections) || sections.empty())
     return LLVMFuzzerMutate(data, size, maxSize);
   auto &[kind, target] = sections[random() % sections.size()];
-  if (kind != mk::SectionKind::TaskGraph || random() % 2 || !editTaskGraph(target, random)) {
+  bool edited = random() % 2 == 0 &&
+                ((kind == mk::SectionKind::TaskGraph && editTaskGraph(target, random)) ||
+                 (kind == mk::SectionKind::RowSteps && editRowSteps(target, random)));
+  if (!edited) {
     size_t room = target.size() + 64;
     target.resize(room);
     target.resize(LLVMFuzzerMutate(target.data(), room - 64, room));

@@ -3,7 +3,8 @@
 #   make_seeds.sh SEEDS PYTHON ROOT MKC GGUF_FIXTURES
 # SEEDS/onnx: models whose weights are external data in SEEDS/onnx-data (the
 # structure is a few KB, and the external-data entries point at real bytes);
-# SEEDS/gguf: the GGUF reader's test files and a small sound one; SEEDS/mk: a compiled .mk;
+# SEEDS/gguf: the GGUF reader's test files and a small sound one; SEEDS/mk: compiled .mk
+# files, one with steps of several rows;
 # SEEDS/mk-ir: mk IR text, imported and fused, and the dialect's round trip.
 set -euo pipefail
 seeds="$1" python="$2" root="$3" mkc="$4" gguf="$5"
@@ -21,6 +22,8 @@ find "$gguf" -name '*.gguf' -size -256k -exec cp {} "$seeds/gguf/" \;
   "$seeds/gguf/llama3.q4_0.gguf" --type Q4_0 >/dev/null
 "$mkc" compile "$root/tests/fixtures/llama3_ts17.onnx" --no-kernel --no-tokenizer \
   --max-context=16 --num-sms=2 -o "$seeds/mk/llama3.mk" 2>/dev/null
+"$mkc" compile "$root/tests/fixtures/llama3_ts17.onnx" --no-kernel --no-tokenizer \
+  --max-context=16 --num-sms=2 --prefill-chunk=3 --batch=2 -o "$seeds/mk/llama3-rows.mk" 2>/dev/null
 for level in mlir fused; do
   "$mkc" compile "$root/tests/fixtures/llama3_ts17.onnx" --emit=$level -o "$seeds/mk-ir/llama3.$level.mlir"
 done
