@@ -109,7 +109,37 @@ std::string checkManifest(const Manifest &manifest, const Artifact &artifact) {
   return checkSpecialTokens(facts.eosTokens, facts.generation.bosToken, facts.vocab);
 }
 
-std::string load(const MkFile &file, Artifact &artifact) {
+// What the checksum pass saw of WEIGHTS (MkFile's SectionPieceVisitor): for
+// loadArtifact(path), every bf16 value was looked at there, so that the
+// weights are read from the file once, not once more for the finite check.
+struct WeightsScan {
+  bool scanned = false;   // the visitor saw the whole section
+  bool nonFinite = false; // some value's exponent is all ones: NaN or infinity
+};
+
+// The visitor that fills `scan`: a bf16 is non-finite when its exponent's
+// eight bits are all ones.
+SectionPieceVisitor scanWeights(WeightsScan &scan) {
+  return [&scan](SectionKind kind, uint64_t offset, std::span<const uint8_t> piece) {
+    if (kind != SectionKind::Weights)
+      return;
+    scan.scanned = true;
+    // WEIGHTS starts on a page and pieces are whole MiBs: values never straddle them.
+    if (offset % 2 != 0 || piece.size() % 2 != 0) {
+      scan.nonFinite = true; // not whole values: load() checks and refuses
+      return;
+    }
+    // The section is page-aligned in a mapping (or a view's bytes, which
+    // MkFile::open never is), so its values are 2-byte aligned.
+    const uint16_t *bits = reinterpret_cast<const uint16_t *>(piece.data());
+    uint16_t found = 0;
+    for (size_t i = 0; i < piece.size() / 2; ++i)
+      found |= static_cast<uint16_t>((bits[i] & 0x7f80u) == 0x7f80u);
+    scan.nonFinite = scan.nonFinite || found;
+  };
+}
+
+std::string load(const MkFile &file, Artifact &artifact, const WeightsScan &scan = {}) {
   Manifest manifest;
   if (std::string problem = decodeManifest(file.section(SectionKind::Manifest), manifest);
       !problem.empty())
@@ -131,8 +161,11 @@ std::string load(const MkFile &file, Artifact &artifact) {
       !problem.empty())
     return "section MANIFEST: " + problem;
   // Weight by weight, each one's pages let go once checked: a big model is
-  // read through once here, and need not stay resident for it.
-  for (const WeightEntry &entry : artifact.weights) {
+  // read through once here, and need not stay resident for it. Not needed
+  // when the checksum pass found every value finite; when it found one that
+  // is not, this finds which weight holds it (or that only padding does).
+  bool allFinite = scan.scanned && !scan.nonFinite;
+  for (const WeightEntry &entry : allFinite ? std::vector<WeightEntry>{} : artifact.weights) {
     if (std::string problem = checkWeightValues({entry}, artifact.weightData); !problem.empty())
       return "section WEIGHTS: " + problem;
     const uint8_t *first =
@@ -210,10 +243,13 @@ bool writeArtifact(const std::string &path, const Artifact &artifact, const Weig
   return writeMkFile(path, sections, packed, error);
 }
 
-std::unique_ptr<LoadedArtifact> loadArtifact(std::unique_ptr<MkFile> file, std::string &error) {
+namespace {
+
+std::unique_ptr<LoadedArtifact> loadScanned(std::unique_ptr<MkFile> file, const WeightsScan &scan,
+                                            std::string &error) {
   auto loaded = std::make_unique<LoadedArtifact>();
   loaded->file = std::move(file);
-  error = load(*loaded->file, loaded->artifact);
+  error = load(*loaded->file, loaded->artifact, scan);
   if (!error.empty())
     return nullptr;
   const MkFile *mapped = loaded->file.get();
@@ -223,11 +259,18 @@ std::unique_ptr<LoadedArtifact> loadArtifact(std::unique_ptr<MkFile> file, std::
   return loaded;
 }
 
+} // namespace
+
+std::unique_ptr<LoadedArtifact> loadArtifact(std::unique_ptr<MkFile> file, std::string &error) {
+  return loadScanned(std::move(file), {}, error);
+}
+
 std::unique_ptr<LoadedArtifact> loadArtifact(const std::string &path, std::string &error) {
-  std::unique_ptr<MkFile> file = MkFile::open(path, error);
+  WeightsScan scan;
+  std::unique_ptr<MkFile> file = MkFile::open(path, error, scanWeights(scan));
   if (!file)
     return nullptr;
-  auto loaded = loadArtifact(std::move(file), error);
+  auto loaded = loadScanned(std::move(file), scan, error);
   if (!loaded)
     error = "'" + path + "': " + error;
   return loaded;

@@ -98,11 +98,20 @@ struct StreamedSection {
 bool writeMkFile(const std::string &path, std::span<const SectionData> sections,
                  const StreamedSection &last, std::string &error);
 
+// Shown each piece of every section as its checksum is taken, in order
+// (`offset` from the section's start), before its pages go: a reader that
+// must look at every byte of a big section (the loader's finite check of
+// WEIGHTS) does so on that one pass through the file, not on another. A
+// piece is at most a MiB, so it is still in the cache when shown.
+using SectionPieceVisitor =
+    std::function<void(SectionKind kind, uint64_t offset, std::span<const uint8_t> piece)>;
+
 class MkFile {
 public:
   // Maps `path` read-only and checks it; nullptr with `error` set otherwise
   // (a directory, FIFO or device is refused without being opened).
-  static std::unique_ptr<MkFile> open(const std::string &path, std::string &error);
+  static std::unique_ptr<MkFile> open(const std::string &path, std::string &error,
+                                      const SectionPieceVisitor &visitor = {});
   // Checks a file already in memory; `bytes` must outlive the MkFile.
   static std::unique_ptr<MkFile> view(std::span<const uint8_t> bytes, std::string &error);
   ~MkFile();

@@ -164,9 +164,9 @@ std::string checkPadding(std::span<const uint8_t> bytes, const std::vector<Secti
 }
 
 // `mapping`, when the bytes are a mapped file, lets each piece's pages go
-// once its checksum is taken.
+// once its checksum is taken (and `visitor` has seen it).
 std::string checkFile(std::span<const uint8_t> bytes, std::vector<SectionEntry> &table,
-                      const MappedFile *mapping) {
+                      const MappedFile *mapping, const SectionPieceVisitor &visitor = {}) {
   if (std::string problem = checkHeader(bytes); !problem.empty())
     return problem;
   uint64_t declaredBytes = layout::get64(bytes.data() + layout::kFileBytes);
@@ -198,12 +198,19 @@ std::string checkFile(std::span<const uint8_t> bytes, std::vector<SectionEntry> 
   if (std::string problem = checkPadding(bytes, table, tableEnd); !problem.empty())
     return problem;
   for (const SectionEntry &entry : table) {
-    constexpr uint64_t kPiece = uint64_t{64} << 20;
+    // Pages go 64 MiB at a time; the visitor sees a MiB at a time, each
+    // right after its checksum, while it is still in the cache.
+    constexpr uint64_t kRelease = uint64_t{64} << 20, kVisit = uint64_t{1} << 20;
     uint32_t computed = 0;
-    for (uint64_t done = 0; done < entry.size; done += kPiece) {
+    for (uint64_t done = 0; done < entry.size; done += kRelease) {
       std::span<const uint8_t> piece =
-          bytes.subspan(entry.offset + done, std::min(kPiece, entry.size - done));
-      computed = crc32(piece, computed);
+          bytes.subspan(entry.offset + done, std::min(kRelease, entry.size - done));
+      for (uint64_t seen = 0; seen < piece.size(); seen += kVisit) {
+        std::span<const uint8_t> part = piece.subspan(seen, std::min(kVisit, piece.size() - seen));
+        computed = crc32(part, computed);
+        if (visitor)
+          visitor(static_cast<SectionKind>(entry.kind), done + seen, part);
+      }
       if (mapping)
         mapping->releasePages(piece);
     }
@@ -247,14 +254,15 @@ std::unique_ptr<MkFile> MkFile::view(std::span<const uint8_t> bytes, std::string
   return file;
 }
 
-std::unique_ptr<MkFile> MkFile::open(const std::string &path, std::string &error) {
+std::unique_ptr<MkFile> MkFile::open(const std::string &path, std::string &error,
+                                     const SectionPieceVisitor &visitor) {
   std::unique_ptr<MappedFile> mapping = MappedFile::open(path, error);
   if (!mapping)
     return nullptr;
   std::unique_ptr<MkFile> file(new MkFile());
   file->bytes = mapping->bytes();
   file->mapping = std::move(mapping);
-  std::string problem = checkFile(file->bytes, file->table, file->mapping.get());
+  std::string problem = checkFile(file->bytes, file->table, file->mapping.get(), visitor);
   if (!problem.empty()) {
     error = "'" + path + "': " + problem;
     return nullptr;

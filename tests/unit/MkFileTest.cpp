@@ -10,6 +10,8 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -98,6 +100,30 @@ TEST(MkFile, ReadsBackWhatWasWrittenWithEverySectionAligned) {
     EXPECT_EQ(entry.offset % alignment, 0u) << sectionKindName(entry.kind);
   }
   EXPECT_EQ(reinterpret_cast<uintptr_t>(file->section(SectionKind::Weights).data()) % 4096, 0u);
+}
+
+// The visitor sees every byte of every section once, in order, a MiB at a
+// time at most, as the checksums are taken: what the loader's finite check
+// of WEIGHTS reads instead of passing over the file again.
+TEST(MkFile, ShowsEverySectionPieceByPieceOnItsOnePass) {
+  std::vector<OwnedSection> sections = sampleSections();
+  sections.back().bytes = filled((uint64_t{5} << 20) / 2 + 3, 9); // 2.5 MiB of WEIGHTS
+  std::string path = toy::temporaryPath("pieces.mk");
+  toy::writeBytes(path, assemble(sections));
+  std::map<SectionKind, std::vector<uint8_t>> seen;
+  size_t largest = 0;
+  std::string error;
+  auto file = MkFile::open(path, error, [&](SectionKind kind, uint64_t offset,
+                                            std::span<const uint8_t> piece) {
+    std::vector<uint8_t> &bytes = seen[kind];
+    EXPECT_EQ(offset, bytes.size()) << sectionKindName(kind);
+    bytes.insert(bytes.end(), piece.begin(), piece.end());
+    largest = std::max(largest, piece.size());
+  });
+  ASSERT_NE(file, nullptr) << error;
+  for (const OwnedSection &section : sections)
+    EXPECT_EQ(seen[section.kind], section.bytes) << sectionKindName(section.kind);
+  EXPECT_EQ(largest, size_t{1} << 20);
 }
 
 TEST(MkFile, RefusesAFileTruncatedAnywhere) {
