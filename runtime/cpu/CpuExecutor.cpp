@@ -261,7 +261,8 @@ std::vector<float> CpuExecutor::prefill(std::span<const int64_t> tokens, bool ev
   nextPosition += count;
   state->tokenWritten[0] = false; // the decode graph's token buffer holds no pick of these
 
-  uint64_t vocab = program.graph.operations.back().inputLength;
+  // A row of logits: what the one Argmax picks from.
+  uint64_t vocab = 0;
   for (const Operation &op : program.graph.operations)
     if (op.kind == OpKind::Argmax)
       vocab = op.inputLength;
