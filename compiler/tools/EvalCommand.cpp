@@ -43,6 +43,8 @@ const char *const kEvalHelp =
     "  --max-context=N            (schedule) the positions to compile for (default: the\n"
     "                             number of tokens)\n"
     "  --num-sms=N                (schedule) the SMs to schedule for\n"
+    "  --prefill-chunk=M          (schedule) feed the tokens M at a time through a\n"
+    "                             prefill chunk's steps instead of one a step\n"
     "  -h, --help                 this help\n"
     "\n"
     "exit codes: 0 success, 1 usage error, 2 the model, a file or a token was refused\n";
@@ -107,6 +109,16 @@ llvm::Expected<Rows> runSchedule(mlir::MLIRContext &context, const EvalArguments
     CpuExecutor executor(compiled->tasks, compiled->schedule, compiled->imported.weights,
                          options);
     Rows rows;
+    // With --prefill-chunk, every token through the prefill chunk's steps.
+    for (const ScheduledGraph &step : compiled->rowSteps)
+      if (step.graph.sequences == 1) {
+        executor.addPrefillGraph(step.graph, step.schedule);
+        std::vector<float> logits = executor.prefill(tokens, /*everyPosition=*/true);
+        size_t vocab = logits.size() / tokens.size();
+        for (size_t i = 0; i < tokens.size(); ++i)
+          rows.emplace_back(logits.begin() + i * vocab, logits.begin() + (i + 1) * vocab);
+        return rows;
+      }
     for (int64_t token : tokens)
       rows.push_back(executor.step(token));
     return rows;
