@@ -1,9 +1,10 @@
-// Gemv: output rows [begin, end) of epilogue(concat_i(W_i * norm(x) + b_i)).
-// Every tile normalizes the whole input itself rather than waiting for a
-// separate norm task: the input is short and the norm is cheap next to the
-// weight rows. Per row it is kernels::linear's arithmetic, so a tile gives
-// the bits the whole-op kernels::gemv gives for those rows. Each row of the
-// step is its own input: the weight rows are read once for all of them.
+// Gemv: output rows [begin, end) of epilogue(concat_i(W_i * norm(x) + b_i)),
+// for every row of the step. Every tile normalizes the whole input itself
+// rather than waiting for a separate norm task: the input is short and the
+// norm is cheap next to the weight rows. Per row it is kernels::linear's
+// arithmetic, so a tile gives the bits the whole-op kernels::gemv gives for
+// those rows. The tile's weight rows are read (widened from bf16) once for
+// all the step's rows, as the kernel streams each weight once a step.
 #include "runtime/cpu/Tasks.h"
 
 #include "core/kernels/Kernels.h"
@@ -14,10 +15,12 @@ namespace mk::cpu {
 
 namespace {
 
-// Rows [begin, end) of the stacked W_i x + b_i, which may span weights.
-void stackedRows(std::span<const float> x, const BoundOperation &weights, const Operation &op,
-                 uint64_t begin, uint64_t end, std::span<float> y) {
-  uint64_t inputLength = x.size();
+// Rows [begin, end) of the stacked W_i x_r + b_i for every input x_r, which
+// may span weights; ys[r] receives x_r's.
+void stackedRows(const std::vector<std::vector<float>> &xs, const BoundOperation &weights,
+                 const Operation &op, uint64_t begin, uint64_t end,
+                 std::vector<std::vector<float>> &ys) {
+  uint64_t inputLength = op.inputLength;
   uint64_t first = 0;
   std::vector<float> widened;
   for (size_t i = 0; i < op.weights.size(); ++i) {
@@ -28,55 +31,57 @@ void stackedRows(std::span<const float> x, const BoundOperation &weights, const 
           (from - first) * inputLength, (to - from) * inputLength, widened);
       std::span<const float> bias =
           weights.biases.empty() ? std::span<const float>() : weights.biases[i].subspan(from - first, to - from);
-      kernels::linear(x, rows, bias, y.subspan(from - begin, to - from));
+      for (size_t r = 0; r < xs.size(); ++r)
+        kernels::linear(xs[r], rows, bias,
+                        std::span<float>(ys[r]).subspan(from - begin, to - from));
     }
     first = last;
   }
 }
 
-void gemvRow(TaskContext &context, uint64_t r) {
-  const Operation &op = context.op;
-  uint64_t begin = context.task.begin, end = context.task.end, rows = end - begin;
-
-  std::vector<float> x = context.load(op.input, r, 0, op.inputLength);
-  std::vector<float> residual;
-  if (op.epilogue == Epilogue::Residual)
-    residual = context.load(op.residual, r, begin, rows);
-
-  if (!context.weights.norm.empty()) {
-    std::vector<float> normed(x.size());
-    kernels::rmsNorm(x, context.weights.norm, op.eps, normed);
-    x = std::move(normed);
-  }
-  std::vector<float> out(rows);
-  switch (op.epilogue) {
-  case Epilogue::None:
-    stackedRows(x, context.weights, op, begin, end, out);
-    break;
-  case Epilogue::SiluMul: {
-    // Output row j is silu(gate row j) * up row j: rows j and N + j of the stack.
-    std::vector<float> gate(rows), up(rows);
-    stackedRows(x, context.weights, op, begin, end, gate);
-    stackedRows(x, context.weights, op, op.outputLength + begin, op.outputLength + end, up);
-    kernels::siluMul(gate, up, out);
-    break;
-  }
-  case Epilogue::Residual: {
-    std::vector<float> y(rows);
-    stackedRows(x, context.weights, op, begin, end, y);
-    kernels::add(residual, y, out);
-    break;
-  }
-  }
-
-  context.store(op.output, r, begin, out);
-}
-
 } // namespace
 
 void runGemvTask(TaskContext &context) {
-  for (uint64_t r = 0; r < context.rows(); ++r)
-    gemvRow(context, r);
+  const Operation &op = context.op;
+  uint64_t begin = context.task.begin, end = context.task.end, rows = end - begin;
+  uint64_t count = context.rows();
+
+  std::vector<std::vector<float>> xs(count), residuals(count);
+  for (uint64_t r = 0; r < count; ++r) {
+    xs[r] = context.load(op.input, r, 0, op.inputLength);
+    if (op.epilogue == Epilogue::Residual)
+      residuals[r] = context.load(op.residual, r, begin, rows);
+    if (!context.weights.norm.empty()) {
+      std::vector<float> normed(xs[r].size());
+      kernels::rmsNorm(xs[r], context.weights.norm, op.eps, normed);
+      xs[r] = std::move(normed);
+    }
+  }
+  std::vector<std::vector<float>> outs(count, std::vector<float>(rows));
+  switch (op.epilogue) {
+  case Epilogue::None:
+    stackedRows(xs, context.weights, op, begin, end, outs);
+    break;
+  case Epilogue::SiluMul: {
+    // Output row j is silu(gate row j) * up row j: rows j and N + j of the stack.
+    std::vector<std::vector<float>> gates(count, std::vector<float>(rows)), ups = gates;
+    stackedRows(xs, context.weights, op, begin, end, gates);
+    stackedRows(xs, context.weights, op, op.outputLength + begin, op.outputLength + end, ups);
+    for (uint64_t r = 0; r < count; ++r)
+      kernels::siluMul(gates[r], ups[r], outs[r]);
+    break;
+  }
+  case Epilogue::Residual: {
+    std::vector<std::vector<float>> ys(count, std::vector<float>(rows));
+    stackedRows(xs, context.weights, op, begin, end, ys);
+    for (uint64_t r = 0; r < count; ++r)
+      kernels::add(residuals[r], ys[r], outs[r]);
+    break;
+  }
+  }
+
+  for (uint64_t r = 0; r < count; ++r)
+    context.store(op.output, r, begin, outs[r]);
 }
 
 } // namespace mk::cpu
