@@ -205,6 +205,9 @@ llvm::Error checkSupported(const TaskGraph &graph, const ModelShapes &shapes,
                  " argmax operations; the kernel runs exactly one");
   // Steps of several rows (prefill chunks, batches) run on the CPU executor
   // so far: the device functions take one row (docs/m-token-steps.md).
+  if (graph.ranks != 1)
+    return error("the graph is rank " + llvm::Twine(graph.rank) + " of " + llvm::Twine(graph.ranks) +
+                 " of tensor parallelism; the kernel runs one rank's model alone");
   if (graph.rows != 1 || graph.sequences != 1)
     return error("the graph's step holds " + llvm::Twine(graph.rows) + " rows over " +
                  llvm::Twine(graph.sequences) +

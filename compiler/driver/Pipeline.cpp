@@ -4,6 +4,8 @@
 
 #include "compiler/schedule/Scheduler.h"
 #include "compiler/taskgraph/LowerToTasks.h"
+#include "compiler/taskgraph/ShardOperations.h"
+#include "core/weights/SlicedValues.h"
 #include "core/validator/Validator.h"
 #include "compiler/dialect/MkDialect.h"
 #include "frontends/gguf/GgufFile.h"
@@ -78,7 +80,54 @@ llvm::Error scheduleRowSteps(CompiledModel &compiled, const CompileOptions &opti
   return llvm::Error::success();
 }
 
+// Every rank's graph of the decode graph, on rank 0's schedule (the ranks'
+// graphs are alike, and one schedule keeps their cross-rank waits in the
+// same order on every rank), and the slices of the weights they name.
+llvm::Error shardRanks(CompiledModel &compiled, const CompileOptions &options) {
+  if (options.tensorParallel == 1)
+    return llvm::Error::success();
+  if (!compiled.rowSteps.empty())
+    return error("--tensor-parallel does not go with --prefill-chunk or --batch yet");
+  std::vector<WeightSlice> slices;
+  for (int64_t rank = 0; rank < options.tensorParallel; ++rank) {
+    auto graph = shardForRank(compiled.tasks, options.tensorParallel, rank, options.target, slices);
+    if (!graph)
+      return graph.takeError();
+    chunkDependencies(*graph);
+    markRankWaits(*graph);
+    Schedule schedule =
+        compiled.ranks.empty() ? scheduleTasks(*graph, options.target) : compiled.ranks[0].schedule;
+    std::string problem = validateSchedule(*graph, schedule);
+    if (!problem.empty())
+      return error("the schedule of rank " + llvm::Twine(rank) + " does not validate: " + problem);
+    compiled.ranks.push_back({std::move(*graph), std::move(schedule)});
+  }
+  if (!compiled.imported.weights.all().empty())
+    addWeightSlices(compiled.imported.weights, slices);
+  compiled.weightSlices = std::move(slices);
+  return llvm::Error::success();
+}
+
 } // namespace
+
+void addWeightSlices(WeightTable &weights, const std::vector<WeightSlice> &slices) {
+  for (const WeightSlice &slice : slices) {
+    const Weight *source = weights.find(slice.source);
+    if (!source)
+      continue; // the caller's to notice: the graph names a weight the table lacks
+    uint64_t cols = source->shape.size() == 2 ? static_cast<uint64_t>(source->shape[1]) : 1;
+    uint64_t rows = slice.rowEnd - slice.rowBegin, width = slice.colEnd - slice.colBegin;
+    Weight piece{slice.name, {static_cast<int64_t>(rows)}, source->storage, {}};
+    if (source->shape.size() == 2)
+      piece.shape.push_back(static_cast<int64_t>(width));
+    if (slice.zero)
+      piece.values.assign(rows * width, 0.0f);
+    else
+      piece.source = slicedValues(*source, cols, slice.rowBegin, slice.rowEnd, slice.colBegin,
+                                  slice.colEnd);
+    weights.add(std::move(piece));
+  }
+}
 
 llvm::Expected<CompiledModel> compileToSchedule(mlir::MLIRContext &context,
                                                 const std::string &modelPath,
@@ -114,6 +163,8 @@ llvm::Expected<CompiledModel> compileToSchedule(mlir::MLIRContext &context,
     if (!problem.empty())
       return error("the compiled schedule does not validate: " + problem);
     if (auto failed = scheduleRowSteps(*compiled, options))
+      return std::move(failed);
+    if (auto failed = shardRanks(*compiled, options))
       return std::move(failed);
   }
   return std::move(*compiled);
@@ -170,6 +221,15 @@ llvm::Expected<bool> parseCompileOption(llvm::StringRef arg, CompileOptions &opt
       return error(flag + " must be from 2 to " + llvm::Twine(kMaxStepRows) + " tokens, got " +
                    value);
     options.prefillChunk = *parsed;
+    return true;
+  }
+  if (flag == "--tensor-parallel") {
+    auto parsed = positive(flag, value);
+    if (!parsed)
+      return parsed.takeError();
+    if (*parsed > 64)
+      return error(flag + " must be at most 64 ranks, got " + value);
+    options.tensorParallel = *parsed;
     return true;
   }
   if (flag == "--batch") {

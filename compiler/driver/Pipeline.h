@@ -5,6 +5,7 @@
 #define MKC_COMPILER_DRIVER_PIPELINE_H
 
 #include "compiler/taskgraph/ChunkDependencies.h"
+#include "compiler/taskgraph/ShardOperations.h"
 #include "compiler/taskgraph/Target.h"
 #include "core/taskgraph/TaskGraph.h"
 #include "frontends/onnx/DecoderImporter.h"
@@ -31,6 +32,8 @@ struct CompileOptions {
   // a prefill chunk of this many tokens (0: none), and a batch of each size.
   int64_t prefillChunk = 0;
   std::vector<int64_t> batchSizes;
+  // Ranks of tensor parallelism (compiler/taskgraph/ShardOperations.h); 1: none.
+  int64_t tensorParallel = 1;
   bool printIrAfterAll = false;
   // Told of import, passes, task graph and schedule when set (mkc compile).
   CompilePhases *phases = nullptr;
@@ -44,7 +47,16 @@ struct CompiledModel {
   // The steps of several rows asked for: the prefill chunk first, then the
   // batches in the order given. Each is validated.
   std::vector<ScheduledGraph> rowSteps;
+  // With tensorParallel > 1: every rank's decode graph, rank by rank, all on
+  // one schedule, and the slices of the model's weights they name (added to
+  // imported.weights when it holds the sources).
+  std::vector<ScheduledGraph> ranks;
+  std::vector<WeightSlice> weightSlices;
 };
+
+// The slices as weights of `weights`, read on demand from their sources
+// (which `weights` must hold, and keep); zeros where a slice says so.
+void addWeightSlices(WeightTable &weights, const std::vector<WeightSlice> &slices);
 
 // The model at `path` as mk IR and weights: a .mlir file of mk IR (no weight
 // values), a GGUF file (known by its magic or a .gguf name), else ONNX.
@@ -61,8 +73,8 @@ llvm::Expected<CompiledModel> compileToSchedule(mlir::MLIRContext &context,
 // Reads one of the options every command that compiles shares:
 // --max-context=N (positions of the KV caches), --num-sms=N (the SMs of
 // the target), --longest-attention-chunk=N, --prefill-chunk=M and
-// --batch=B[,B...] (steps of several rows). Returns false when `arg` is none
-// of them, an error when it is one with a bad value.
+// --batch=B[,B...] (steps of several rows) and --tensor-parallel=N. Returns
+// false when `arg` is none of them, an error when it is one with a bad value.
 llvm::Expected<bool> parseCompileOption(llvm::StringRef arg, CompileOptions &options);
 
 } // namespace mk

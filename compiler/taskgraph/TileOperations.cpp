@@ -114,6 +114,11 @@ private:
     case TaskKind::Argmax:
       tiles.push_back({0, op.inputLength});
       break;
+    case TaskKind::AllReduce:
+      // Rows as the gemv before it cuts them, so that a tile waits only on
+      // the partial sums it adds (chunkDependencies narrows it to them).
+      rows(tileRows(op.outputLength, {}, target.numSms));
+      break;
     }
     return tiles;
   }
@@ -123,7 +128,8 @@ private:
   std::vector<Wait> inputWaits(uint32_t consumer) const {
     const Operation &reader = graph.operations[consumer];
     std::vector<uint32_t> buffers = {reader.input};
-    if (reader.kind == OpKind::Gemv && reader.epilogue == Epilogue::Residual)
+    if ((reader.kind == OpKind::Gemv && reader.epilogue == Epilogue::Residual) ||
+        reader.kind == OpKind::AllReduce)
       buffers.push_back(reader.residual);
     std::vector<Wait> waits;
     for (uint32_t buffer : buffers)

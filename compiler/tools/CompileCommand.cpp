@@ -83,6 +83,9 @@ const char *const kCompileHelp =
     "  --prefill-chunk=M        (tasks and later) also a step of M prompt tokens,\n"
     "                           2-1024, that the CPU executor runs prompts through,\n"
     "                           M positions a step (docs/m-token-steps.md)\n"
+    "  --tensor-parallel=N      (tasks, schedule) N ranks, Megatron-style: each keeps\n"
+    "                           its share of the heads and MLP channels, o_proj and\n"
+    "                           down_proj end in an AllReduce (1-64)\n"
     "  --batch=B[,B...]         (tasks and later) also a step of one row per\n"
     "                           sequence for each batch size B, 2-1024 (the CPU\n"
     "                           executor runs it)\n"
@@ -286,6 +289,16 @@ int emitTasks(mlir::MLIRContext &context, const CompileArguments &options) {
     printQueues(text, compiled->tasks, compiled->schedule);
   else
     printTaskListing(text, compiled->tasks);
+  for (const ScheduledGraph &rank : compiled->ranks) {
+    text << "\n== rank " << rank.graph.rank << " of " << rank.graph.ranks << " ==\n";
+    printSummary(text, rank.graph, options.pipeline.target, nullptr,
+                 scheduled ? &rank.schedule : nullptr);
+    text << "\n";
+    if (scheduled)
+      printQueues(text, rank.graph, rank.schedule);
+    else
+      printTaskListing(text, rank.graph);
+  }
   for (const ScheduledGraph &step : compiled->rowSteps) {
     text << "\n== " << describeStep(step.graph) << " ==\n";
     printSummary(text, step.graph, options.pipeline.target, nullptr,
@@ -447,6 +460,12 @@ int emitArtifact(mlir::MLIRContext &context, const CompileArguments &options) {
 
 int compile(const CompileArguments &options) {
   mlir::MLIRContext context;
+  // The ranks' graphs run on the CPU executor in one process (mkc eval
+  // --engine=schedule); no kernel or file holds them yet.
+  if (options.pipeline.tensorParallel > 1 && *options.emit > EmitLevel::Schedule)
+    return usageError("--tensor-parallel compiles to --emit=tasks or --emit=schedule so far: "
+                      "no kernel or .mk holds several ranks yet (`mkc eval "
+                      "--engine=schedule --tensor-parallel=N` runs them on the CPU)");
   if (*options.emit == EmitLevel::Mk)
     return emitArtifact(context, options);
   if (*options.emit == EmitLevel::Cuda || *options.emit == EmitLevel::Cubin)

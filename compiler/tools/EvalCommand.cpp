@@ -12,6 +12,7 @@
 #include "compiler/tools/CommandFiles.h"
 #include "passes/Pipeline.h"
 #include "runtime/cpu/CpuExecutor.h"
+#include "runtime/cpu/TensorParallelExecutor.h"
 #include "core/support/TokenList.h"
 
 #include "mlir/IR/MLIRContext.h"
@@ -45,6 +46,8 @@ const char *const kEvalHelp =
     "  --num-sms=N                (schedule) the SMs to schedule for\n"
     "  --prefill-chunk=M          (schedule) feed the tokens M at a time through a\n"
     "                             prefill chunk's steps instead of one a step\n"
+    "  --tensor-parallel=N        (schedule) N ranks, each with its share of the heads\n"
+    "                             and channels, run together (the logits of rank 0)\n"
     "  -h, --help                 this help\n"
     "\n"
     "exit codes: 0 success, 1 usage error, 2 the model, a file or a token was refused\n";
@@ -106,9 +109,16 @@ llvm::Expected<Rows> runSchedule(mlir::MLIRContext &context, const EvalArguments
   options.threaded = args.executor == "threads";
   options.checked = args.checked;
   try {
+    Rows rows;
+    // With --tensor-parallel, every rank's graph in one process.
+    if (!compiled->ranks.empty()) {
+      TensorParallelExecutor executor(compiled->ranks, compiled->imported.weights, options);
+      for (int64_t token : tokens)
+        rows.push_back(executor.step(token));
+      return rows;
+    }
     CpuExecutor executor(compiled->tasks, compiled->schedule, compiled->imported.weights,
                          options);
-    Rows rows;
     // With --prefill-chunk, every token through the prefill chunk's steps.
     for (const ScheduledGraph &step : compiled->rowSteps)
       if (step.graph.sequences == 1) {

@@ -12,6 +12,7 @@
   X(Gemv, GEMV, 1)                                                                                 \
   X(AttentionChunk, ATTENTION_CHUNK, 2)                                                            \
   X(AttentionMerge, ATTENTION_MERGE, 3)                                                            \
-  X(Argmax, ARGMAX, 4)
+  X(Argmax, ARGMAX, 4)                                                                             \
+  X(AllReduce, ALL_REDUCE, 5)
 
 #endif

@@ -13,6 +13,9 @@ namespace mk {
 
 struct TaskFootprint {
   std::vector<BufferRange> reads, writes;
+  // Tensor parallel: what the task reads of the same buffers on every other
+  // rank (an AllReduce's partial sums), which its allRanks waits order.
+  std::vector<BufferRange> peerReads;
 };
 
 // Assumes the task's kind, operation and tile are valid (validateStructure).

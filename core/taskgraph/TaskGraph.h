@@ -61,6 +61,7 @@ enum class OpKind : uint8_t {
   Gemv,      // out = epilogue(concat_i(W_i * prologue(in) + b_i))
   Attention, // q/k head norm, rotary, KV write, split-K attention, merge
   Argmax,    // token = argmax(in), lowest index wins ties
+  AllReduce, // out = residual + sum over ranks r = 0, 1, ... of in on rank r (tensor parallel)
 };
 
 enum class Epilogue : uint8_t {
@@ -126,6 +127,10 @@ constexpr size_t kNumTaskKinds = 0 MK_TASK_KINDS(MK_TASK_KIND_COUNT);
 struct Wait {
   uint32_t event = 0;
   int32_t stepOffset = 0; // 0: this step; -1: the previous step
+  // Tensor parallel (TaskGraph::ranks > 1): the event on every rank, not
+  // only this one's. The ranks' graphs are alike but for their weights, so
+  // an event's id names the same tasks on each.
+  bool allRanks = false;
 };
 
 struct Task {
@@ -166,6 +171,9 @@ struct TaskGraph {
   int64_t maxContext = 0;
   int64_t rows = 1;      // of a step: 1 for decode (see Buffers above)
   int64_t sequences = 1; // the KV caches hold this many
+  // Tensor parallel: this graph is rank `rank` of `ranks`, each holding its
+  // share of the heads and channels (compiler/taskgraph/ShardOperations.h).
+  int64_t ranks = 1, rank = 0;
   std::vector<Buffer> buffers;
   std::vector<Operation> operations;
   std::vector<Task> tasks; // in a valid sequential order (a topological order)

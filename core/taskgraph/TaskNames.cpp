@@ -20,6 +20,8 @@ const char *opKindName(OpKind kind) {
     return "Attention";
   case OpKind::Argmax:
     return "Argmax";
+  case OpKind::AllReduce:
+    return "AllReduce";
   }
   return "unknown op kind";
 }

@@ -111,6 +111,26 @@ std::string checkRead(const TaskGraph &graph, const WriterIndex &writers, uint32
   return "";
 }
 
+// Tensor parallel: every writer of `read` on the other ranks (the same task
+// ids there) is waited on directly, on every rank: an allRanks wait, step
+// offset 0, on the event it triggers.
+std::string checkPeerRead(const TaskGraph &graph, const WriterIndex &writers, uint32_t reader,
+                          const BufferRange &read) {
+  const Task &task = graph.tasks[reader];
+  for (const Writer &writer : writers.overlapping(read)) {
+    uint32_t event = graph.tasks[writer.task].trigger;
+    bool waited = std::any_of(task.waits.begin(), task.waits.end(), [&](const Wait &wait) {
+      return wait.event == event && wait.stepOffset == 0 && wait.allRanks;
+    });
+    if (!waited)
+      return cat(describeTask(graph, reader), " reads ", describeRange(graph, read),
+                 " on the other ranks, which ", describeTask(graph, writer.task),
+                 " writes there, but it does not wait on every rank's ",
+                 describeEvent(graph, event));
+  }
+  return "";
+}
+
 } // namespace
 
 std::string checkDataflow(const TaskGraph &graph, const Ancestry &ancestry) {
@@ -124,6 +144,10 @@ std::string checkDataflow(const TaskGraph &graph, const Ancestry &ancestry) {
   WriterIndex writers(graph, footprints);
   if (std::string problem = writers.checkDisjoint(graph); !problem.empty())
     return problem;
+  for (uint32_t task = 0; task < graph.tasks.size(); ++task)
+    for (const BufferRange &read : footprints[task].peerReads)
+      if (std::string problem = checkPeerRead(graph, writers, task, read); !problem.empty())
+        return problem;
   for (uint32_t task = 0; task < graph.tasks.size(); ++task) {
     TaskSet ancestors = ancestry.ancestorsOf(task);
     for (const BufferRange &read : footprints[task].reads) {

@@ -13,6 +13,10 @@ bool knownKind(BufferKind kind) { return kind <= BufferKind::Token; }
 std::string checkBuffers(const TaskGraph &graph) {
   if (graph.maxContext <= 0)
     return cat("maxContext is ", graph.maxContext, ", expected a positive number of positions");
+  // Tensor parallel: a rank of at most 64 (more GPUs than one host has).
+  if (graph.ranks <= 0 || graph.ranks > 64 || graph.rank < 0 || graph.rank >= graph.ranks)
+    return cat("the graph is rank ", graph.rank, " of ", graph.ranks,
+               ", expected a rank in [0, ranks) of 1 to 64 ranks");
   if (graph.rows <= 0 || graph.rows > kMaxStepRows)
     return cat("a step has ", graph.rows, " rows, expected 1 to ", kMaxStepRows);
   // Every row has its own sequence or its own position: no more sequences

@@ -30,6 +30,7 @@ private:
   std::string attention();
   std::string attentionBuffers();
   std::string argmax();
+  std::string allReduce();
 
   std::string buffer(uint32_t index, const char *role, std::initializer_list<BufferKind> kinds,
                      uint64_t elements, Size size);
@@ -53,6 +54,8 @@ std::string OperationCheck::run() {
     return attention();
   case OpKind::Argmax:
     return argmax();
+  case OpKind::AllReduce:
+    return allReduce();
   }
   return cat("has an unknown kind (", int(op.kind), ")");
 }
@@ -232,6 +235,19 @@ std::string OperationCheck::argmax() {
     return "has inputLength 0: it picks from no logits";
   // Each row picks from its row of the input, which is all logits.
   return buffer(op.input, "input", values, op.inputLength, Size::Exactly);
+}
+
+// The partial sums, the residual and the output, a row each of outputLength.
+std::string OperationCheck::allReduce() {
+  if (op.outputLength == 0)
+    return "has outputLength 0";
+  if (std::string problem = buffer(op.input, "partial sums", values, op.outputLength, Size::Exactly);
+      !problem.empty())
+    return problem;
+  if (std::string problem = buffer(op.residual, "residual", values, op.outputLength, Size::AtLeast);
+      !problem.empty())
+    return problem;
+  return buffer(op.output, "output", values, op.outputLength, Size::AtLeast);
 }
 
 } // namespace

@@ -7,7 +7,9 @@
 // is an ancestor of it, and every task of the next step waits for it
 // (through a wait with step offset -1, directly or through other tasks). The
 // same funnel keeps a fast next step from overwriting data that a slow task
-// of this step still reads.
+// of this step still reads. Tensor parallel, the funnel is every rank's
+// Argmax (allRanks waits), since a rank's AllReduce reads the other ranks'
+// partial sums, which their next step overwrites.
 #include "core/validator/Ancestry.h"
 #include "core/taskgraph/TaskNames.h"
 #include "core/validator/ValidatorChecks.h"
@@ -55,14 +57,17 @@ std::string checkStepOrder(const TaskGraph &graph, const Ancestry &ancestry) {
   std::vector<bool> eventAfter(graph.events.size());
   for (uint32_t task = 0; task < graph.tasks.size(); ++task) {
     const Task &current = graph.tasks[task];
+    bool everyRank = graph.ranks == 1;
     bool after = std::any_of(current.waits.begin(), current.waits.end(), [&](const Wait &wait) {
-      return wait.stepOffset == -1 ? wait.event == graph.tasks[argmax].trigger
-                                   : bool(eventAfter[wait.event]);
+      return wait.stepOffset == -1
+                 ? wait.event == graph.tasks[argmax].trigger && (everyRank || wait.allRanks)
+                 : bool(eventAfter[wait.event]);
     });
     if (!after)
       return cat(describeTask(graph, task), " does not wait, through a wait with step offset -1 "
                  "or a chain of waits, for the previous step's ",
-                 describeTask(graph, argmax), ", so it may run before the previous step ends");
+                 describeTask(graph, argmax), everyRank ? "" : " on every rank",
+                 ", so it may run before the previous step ends");
     eventAfter[current.trigger] = true;
   }
   return "";

@@ -4,6 +4,7 @@
 #include "core/taskgraph/StepRows.h"
 #include "core/taskgraph/TaskNames.h"
 #include "core/validator/Validator.h"
+#include "runtime/cpu/BindWeights.h"
 #include "runtime/cpu/ExecutorMemory.h"
 #include "runtime/cpu/Launch.h"
 #include "runtime/cpu/TaskContext.h"
@@ -17,63 +18,6 @@
 
 namespace mk {
 
-namespace {
-
-const Weight &findWeight(const TaskGraph &graph, uint32_t op, const WeightTable &table,
-                         const WeightRef &ref) {
-  const Weight *weight = table.find(ref.name);
-  if (!weight)
-    throw ExecutionError(describeOperation(graph, op) + ": weight '" + ref.name +
-                         "' is not in the weight table");
-  uint64_t expected = 0;
-  bool fits = !__builtin_mul_overflow(ref.rows, ref.cols, &expected);
-  uint64_t held = weight->source ? static_cast<uint64_t>(weight->numElements())
-                                 : weight->values.size();
-  if (!fits || held != expected || static_cast<uint64_t>(weight->numElements()) != expected)
-    throw ExecutionError(describeOperation(graph, op) + ": weight '" + ref.name + "' has " +
-                         std::to_string(held) + " values, the graph expects [" +
-                         std::to_string(ref.rows) + ", " + std::to_string(ref.cols) + "]");
-  return *weight;
-}
-
-// Binds every operation's weights: matrices as they are held (f32 values, or
-// a mapped .mk's bf16 bits), vectors as f32, widened into `widened` when
-// they are held otherwise (they are small).
-std::vector<cpu::BoundOperation> bindWeights(const TaskGraph &graph, const WeightTable &table,
-                                             std::map<std::string, std::vector<float>> &widened) {
-  std::vector<cpu::BoundOperation> bound(graph.operations.size());
-  for (uint32_t op = 0; op < graph.operations.size(); ++op) {
-    const Operation &operation = graph.operations[op];
-    auto vector = [&](const WeightRef &ref) -> std::span<const float> {
-      const Weight &weight = findWeight(graph, op, table, ref);
-      if (!weight.source)
-        return weight.values;
-      auto [it, added] = widened.try_emplace(ref.name);
-      if (added)
-        it->second = weight.allValues();
-      return it->second;
-    };
-    auto matrix = [&](const WeightRef &ref) -> cpu::BoundMatrix {
-      const Weight &weight = findWeight(graph, op, table, ref);
-      if (weight.source && !weight.source->bf16Bits().empty())
-        return {{}, weight.source->bf16Bits()};
-      return {vector(ref), {}};
-    };
-    for (const WeightRef &ref : operation.weights)
-      bound[op].weights.push_back(matrix(ref));
-    for (const WeightRef &ref : operation.biases)
-      bound[op].biases.push_back(vector(ref));
-    if (!operation.norm.name.empty())
-      bound[op].norm = vector(operation.norm);
-    if (!operation.qNorm.name.empty())
-      bound[op].qNorm = vector(operation.qNorm);
-    if (!operation.kNorm.name.empty())
-      bound[op].kNorm = vector(operation.kNorm);
-  }
-  return bound;
-}
-
-} // namespace
 
 // One graph the executor runs, with its schedule, bound weights and memory.
 struct StepProgram {
@@ -142,7 +86,7 @@ StepProgram CpuExecutor::State::program(const TaskGraph &graph, const Schedule &
                          " bytes, more than the " + std::to_string(options.maxMemoryBytes) +
                          " allowed");
   StepProgram program;
-  program.weights = bindWeights(graph, *table, widenedVectors);
+  program.weights = cpu::bindWeights(graph, *table, widenedVectors);
   program.graph = graph;
   program.schedule = schedule;
   program.memory = std::make_unique<cpu::ExecutorMemory>(program.graph, options.checked, caches);

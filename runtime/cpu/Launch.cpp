@@ -37,17 +37,21 @@ void perturb(std::mt19937_64 &random) {
 
 class Launch {
 public:
-  Launch(const TaskGraph &graph, const Schedule &schedule,
-         const std::vector<BoundOperation> &weights, ExecutorMemory &memory,
-         const LaunchPlan &plan, const CpuExecutorOptions &options, LaunchRecord &record)
-      : graph(graph), schedule(schedule), weights(weights), memory(memory), plan(plan),
-        options(options), record(record), counters(new std::atomic<uint64_t>[graph.events.size()]),
+  Launch(const std::vector<RankProgram> &ranks, const LaunchPlan &plan,
+         const CpuExecutorOptions &options, LaunchRecord &record)
+      : ranks(ranks), plan(plan), options(options), record(record),
         stepEnds(plan.steps, 0) {
-    for (size_t event = 0; event < graph.events.size(); ++event)
-      counters[event].store(0, std::memory_order_relaxed);
+    const TaskGraph &graph = *ranks[0].graph;
+    for (const RankProgram &rank : ranks) {
+      counters.emplace_back(new std::atomic<uint64_t>[graph.events.size()]);
+      for (size_t event = 0; event < graph.events.size(); ++event)
+        counters.back()[event].store(0, std::memory_order_relaxed);
+      memories.push_back(rank.memory);
+    }
     uint64_t rows = plan.rows.size();
     record.argmaxTokens.assign(plan.steps * rows, -1);
     record.rowStops.assign(rows, {});
+    rankTokens.assign(ranks.size(), std::vector<int64_t>(plan.steps * rows, -1));
     lastStep.store(plan.steps - 1, std::memory_order_relaxed);
     for (const Task &task : graph.tasks)
       if (task.kind == TaskKind::Argmax) {
@@ -56,17 +60,20 @@ public:
         argmaxTriggers = graph.events[task.trigger].triggerCount;
       }
     record.trace.assign(options.trace ? plan.steps * graph.tasks.size() * MK_TRACE_TIMES : 0, 0);
-    for (int64_t step = 0; step < plan.steps; ++step) {
-      StepInput input{step, plan.firstStamp + step, {}, &record.argmaxTokens, &plan.choice};
-      for (const RowPlan &row : plan.rows) {
-        StepRow fed{row.sequence, row.firstPosition + step * row.positionsPerStep, std::nullopt,
-                    step < row.steps};
-        if (step < static_cast<int64_t>(row.forcedTokens.size()))
-          fed.forcedToken = row.forcedTokens[step];
-        input.rows.push_back(fed);
+    inputs.resize(ranks.size());
+    for (size_t rank = 0; rank < ranks.size(); ++rank)
+      for (int64_t step = 0; step < plan.steps; ++step) {
+        std::vector<int64_t> *tokens = rank == 0 ? &record.argmaxTokens : &rankTokens[rank];
+        StepInput input{step, plan.firstStamp + step, {}, tokens, &plan.choice};
+        for (const RowPlan &row : plan.rows) {
+          StepRow fed{row.sequence, row.firstPosition + step * row.positionsPerStep,
+                      std::nullopt, step < row.steps};
+          if (step < static_cast<int64_t>(row.forcedTokens.size()))
+            fed.forcedToken = row.forcedTokens[step];
+          input.rows.push_back(fed);
+        }
+        inputs[rank].push_back(std::move(input));
       }
-      inputs.push_back(std::move(input));
-    }
   }
 
   std::string run() {
@@ -81,32 +88,50 @@ public:
       uint64_t begin = step > 0 ? stepEnds[step - 1] : 0;
       record.stepMilliseconds.push_back(static_cast<double>(stepEnds[step] - begin) * 1e-6);
     }
+    if (firstError.empty())
+      checkRanksAgree();
     return firstError;
   }
 
 private:
-  // Whether step `step`'s Argmax has completed (its end decided). A launch
-  // that cannot stop early needs no such barrier between steps (the graph's
-  // waits order them), and runs without it, so that a missing wait still
-  // shows in checked mode.
+  // Every rank computes the whole logits from the same bits: a rank that
+  // picked another token has computed something else.
+  void checkRanksAgree() {
+    uint64_t picks = record.stepsDone * plan.rows.size();
+    for (size_t rank = 1; rank < ranks.size(); ++rank)
+      for (uint64_t i = 0; i < picks; ++i)
+        if (rankTokens[rank][i] != record.argmaxTokens[i]) {
+          firstError = "rank " + std::to_string(rank) + " picked token " +
+                       std::to_string(rankTokens[rank][i]) + " at step " +
+                       std::to_string(i / plan.rows.size()) + ", rank 0 token " +
+                       std::to_string(record.argmaxTokens[i]) +
+                       ": the ranks' logits differ, which the AllReduce's order rules out";
+          return;
+        }
+  }
+
+  // Whether step `step`'s Argmax has completed (its end decided) on rank 0,
+  // which decides for all. A launch that cannot stop early needs no such
+  // barrier between steps (the graph's waits order them), and runs without
+  // it, so that a missing wait still shows in checked mode.
   bool stepFinished(int64_t step) const {
     bool canStop = !plan.eosTokens.empty() || plan.onToken || plan.keepLogits;
-    return !canStop || !hasArgmax || counters[argmaxEvent].load(std::memory_order_acquire) >=
+    return !canStop || !hasArgmax || counters[0][argmaxEvent].load(std::memory_order_acquire) >=
            mk_event_threshold(argmaxTriggers, step, 0);
   }
 
-  // After a step's Argmax: the tokens fed next go into the contexts, and
-  // which rows stop (and whether the launch ends here) is decided before
-  // the step's event lets any task of the next step start.
+  // After a step's Argmax on rank 0: the tokens fed next go into the
+  // contexts, and which rows stop (and whether the launch ends here) is
+  // decided before the step's event lets any task of the next step start.
   void endStep(int64_t step) {
     if (plan.keepLogits) {
-      std::span<const float> logits = memory.values(graph.logitsBuffer);
+      std::span<const float> logits = memories[0]->values(ranks[0].graph->logitsBuffer);
       record.logits.emplace_back(logits.begin(), logits.end());
     }
     bool anyGoesOn = false;
     for (size_t r = 0; r < plan.rows.size(); ++r) {
       const RowPlan &row = plan.rows[r];
-      const StepRow &fed = inputs[step].rows[r];
+      const StepRow &fed = inputs[0][step].rows[r];
       if (!fed.active)
         continue;
       int64_t token = record.argmaxTokens[step * plan.rows.size() + r];
@@ -123,22 +148,30 @@ private:
       bool host = plan.onToken && plan.onToken(step, r, token);
       if (eos || host) {
         record.rowStops[r] = {eos, host && !eos};
-        for (int64_t later = step + 1; later < plan.steps; ++later)
-          inputs[later].rows[r].active = false;
+        for (auto &rankInputs : inputs)
+          for (int64_t later = step + 1; later < plan.steps; ++later)
+            rankInputs[later].rows[r].active = false;
       }
-      anyGoesOn = anyGoesOn || (step + 1 < plan.steps && inputs[step + 1].rows[r].active);
+      anyGoesOn = anyGoesOn || (step + 1 < plan.steps && inputs[0][step + 1].rows[r].active);
     }
     if (!anyGoesOn)
       lastStep.store(step, std::memory_order_relaxed);
     stepsDone.store(step + 1, std::memory_order_relaxed);
   }
 
-  bool ready(const Task &task, int64_t step) const {
+  bool ready(size_t rank, const Task &task, int64_t step) const {
+    const TaskGraph &graph = *ranks[rank].graph;
     for (const Wait &wait : task.waits) {
       uint64_t needed =
           mk_event_threshold(graph.events[wait.event].triggerCount, step, wait.stepOffset);
-      if (counters[wait.event].load(std::memory_order_acquire) < needed)
-        return false;
+      if (!wait.allRanks) {
+        if (counters[rank][wait.event].load(std::memory_order_acquire) < needed)
+          return false;
+        continue;
+      }
+      for (const auto &rankCounters : counters)
+        if (rankCounters[wait.event].load(std::memory_order_acquire) < needed)
+          return false;
     }
     return true;
   }
@@ -153,11 +186,12 @@ private:
   }
 
   // Where this step's run of task `id` keeps its times, or nullptr without
-  // a trace. Each (step, task) is run by one SM, so no two threads share one.
-  uint64_t *traceTimes(uint32_t id, int64_t step) {
-    if (record.trace.empty())
+  // a trace (or on a rank but 0). Each (step, task) is run by one SM, so no
+  // two threads share one.
+  uint64_t *traceTimes(size_t rank, uint32_t id, int64_t step) {
+    if (record.trace.empty() || rank != 0)
       return nullptr;
-    return &record.trace[(step * graph.tasks.size() + id) * MK_TRACE_TIMES];
+    return &record.trace[(step * ranks[0].graph->tasks.size() + id) * MK_TRACE_TIMES];
   }
 
   void mark(uint64_t *times, int which) const {
@@ -166,16 +200,19 @@ private:
   }
 
   // Returns false when the task failed (the failure is recorded).
-  bool execute(const Task &task, int64_t step, uint64_t *times) {
+  bool execute(size_t rank, const Task &task, int64_t step, uint64_t *times) {
+    const RankProgram &program = ranks[rank];
     try {
-      TaskContext context(graph, task, weights[task.op], memory, inputs[step]);
+      TaskContext context(*program.graph, task, (*program.weights)[task.op], *program.memory,
+                          inputs[rank][step], ranks.size() > 1 ? &memories : nullptr);
       runTask(context);
     } catch (const std::exception &error) {
-      recordFailure(error.what());
+      recordFailure(ranks.size() > 1 ? "rank " + std::to_string(rank) + ": " + error.what()
+                                     : std::string(error.what()));
       return false;
     }
     mark(times, MK_TRACE_END);
-    if (task.kind == TaskKind::Argmax) {
+    if (task.kind == TaskKind::Argmax && rank == 0) {
       stepEnds[step] = now();
       try {
         endStep(step);
@@ -184,7 +221,7 @@ private:
         return false;
       }
     }
-    counters[task.trigger].fetch_add(1, std::memory_order_release);
+    counters[rank][task.trigger].fetch_add(1, std::memory_order_release);
     return true;
   }
 
@@ -195,10 +232,26 @@ private:
     failed.store(true, std::memory_order_relaxed);
   }
 
-  void runQueue(uint32_t sm, uint64_t seed) {
+  // One emulated SM: a queue of one rank.
+  struct Unit {
+    size_t rank;
+    uint32_t sm;
+  };
+
+  std::vector<Unit> units() const {
+    std::vector<Unit> all;
+    for (size_t rank = 0; rank < ranks.size(); ++rank)
+      for (uint32_t sm = 0; sm < ranks[rank].schedule->numSms; ++sm)
+        all.push_back({rank, sm});
+    return all;
+  }
+
+  void runQueue(Unit unit, uint64_t seed) {
     std::mt19937_64 random(seed);
     if (seed)
       perturb(random);
+    const TaskGraph &graph = *ranks[unit.rank].graph;
+    const std::vector<uint32_t> &queue = ranks[unit.rank].schedule->queues[unit.sm];
     for (int64_t step = 0; step < plan.steps; ++step) {
       // As the kernel's controller at a step's end: the next step starts
       // once this one's Argmax has decided whether the launch goes on.
@@ -209,35 +262,34 @@ private:
       }
       if (step > lastStep.load(std::memory_order_relaxed))
         return;
-      for (uint32_t id : schedule.queues[sm]) {
+      for (uint32_t id : queue) {
         const Task &task = graph.tasks[id];
         if (seed)
           perturb(random);
-        uint64_t *times = traceTimes(id, step);
+        uint64_t *times = traceTimes(unit.rank, id, step);
         mark(times, MK_TRACE_WAIT);
-        while (!ready(task, step)) {
+        while (!ready(unit.rank, task, step)) {
           if (failed.load(std::memory_order_relaxed))
             return;
           std::this_thread::yield();
         }
         mark(times, MK_TRACE_START);
-        if (failed.load(std::memory_order_relaxed) || !execute(task, step, times))
+        if (failed.load(std::memory_order_relaxed) || !execute(unit.rank, task, step, times))
           return;
       }
     }
   }
 
   void runThreaded() {
-    std::vector<uint32_t> order(schedule.numSms);
-    std::iota(order.begin(), order.end(), 0);
+    std::vector<Unit> order = units();
     std::mt19937_64 random(options.adversarialSeed);
     if (options.adversarialSeed)
       std::shuffle(order.begin(), order.end(), random);
     std::vector<std::thread> threads;
     try {
-      for (uint32_t sm : order) {
+      for (Unit unit : order) {
         uint64_t seed = options.adversarialSeed ? random() | 1 : 0;
-        threads.emplace_back([this, sm, seed] { runQueue(sm, seed); });
+        threads.emplace_back([this, unit, seed] { runQueue(unit, seed); });
       }
     } catch (const std::system_error &error) {
       recordFailure(std::string("could not start one thread per SM: ") + error.what());
@@ -246,47 +298,53 @@ private:
       thread.join();
   }
 
-  // Round-robin over the SMs, one task each per round; with a seed, the SM
-  // order of each round and the number of tasks an SM runs are random. An
-  // SM's wait for a task begins the first round it finds the task not ready.
+  // Round-robin over the SMs (of every rank), one task each per round; with
+  // a seed, the SM order of each round and the number of tasks an SM runs
+  // are random. An SM's wait for a task begins the first round it finds the
+  // task not ready.
   void runSingleThread() {
-    std::vector<uint64_t> next(schedule.numSms, 0);
-    std::vector<bool> waiting(schedule.numSms, false);
-    std::vector<uint32_t> order(schedule.numSms);
+    std::vector<Unit> all = units();
+    std::vector<uint64_t> next(all.size(), 0);
+    std::vector<bool> waiting(all.size(), false);
+    std::vector<size_t> order(all.size());
     std::iota(order.begin(), order.end(), 0);
     std::mt19937_64 random(options.adversarialSeed);
-    auto finished = [&](uint32_t sm) {
+    auto queueOf = [&](size_t index) -> const std::vector<uint32_t> & {
+      return ranks[all[index].rank].schedule->queues[all[index].sm];
+    };
+    auto finished = [&](size_t index) {
       int64_t steps = lastStep.load(std::memory_order_relaxed) + 1;
-      return next[sm] >= steps * schedule.queues[sm].size();
+      return next[index] >= steps * queueOf(index).size();
     };
     while (true) {
       if (options.adversarialSeed)
         std::shuffle(order.begin(), order.end(), random);
       bool progress = false, allFinished = true;
-      for (uint32_t sm : order) {
+      for (size_t index : order) {
+        size_t rank = all[index].rank;
         uint64_t burst = options.adversarialSeed ? 1 + random() % 3 : 1;
-        for (uint64_t i = 0; i < burst && !finished(sm); ++i) {
-          const auto &queue = schedule.queues[sm];
-          uint32_t id = queue[next[sm] % queue.size()];
-          const Task &task = graph.tasks[id];
-          int64_t step = next[sm] / queue.size();
-          uint64_t *times = traceTimes(id, step);
-          if (!waiting[sm])
+        for (uint64_t i = 0; i < burst && !finished(index); ++i) {
+          const auto &queue = queueOf(index);
+          uint32_t id = queue[next[index] % queue.size()];
+          const Task &task = ranks[rank].graph->tasks[id];
+          int64_t step = next[index] / queue.size();
+          uint64_t *times = traceTimes(rank, id, step);
+          if (!waiting[index])
             mark(times, MK_TRACE_WAIT);
-          waiting[sm] = true;
-          bool stepStarts = next[sm] % queue.size() == 0;
-          if ((stepStarts && step > 0 && !stepFinished(step - 1)) || !ready(task, step))
+          waiting[index] = true;
+          bool stepStarts = next[index] % queue.size() == 0;
+          if ((stepStarts && step > 0 && !stepFinished(step - 1)) || !ready(rank, task, step))
             break;
-          if (finished(sm))
+          if (finished(index))
             break;
-          waiting[sm] = false;
+          waiting[index] = false;
           mark(times, MK_TRACE_START);
-          if (!execute(task, step, times))
+          if (!execute(rank, task, step, times))
             return;
-          ++next[sm];
+          ++next[index];
           progress = true;
         }
-        allFinished = allFinished && finished(sm);
+        allFinished = allFinished && finished(index);
       }
       if (allFinished)
         return;
@@ -297,17 +355,16 @@ private:
     }
   }
 
-  const TaskGraph &graph;
-  const Schedule &schedule;
-  const std::vector<BoundOperation> &weights;
-  ExecutorMemory &memory;
+  const std::vector<RankProgram> &ranks;
   const LaunchPlan &plan;
   const CpuExecutorOptions &options;
   LaunchRecord &record;
-  std::unique_ptr<std::atomic<uint64_t>[]> counters;
+  std::vector<std::unique_ptr<std::atomic<uint64_t>[]>> counters; // per rank
+  std::vector<ExecutorMemory *> memories;                         // per rank
+  std::vector<std::vector<int64_t>> rankTokens; // the picks of ranks but 0, as record's
   std::vector<uint64_t> stepEnds; // ns since the start as each step's Argmax ends; 0: not yet
   Clock::time_point start;
-  std::vector<StepInput> inputs;
+  std::vector<std::vector<StepInput>> inputs; // per rank, per step
   std::atomic<bool> failed{false};
   bool hasArgmax = false;
   uint32_t argmaxEvent = 0, argmaxTriggers = 1;
@@ -319,12 +376,17 @@ private:
 
 } // namespace
 
+std::string runLaunch(const std::vector<RankProgram> &ranks, const LaunchPlan &plan,
+                      const CpuExecutorOptions &options, LaunchRecord &record) {
+  record = LaunchRecord{};
+  return Launch(ranks, plan, options, record).run();
+}
+
 std::string runLaunch(const TaskGraph &graph, const Schedule &schedule,
                       const std::vector<BoundOperation> &weights, ExecutorMemory &memory,
                       const LaunchPlan &plan, const CpuExecutorOptions &options,
                       LaunchRecord &record) {
-  record = LaunchRecord{};
-  return Launch(graph, schedule, weights, memory, plan, options, record).run();
+  return runLaunch({{&graph, &schedule, &weights, &memory}}, plan, options, record);
 }
 
 } // namespace mk::cpu

@@ -2,7 +2,9 @@
 // with event counters that start at zero and only grow, as one launch of the
 // persistent kernel. Waits follow TaskGraph.h: a task of step t waiting on
 // event e with offset o may start once counter[e] >= triggerCount[e] *
-// (t + 1 + o).
+// (t + 1 + o). A tensor-parallel launch runs every rank's graph at once,
+// each with its own counters and memory: an allRanks wait reads every
+// rank's counter, an AllReduce every rank's partial sums.
 #ifndef MKC_RUNTIME_CPU_LAUNCH_H
 #define MKC_RUNTIME_CPU_LAUNCH_H
 
@@ -70,11 +72,24 @@ struct LaunchRecord {
   std::vector<uint64_t> trace;
 };
 
+// What one rank runs: its graph, schedule, bound weights and memory.
+struct RankProgram {
+  const TaskGraph *graph = nullptr;
+  const Schedule *schedule = nullptr;
+  const std::vector<BoundOperation> *weights = nullptr;
+  ExecutorMemory *memory = nullptr;
+};
+
 // Returns "" or the first task failure; `record` is filled either way.
 std::string runLaunch(const TaskGraph &graph, const Schedule &schedule,
                       const std::vector<BoundOperation> &weights, ExecutorMemory &memory,
                       const LaunchPlan &plan, const CpuExecutorOptions &options,
                       LaunchRecord &record);
+// Every rank at once, rank r being graph.rank r: `record` is rank 0's (its
+// trace, its times); a rank that picks another token than rank 0 fails the
+// launch, since the ranks' logits must be the same bits.
+std::string runLaunch(const std::vector<RankProgram> &ranks, const LaunchPlan &plan,
+                      const CpuExecutorOptions &options, LaunchRecord &record);
 
 } // namespace mk::cpu
 

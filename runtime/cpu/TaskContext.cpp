@@ -111,6 +111,26 @@ void TaskContext::store(uint32_t buffer, uint64_t r, uint64_t begin,
   storeElements(buffer, offset, values, input.stamp, kNoSlot);
 }
 
+std::vector<float> TaskContext::loadFromRank(int64_t rank, uint32_t buffer, uint64_t r,
+                                            uint64_t begin, uint64_t count) {
+  if (!ranks || rank == graph.rank)
+    return load(buffer, r, begin, count);
+  ExecutorMemory &peer = *(*ranks)[rank];
+  uint64_t offset = r * rowLength(graph, graph.buffers[buffer]) + begin;
+  if (peer.checked()) {
+    std::atomic<int64_t> *stamps = peer.stampsOf(buffer) + offset;
+    for (uint64_t i = 0; i < count; ++i) {
+      int64_t stamp = stamps[i].load(std::memory_order_acquire);
+      if (stamp != input.stamp)
+        fail("read " + where(buffer, offset + i, kNoSlot) + " of rank " + std::to_string(rank) +
+             " before that rank wrote it in this step (" + stampText(stamp, false) +
+             "): a dependency is missing");
+    }
+  }
+  std::span<const float> values = peer.values(buffer).subspan(offset, count);
+  return std::vector<float>(values.begin(), values.end());
+}
+
 std::vector<float> TaskContext::loadSlot(uint32_t cache, int64_t sequence, int64_t position,
                                          uint64_t begin, uint64_t count) {
   int64_t slot = slotIndex(sequence, position);

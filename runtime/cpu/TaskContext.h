@@ -68,10 +68,13 @@ struct StepInput {
 
 class TaskContext {
 public:
+  // `ranks`: tensor parallel, every rank's memory by rank (this one's among
+  // them); nullptr for one rank.
   TaskContext(const TaskGraph &graph, const Task &task, const BoundOperation &weights,
-              ExecutorMemory &memory, const StepInput &input)
+              ExecutorMemory &memory, const StepInput &input,
+              const std::vector<ExecutorMemory *> *ranks = nullptr)
       : task(task), op(graph.operations[task.op]), weights(weights), graph(graph),
-        memory(memory), input(input) {}
+        memory(memory), input(input), ranks(ranks) {}
 
   const Task &task;
   const Operation &op;
@@ -88,6 +91,11 @@ public:
                               uint64_t count);
   void storeSlot(uint32_t cache, int64_t sequence, int64_t position, uint64_t begin,
                  std::span<const float> values);
+  // The same on rank `rank`'s memory (tensor parallel: an AllReduce's partial
+  // sums); this rank's own when there is one rank.
+  std::vector<float> loadFromRank(int64_t rank, uint32_t buffer, uint64_t r, uint64_t begin,
+                                  uint64_t count);
+  int64_t numRanks() const { return graph.ranks; }
   // Row r's token: the prompt's while it is fed, else the row's previous pick.
   int64_t loadToken(uint64_t r);
   // -1: an inactive row's, which picks nothing: the row keeps its token, for
@@ -122,6 +130,7 @@ private:
   const TaskGraph &graph;
   ExecutorMemory &memory;
   const StepInput &input;
+  const std::vector<ExecutorMemory *> *ranks;
   std::vector<Read> reads;
 };
 

@@ -15,6 +15,7 @@ void runGemvTask(TaskContext &context);
 void runAttentionChunkTask(TaskContext &context);
 void runAttentionMergeTask(TaskContext &context);
 void runArgmaxTask(TaskContext &context);
+void runAllReduceTask(TaskContext &context);
 
 // Runs the task's function; in checked mode, then checks that what it read
 // was not overwritten meanwhile.

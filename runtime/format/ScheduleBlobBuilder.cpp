@@ -197,6 +197,10 @@ std::vector<uint8_t> buildScheduleBlob(
     throw ScheduleBlobError("the schedule has " + std::to_string(schedule.queues.size()) +
                             " queues for " + std::to_string(schedule.numSms) + " SMs");
   // The blob's records and the device's tasks are of one row (KernelSource.cpp).
+  if (graph.ranks != 1)
+    throw ScheduleBlobError("the task graph is rank " + std::to_string(graph.rank) + " of " +
+                            std::to_string(graph.ranks) +
+                            " of tensor parallelism; the device runs one rank alone");
   if (graph.rows != 1 || graph.sequences != 1)
     throw ScheduleBlobError("the task graph's step holds " + std::to_string(graph.rows) +
                             " rows over " + std::to_string(graph.sequences) +

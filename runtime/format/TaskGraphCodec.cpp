@@ -134,7 +134,7 @@ template <class Codec, class Ref> void codeWeightRef(Codec &c, Ref &ref) {
 
 template <class Codec, class Op> void codeOperation(Codec &c, Op &op) {
   auto weightRef = [&](auto &ref) { codeWeightRef(c, ref); };
-  c.enumeration(op.kind, OpKind::Argmax);
+  c.enumeration(op.kind, OpKind::AllReduce);
   c.string(op.name);
   c.i32(op.layer);
   c.u32(op.input);
@@ -177,6 +177,7 @@ template <class Codec, class T> void codeTask(Codec &c, T &task) {
   c.list(task.waits, "wait", kMinWait, [&](auto &wait) {
     c.u32(wait.event);
     c.i32(wait.stepOffset);
+    c.boolean(wait.allRanks);
   });
   c.u32(task.trigger);
   c.list(task.reads, "read", kMinRange, range);
@@ -188,6 +189,8 @@ template <class Codec, class G, class S> void code(Codec &c, G &graph, S &schedu
   c.i64(graph.maxContext);
   c.i64(graph.rows);
   c.i64(graph.sequences);
+  c.i64(graph.ranks);
+  c.i64(graph.rank);
   c.u32(graph.tokenBuffer);
   c.u32(graph.logitsBuffer);
   c.list(graph.buffers, "buffer", kMinBuffer, [&](auto &buffer) {

@@ -124,8 +124,8 @@ TEST(TaskGraphCodec, NamesWhereItFails) {
             "task graph: 1 trailing bytes at byte " + std::to_string(bytes.size()));
 
   // The buffer count follows magic, version, maxContext, rows, sequences,
-  // token and logits buffers.
-  constexpr size_t kBufferCount = 4 + 4 + 8 + 8 + 8 + 4 + 4;
+  // ranks, rank, token and logits buffers.
+  constexpr size_t kBufferCount = 4 + 4 + 8 + 8 + 8 + 8 + 8 + 4 + 4;
   std::vector<uint8_t> count = bytes;
   count[kBufferCount] = count[kBufferCount + 1] = count[kBufferCount + 2] =
       count[kBufferCount + 3] = 0xff;

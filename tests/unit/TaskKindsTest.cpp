@@ -37,7 +37,8 @@ TEST(TaskKindsTest, OneDescriptionPerOpcode) {
 // The kinds of one operation are its phases, in opcode order: every phase
 // but the last triggers an event of its own, the last the output's.
 TEST(TaskKindsTest, PhasesEndOnTheOutputEvent) {
-  for (OpKind op : {OpKind::Embed, OpKind::Gemv, OpKind::Attention, OpKind::Argmax}) {
+  for (OpKind op :
+       {OpKind::Embed, OpKind::Gemv, OpKind::Attention, OpKind::Argmax, OpKind::AllReduce}) {
     std::vector<const TaskKindDescription *> phases;
     for (size_t opcode = 0; opcode < kNumTaskKinds; ++opcode)
       if (describeKind(static_cast<TaskKind>(opcode)).operation == op)
@@ -62,7 +63,42 @@ TEST(TaskKindsTest, FootprintsAreTheToyGraphsDeclaredAccesses) {
         << describeTask(model.graph, task.id);
     seen.insert(task.kind);
   }
-  EXPECT_EQ(seen.size(), kNumTaskKinds) << "the toy graph holds every kind";
+  // Every kind of one rank: the AllReduce of tensor parallelism has its own test.
+  EXPECT_EQ(seen.size(), kNumTaskKinds - 1) << "the toy graph holds every kind";
+  EXPECT_FALSE(seen.count(TaskKind::AllReduce));
+}
+
+// An AllReduce tile reads its rows of the partial sums and of the residual,
+// writes its rows of the output, each row of the step, and reads the same
+// rows of the partial sums on the other ranks (its peer reads).
+TEST(TaskKindsTest, AnAllReduceReadsItsRowsOnEveryRank) {
+  TaskGraph graph;
+  graph.maxContext = 4;
+  graph.rows = 2;
+  graph.ranks = 2;
+  graph.buffers = {{"token", BufferKind::Token, 2},
+                   {"partial", BufferKind::Activation, 2 * 10},
+                   {"residual", BufferKind::Activation, 2 * 10},
+                   {"out", BufferKind::Activation, 2 * 10}};
+  Operation reduce;
+  reduce.kind = OpKind::AllReduce;
+  reduce.input = 1;
+  reduce.residual = 2;
+  reduce.output = 3;
+  reduce.inputLength = reduce.outputLength = 10;
+  graph.operations = {reduce};
+  Task task;
+  task.kind = TaskKind::AllReduce;
+  task.begin = 3;
+  task.end = 7;
+  TaskFootprint footprint = deriveFootprint(graph, task);
+  std::vector<BufferRange> reads = {{1, 3, 7}, {1, 13, 17}, {2, 3, 7}, {2, 13, 17}};
+  EXPECT_EQ(normalizeRanges(footprint.reads), normalizeRanges(reads));
+  EXPECT_EQ(normalizeRanges(footprint.writes),
+            normalizeRanges({{3, 3, 7}, {3, 13, 17}}));
+  EXPECT_EQ(normalizeRanges(footprint.peerReads),
+            normalizeRanges({{1, 3, 7}, {1, 13, 17}}));
+  EXPECT_EQ(describeKind(TaskKind::AllReduce).weightElements(reduce, task), 0u);
 }
 
 TEST(TaskKindsTest, VariantsCoverEveryTask) {
