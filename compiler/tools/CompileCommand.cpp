@@ -289,26 +289,23 @@ int emitTasks(mlir::MLIRContext &context, const CompileArguments &options) {
     printQueues(text, compiled->tasks, compiled->schedule);
   else
     printTaskListing(text, compiled->tasks);
-  for (const ScheduledGraph &rank : compiled->ranks) {
-    text << "\n== rank " << rank.graph.rank << " of " << rank.graph.ranks << " ==\n";
-    printSummary(text, rank.graph, options.pipeline.target, nullptr,
-                 scheduled ? &rank.schedule : nullptr);
+  // The other graphs after decode's, each under a heading.
+  auto printGraph = [&](const std::string &heading, const ScheduledGraph &other) {
+    text << "\n== " << heading << " ==\n";
+    printSummary(text, other.graph, options.pipeline.target, nullptr,
+                 scheduled ? &other.schedule : nullptr);
     text << "\n";
     if (scheduled)
-      printQueues(text, rank.graph, rank.schedule);
+      printQueues(text, other.graph, other.schedule);
     else
-      printTaskListing(text, rank.graph);
-  }
-  for (const ScheduledGraph &step : compiled->rowSteps) {
-    text << "\n== " << describeStep(step.graph) << " ==\n";
-    printSummary(text, step.graph, options.pipeline.target, nullptr,
-                 scheduled ? &step.schedule : nullptr);
-    text << "\n";
-    if (scheduled)
-      printQueues(text, step.graph, step.schedule);
-    else
-      printTaskListing(text, step.graph);
-  }
+      printTaskListing(text, other.graph);
+  };
+  for (const ScheduledGraph &rank : compiled->ranks)
+    printGraph("rank " + std::to_string(rank.graph.rank) + " of " +
+                   std::to_string(rank.graph.ranks),
+               rank);
+  for (const ScheduledGraph &step : compiled->rowSteps)
+    printGraph(describeStep(step.graph), step);
 
   return writeOutput(options.output, text.str());
 }

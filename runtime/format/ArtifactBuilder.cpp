@@ -84,26 +84,15 @@ std::string checkStepWeights(const TaskGraph &graph, const std::vector<WeightEnt
   std::map<std::string, const WeightEntry *> byName;
   for (const WeightEntry &entry : weights)
     byName.emplace(entry.name, &entry);
-  for (const Operation &op : graph.operations) {
-    std::vector<const WeightRef *> refs;
-    for (const WeightRef &ref : op.weights)
-      refs.push_back(&ref);
-    for (const WeightRef &ref : op.biases)
-      refs.push_back(&ref);
-    for (const WeightRef *ref : {&op.norm, &op.qNorm, &op.kNorm})
-      if (!ref->name.empty())
-        refs.push_back(ref);
-    for (const WeightRef *ref : refs) {
-      auto found = byName.find(ref->name);
-      if (found == byName.end())
-        return "operation '" + op.name + "' names weight '" + ref->name +
-               "', which is not in the weight index";
-      if (found->second->rows != ref->rows || found->second->cols != ref->cols)
-        return "operation '" + op.name + "' takes weight '" + ref->name + "' as [" +
-               std::to_string(ref->rows) + ", " + std::to_string(ref->cols) +
-               "], the index holds [" + std::to_string(found->second->rows) + ", " +
-               std::to_string(found->second->cols) + "]";
-    }
+  for (const WeightRef *ref : referencedWeights(graph)) {
+    auto found = byName.find(ref->name);
+    if (found == byName.end())
+      return "weight '" + ref->name + "' is not in the weight index";
+    if (found->second->rows != ref->rows || found->second->cols != ref->cols)
+      return "weight '" + ref->name + "' is taken as [" + std::to_string(ref->rows) + ", " +
+             std::to_string(ref->cols) + "], the index holds [" +
+             std::to_string(found->second->rows) + ", " + std::to_string(found->second->cols) +
+             "]";
   }
   return "";
 }

@@ -8,9 +8,6 @@
 
 namespace mk {
 
-namespace {
-
-// Every weight reference of the graph, in operation order.
 std::vector<const WeightRef *> referencedWeights(const TaskGraph &graph) {
   std::vector<const WeightRef *> refs;
   for (const Operation &op : graph.operations) {
@@ -24,6 +21,8 @@ std::vector<const WeightRef *> referencedWeights(const TaskGraph &graph) {
   }
   return refs;
 }
+
+namespace {
 
 // A weight's bf16 bits in the section, widened when read.
 class Bf16View final : public WeightValues {

@@ -35,6 +35,10 @@ struct WeightPlan {
 
 // False with `error` set when a weight the graph names is not in `table` or
 // has another number of values than its reference in the graph.
+// Every weight reference of the graph (matrices, biases, norms), in
+// operation order.
+std::vector<const WeightRef *> referencedWeights(const TaskGraph &graph);
+
 bool planWeights(const TaskGraph &graph, const WeightTable &table, WeightPlan &plan,
                  std::string &error);
 

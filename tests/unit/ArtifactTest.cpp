@@ -209,29 +209,6 @@ TEST(Artifact, RefusesNonFiniteWeights) {
   }
 }
 
-TEST(Artifact, NeverCrashesOnCorruptSectionsWithValidChecksums) {
-  toy::ToyModel model = toy::buildToyModel();
-  auto built = toy::buildToyArtifact(model, {.cubin = {1, 2, 3}});
-  std::vector<OwnedSection> original = toy::sectionsOf(toy::artifactBytes(built->artifact));
-  std::mt19937_64 random(7);
-  for (SectionKind kind : {SectionKind::Manifest, SectionKind::TaskGraph, SectionKind::Schedule,
-                           SectionKind::Weights}) {
-    int refused = 0;
-    for (int trial = 0; trial < 300; ++trial) {
-      std::vector<OwnedSection> sections = original;
-      std::vector<uint8_t> &bytes = sectionIn(sections, kind);
-      for (int flips = 1 + static_cast<int>(random() % 4); flips > 0; --flips)
-        bytes[random() % bytes.size()] ^= static_cast<uint8_t>(1u << (random() % 8));
-      std::vector<uint8_t> file = toy::assemble(sections);
-      std::string error;
-      auto container = MkFile::view(file, error);
-      ASSERT_NE(container, nullptr) << error;
-      refused += loadArtifact(std::move(container), error) == nullptr;
-    }
-    EXPECT_GT(refused, 0) << sectionKindName(kind);
-  }
-}
-
 // The toy model with a prefill chunk of 3 and a batch of 2 (toy::makeRows)
 // in its ROWSTEPS section.
 std::vector<ScheduledGraph> toyRowSteps() {
@@ -289,8 +266,7 @@ TEST(Artifact, RefusesStepsOfSeveralRowsThatDoNotFit) {
   expectContains(loadError(withRowSteps([](auto &steps) {
                    steps[1].graph.operations[1].weights[0].name = "missing";
                  })),
-                 "step 1 (2 rows over 2 sequences): operation 'layer0.qkv' names weight "
-                 "'missing', which is not in the weight index");
+                 "step 1 (2 rows over 2 sequences): weight 'missing' is not in the weight index");
   expectContains(loadError(withRowSteps([](auto &steps) { steps.resize(kMaxRowSteps + 1, steps[1]); })),
                  "17 steps of several rows, more than the 16");
   // The encoding itself.
@@ -304,24 +280,27 @@ TEST(Artifact, RefusesStepsOfSeveralRowsThatDoNotFit) {
                  "section ROWSTEPS: a count of steps needs 4 bytes, the section has 3");
 }
 
-TEST(Artifact, NeverCrashesOnCorruptRowStepsWithValidChecksums) {
+TEST(Artifact, NeverCrashesOnCorruptSectionsWithValidChecksums) {
   toy::ToyModel model = toy::buildToyModel();
-  auto built = toy::buildToyArtifact(model, {.rowSteps = toyRowSteps()});
+  auto built = toy::buildToyArtifact(model, {.cubin = {1, 2, 3}, .rowSteps = toyRowSteps()});
   std::vector<OwnedSection> original = toy::sectionsOf(toy::artifactBytes(built->artifact));
-  std::mt19937_64 random(8);
-  int refused = 0;
-  for (int trial = 0; trial < 300; ++trial) {
-    std::vector<OwnedSection> sections = original;
-    std::vector<uint8_t> &bytes = sectionIn(sections, SectionKind::RowSteps);
-    for (int flips = 1 + static_cast<int>(random() % 4); flips > 0; --flips)
-      bytes[random() % bytes.size()] ^= static_cast<uint8_t>(1u << (random() % 8));
-    std::vector<uint8_t> file = toy::assemble(sections);
-    std::string error;
-    auto container = MkFile::view(file, error);
-    ASSERT_NE(container, nullptr) << error;
-    refused += loadArtifact(std::move(container), error) == nullptr;
+  std::mt19937_64 random(7);
+  for (SectionKind kind : {SectionKind::Manifest, SectionKind::TaskGraph, SectionKind::Schedule,
+                           SectionKind::Weights, SectionKind::RowSteps}) {
+    int refused = 0;
+    for (int trial = 0; trial < 300; ++trial) {
+      std::vector<OwnedSection> sections = original;
+      std::vector<uint8_t> &bytes = sectionIn(sections, kind);
+      for (int flips = 1 + static_cast<int>(random() % 4); flips > 0; --flips)
+        bytes[random() % bytes.size()] ^= static_cast<uint8_t>(1u << (random() % 8));
+      std::vector<uint8_t> file = toy::assemble(sections);
+      std::string error;
+      auto container = MkFile::view(file, error);
+      ASSERT_NE(container, nullptr) << error;
+      refused += loadArtifact(std::move(container), error) == nullptr;
+    }
+    EXPECT_GT(refused, 0) << sectionKindName(kind);
   }
-  EXPECT_GT(refused, 0);
 }
 
 TEST(Sha256, MatchesTheStandardVectors) {
