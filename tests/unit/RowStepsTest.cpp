@@ -15,15 +15,10 @@
 // contexts long enough that the attention's chunks split differently from
 // position to position. Every run is in checked mode, most threaded with
 // adversarial timing, so a missing dependency between rows fails loudly.
-#include "FusedModuleText.h"
+#include "CompileShape.h"
 
-#include "compiler/driver/Pipeline.h"
 #include "compiler/driver/RandomWeights.h"
 #include "runtime/cpu/CpuExecutor.h"
-
-#include "llvm/Support/FileSystem.h"
-#include "llvm/Support/FileUtilities.h"
-#include "llvm/Support/raw_ostream.h"
 
 #include <gtest/gtest.h>
 
@@ -85,20 +80,12 @@ class RowStepsTest : public ::testing::TestWithParam<RowCase> {
 protected:
   void SetUp() override {
     const RowCase &c = GetParam();
-    int fd = -1;
-    llvm::SmallString<128> path;
-    ASSERT_FALSE(llvm::sys::fs::createTemporaryFile("mk-row-steps", "mlir", fd, path));
-    llvm::FileRemover removeLater(path);
-    {
-      llvm::raw_fd_ostream file(fd, /*shouldClose=*/true);
-      file << mk::test::unfusedModuleText(c.shape);
-    }
     mk::CompileOptions options;
     options.maxContext = c.maxContext;
     options.target.numSms = c.numSms;
     options.prefillChunk = c.prefillChunk;
     options.batchSizes = {c.batch};
-    auto model = mk::compileToSchedule(context, path.str().str(), options);
+    auto model = mk::test::compileShape(context, c.shape, options);
     ASSERT_TRUE(bool(model)) << llvm::toString(model.takeError());
     compiled.emplace(std::move(*model));
     ASSERT_EQ(compiled->rowSteps.size(), 2u);

@@ -5,16 +5,11 @@
 // f32 reassociation (o_proj and down_proj summed in parts, 1e-5 relative),
 // and the same greedy tokens, in checked mode with adversarial timing. A
 // missing cross-rank wait is refused by the validator.
-#include "FusedModuleText.h"
+#include "CompileShape.h"
 
-#include "compiler/driver/Pipeline.h"
 #include "compiler/driver/RandomWeights.h"
 #include "core/validator/Validator.h"
 #include "runtime/cpu/TensorParallelExecutor.h"
-
-#include "llvm/Support/FileSystem.h"
-#include "llvm/Support/FileUtilities.h"
-#include "llvm/Support/raw_ostream.h"
 
 #include <gtest/gtest.h>
 
@@ -64,19 +59,11 @@ class TensorParallelTest : public ::testing::TestWithParam<TpCase> {
 protected:
   void SetUp() override {
     const TpCase &c = GetParam();
-    int fd = -1;
-    llvm::SmallString<128> path;
-    ASSERT_FALSE(llvm::sys::fs::createTemporaryFile("mk-tensor-parallel", "mlir", fd, path));
-    llvm::FileRemover removeLater(path);
-    {
-      llvm::raw_fd_ostream file(fd, /*shouldClose=*/true);
-      file << mk::test::unfusedModuleText(c.shape);
-    }
     mk::CompileOptions options;
     options.maxContext = 40;
     options.target.numSms = c.numSms;
     options.tensorParallel = c.ranks;
-    auto model = mk::compileToSchedule(context, path.str().str(), options);
+    auto model = mk::test::compileShape(context, c.shape, options);
     ASSERT_TRUE(bool(model)) << llvm::toString(model.takeError());
     compiled.emplace(std::move(*model));
     ASSERT_EQ(compiled->ranks.size(), static_cast<size_t>(c.ranks));
@@ -194,19 +181,11 @@ TEST(TensorParallel, RefusesHeadsThatDoNotDivide) {
   ModelShape shape;
   shape.heads = 6;
   shape.kvHeads = 3;
-  int fd = -1;
-  llvm::SmallString<128> path;
-  ASSERT_FALSE(llvm::sys::fs::createTemporaryFile("mk-tensor-parallel", "mlir", fd, path));
-  llvm::FileRemover removeLater(path);
-  {
-    llvm::raw_fd_ostream file(fd, /*shouldClose=*/true);
-    file << mk::test::unfusedModuleText(shape);
-  }
   mlir::MLIRContext context;
   mk::CompileOptions options;
   options.maxContext = 16;
   options.tensorParallel = 2;
-  auto model = mk::compileToSchedule(context, path.str().str(), options);
+  auto model = mk::test::compileShape(context, shape, options);
   ASSERT_FALSE(bool(model));
   std::string message = llvm::toString(model.takeError());
   EXPECT_NE(message.find("'layer0.attention' has 3 KV heads, which do not divide among 2 ranks"),
