@@ -6,7 +6,7 @@
 // task graph is also edited field by field, decoded and encoded again, so
 // that a well-formed graph that lies (a wait removed, a range moved) reaches
 // the validator's deeper checks; so is one step of ROWSTEPS, or its rows and
-// sequences.
+// sequences, or a wait's allRanks.
 #include "runtime/format/ArtifactFile.h"
 #include "runtime/format/MkFile.h"
 #include "runtime/format/TaskGraphCodec.h"
@@ -71,6 +71,8 @@ bool editTaskGraph(std::vector<uint8_t> &bytes, std::minstd_rand &random) {
       task.waits.push_back({static_cast<uint32_t>(nearby(random, 0, events)), 0});
     else if (random() % 2)
       task.waits.erase(task.waits.begin() + random() % task.waits.size());
+    else if (random() % 4 == 0)
+      task.waits[random() % task.waits.size()].allRanks ^= true;
     else
       task.waits[random() % task.waits.size()].event = static_cast<uint32_t>(
           nearby(random, task.waits[0].event, events));
