@@ -110,25 +110,6 @@ llvm::Error shardRanks(CompiledModel &compiled, const CompileOptions &options) {
 
 } // namespace
 
-void addWeightSlices(WeightTable &weights, const std::vector<WeightSlice> &slices) {
-  for (const WeightSlice &slice : slices) {
-    const Weight *source = weights.find(slice.source);
-    if (!source)
-      continue; // the caller's to notice: the graph names a weight the table lacks
-    uint64_t cols = source->shape.size() == 2 ? static_cast<uint64_t>(source->shape[1]) : 1;
-    uint64_t rows = slice.rowEnd - slice.rowBegin, width = slice.colEnd - slice.colBegin;
-    Weight piece{slice.name, {static_cast<int64_t>(rows)}, source->storage, {}};
-    if (source->shape.size() == 2)
-      piece.shape.push_back(static_cast<int64_t>(width));
-    if (slice.zero)
-      piece.values.assign(rows * width, 0.0f);
-    else
-      piece.source = slicedValues(*source, cols, slice.rowBegin, slice.rowEnd, slice.colBegin,
-                                  slice.colEnd);
-    weights.add(std::move(piece));
-  }
-}
-
 llvm::Expected<CompiledModel> compileToSchedule(mlir::MLIRContext &context,
                                                 const std::string &modelPath,
                                                 const CompileOptions &options) {

@@ -54,9 +54,6 @@ struct CompiledModel {
   std::vector<WeightSlice> weightSlices;
 };
 
-// The slices as weights of `weights`, read on demand from their sources
-// (which `weights` must hold, and keep); zeros where a slice says so.
-void addWeightSlices(WeightTable &weights, const std::vector<WeightSlice> &slices);
 
 // The model at `path` as mk IR and weights: a .mlir file of mk IR (no weight
 // values), a GGUF file (known by its magic or a .gguf name), else ONNX.

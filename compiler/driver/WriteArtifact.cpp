@@ -13,6 +13,8 @@ llvm::Error writeCompiledModel(const CompiledModel &compiled, ArtifactOptions op
   if (options.compilerVersion.empty())
     options.compilerVersion = kCompilerVersion;
   options.rowSteps = compiled.rowSteps;
+  options.ranks = compiled.ranks;
+  options.weightSlices = compiled.weightSlices;
   std::string error;
   // Planned, then packed as the file is written: the weights are read (mapped
   // from the model's file, or generated) a piece at a time, never all held.

@@ -74,6 +74,9 @@ void printArtifactSummary(std::ostream &os, const LoadedArtifact &loaded) {
   for (const ScheduledGraph &step : artifact.rowSteps)
     os << "; " << describeStep(step.graph);
   os << (artifact.rowSteps.empty() ? "\n" : " (steps of several rows: the CPU executor)\n");
+  if (!artifact.ranks.empty())
+    os << "tensor parallel: " << artifact.ranks.size() << " ranks, "
+       << artifact.weightSlices.size() << " weight slices (the CPU executor runs them)\n";
   os << "EOS tokens: " << (facts.eosTokens.empty() ? "none" : tokenList(facts.eosTokens, ", "))
      << "\n";
   const GenerationFacts &generation = facts.generation;
@@ -137,6 +140,7 @@ void printArtifactJson(std::ostream &os, const LoadedArtifact &loaded) {
     os << (i ? ", " : "") << "{\"rows\": " << artifact.rowSteps[i].graph.rows
        << ", \"sequences\": " << artifact.rowSteps[i].graph.sequences << "}";
   os << "]"
+     << ",\n    \"ranks\": " << artifact.ranks.size()
      << ",\n    \"tokenizerBytes\": " << artifact.tokenizerJson.size()
      << ",\n    \"bosToken\": "
      << (facts.generation.bosToken ? std::to_string(*facts.generation.bosToken) : "null")

@@ -15,6 +15,7 @@
 
 #include "compiler/taskgraph/Target.h"
 #include "core/taskgraph/TaskGraph.h"
+#include "core/weights/SlicedValues.h"
 
 #include "llvm/Support/Error.h"
 
@@ -23,14 +24,6 @@
 #include <vector>
 
 namespace mk {
-
-// A weight a rank's graph names that is a block of a weight of the model:
-// rows [rowBegin, rowEnd) and columns [colBegin, colEnd) of `source`.
-struct WeightSlice {
-  std::string name, source;
-  uint64_t rowBegin = 0, rowEnd = 0, colBegin = 0, colEnd = 0;
-  bool zero = false; // zeros of that shape instead (a bias rank 0 alone adds)
-};
 
 // Rank `rank` of `ranks` of the lowered (tiled) graph `whole`, tiled again,
 // its slices appended to `slices`. An error names the operation whose heads

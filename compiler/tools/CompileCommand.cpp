@@ -83,9 +83,11 @@ const char *const kCompileHelp =
     "  --prefill-chunk=M        (tasks and later) also a step of M prompt tokens,\n"
     "                           2-1024, that the CPU executor runs prompts through,\n"
     "                           M positions a step (docs/m-token-steps.md)\n"
-    "  --tensor-parallel=N      (tasks, schedule) N ranks, Megatron-style: each keeps\n"
+    "  --tensor-parallel=N      (tasks, schedule, mk) N ranks, Megatron-style: each keeps\n"
     "                           its share of the heads and MLP channels, o_proj and\n"
-    "                           down_proj end in an AllReduce (1-64)\n"
+    "                           down_proj end in an AllReduce (1-64); the .mk\n"
+    "                           holds the ranks beside the one-GPU model, and the\n"
+    "                           CPU executor runs them (docs/tensor-parallel.md)\n"
     "  --batch=B[,B...]         (tasks and later) also a step of one row per\n"
     "                           sequence for each batch size B, 2-1024 (the CPU\n"
     "                           executor runs it)\n"
@@ -457,12 +459,12 @@ int emitArtifact(mlir::MLIRContext &context, const CompileArguments &options) {
 
 int compile(const CompileArguments &options) {
   mlir::MLIRContext context;
-  // The ranks' graphs run on the CPU executor in one process (mkc eval
-  // --engine=schedule); no kernel or file holds them yet.
-  if (options.pipeline.tensorParallel > 1 && *options.emit > EmitLevel::Schedule)
-    return usageError("--tensor-parallel compiles to --emit=tasks or --emit=schedule so far: "
-                      "no kernel or .mk holds several ranks yet (`mkc eval "
-                      "--engine=schedule --tensor-parallel=N` runs them on the CPU)");
+  // The kernel is the whole model's, for one GPU; the ranks' graphs go in
+  // the .mk's RANKS section, which the CPU executor runs.
+  if (options.pipeline.tensorParallel > 1 &&
+      (*options.emit == EmitLevel::Cuda || *options.emit == EmitLevel::Cubin))
+    return usageError("--tensor-parallel has no kernel of its own yet: --emit=cuda and cubin "
+                      "are the one-GPU kernel's (compile without it)");
   if (*options.emit == EmitLevel::Mk)
     return emitArtifact(context, options);
   if (*options.emit == EmitLevel::Cuda || *options.emit == EmitLevel::Cubin)

@@ -39,4 +39,34 @@ std::shared_ptr<const WeightValues> slicedValues(const Weight &source, uint64_t 
   return std::make_shared<SlicedValues>(source, cols, rowBegin, colBegin, colEnd - colBegin);
 }
 
+std::string checkWeightSlice(const WeightSlice &slice, uint64_t rows, uint64_t cols) {
+  if (slice.rowBegin >= slice.rowEnd || slice.rowEnd > rows || slice.colBegin >= slice.colEnd ||
+      slice.colEnd > cols)
+    return "slice '" + slice.name + "' of '" + slice.source + "' takes rows [" +
+           std::to_string(slice.rowBegin) + ", " + std::to_string(slice.rowEnd) + ") and columns [" +
+           std::to_string(slice.colBegin) + ", " + std::to_string(slice.colEnd) +
+           "], not a non-empty block of its [" + std::to_string(rows) + ", " +
+           std::to_string(cols) + "]";
+  return "";
+}
+
+void addWeightSlices(WeightTable &weights, const std::vector<WeightSlice> &slices) {
+  for (const WeightSlice &slice : slices) {
+    const Weight *source = weights.find(slice.source);
+    if (!source)
+      continue;
+    uint64_t cols = source->shape.size() == 2 ? static_cast<uint64_t>(source->shape[1]) : 1;
+    uint64_t rows = slice.rowEnd - slice.rowBegin, width = slice.colEnd - slice.colBegin;
+    Weight piece{slice.name, {static_cast<int64_t>(rows)}, source->storage, {}};
+    if (source->shape.size() == 2)
+      piece.shape.push_back(static_cast<int64_t>(width));
+    if (slice.zero)
+      piece.values.assign(rows * width, 0.0f);
+    else
+      piece.source = slicedValues(*source, cols, slice.rowBegin, slice.rowEnd, slice.colBegin,
+                                  slice.colEnd);
+    weights.add(std::move(piece));
+  }
+}
+
 } // namespace mk

@@ -8,8 +8,26 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
+#include <vector>
 
 namespace mk {
+
+// A weight a rank's graph names that is a block of a weight of the model:
+// rows [rowBegin, rowEnd) and columns [colBegin, colEnd) of `source`.
+struct WeightSlice {
+  std::string name, source;
+  uint64_t rowBegin = 0, rowEnd = 0, colBegin = 0, colEnd = 0;
+  bool zero = false; // zeros of that shape instead (a bias rank 0 alone adds)
+};
+
+// "" when `slice` lies inside a [rows, cols] source and is not empty, else why not.
+std::string checkWeightSlice(const WeightSlice &slice, uint64_t rows, uint64_t cols);
+
+// The slices as weights of `weights`, read on demand from their sources
+// (which `weights` must hold, and keep); zeros where a slice says so. A
+// slice whose source is missing is skipped (binding the graph then names it).
+void addWeightSlices(WeightTable &weights, const std::vector<WeightSlice> &slices);
 
 // Rows [rowBegin, rowEnd) and columns [colBegin, colEnd) of `source`, a
 // [rows, cols] matrix (cols 1 for a vector), row-major. `source` must

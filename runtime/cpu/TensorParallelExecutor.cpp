@@ -136,6 +136,10 @@ std::vector<int64_t> TensorParallelExecutor::State::launch(const std::vector<int
   plan.choice.settings = generate.sampling;
   plan.choice.contextTokens = &contextTokens;
   plan.eosTokens = generate.eosTokens;
+  if (generate.onToken)
+    plan.onToken = [&, eosFromStep](int64_t step, int64_t, int64_t token) {
+      return step >= eosFromStep && generate.onToken(step - eosFromStep, token);
+    };
   std::vector<cpu::RankProgram> programs;
   for (size_t rank = 0; rank < ranks.size(); ++rank)
     programs.push_back({&ranks[rank].graph, &ranks[rank].schedule, &weights[rank],
@@ -171,5 +175,15 @@ std::vector<int64_t> TensorParallelExecutor::generate(const std::vector<int64_t>
 }
 
 int64_t TensorParallelExecutor::position() const { return state->nextPosition; }
+
+GenerateStop TensorParallelExecutor::lastStop() const {
+  if (state->lastLaunch.rowStops.empty())
+    return {};
+  return {state->lastLaunch.rowStops[0].atEos, state->lastLaunch.rowStops[0].byHost};
+}
+
+std::span<const double> TensorParallelExecutor::stepMilliseconds() const {
+  return state->lastLaunch.stepMilliseconds;
+}
 
 } // namespace mk

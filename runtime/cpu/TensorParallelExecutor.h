@@ -39,6 +39,9 @@ public:
   std::vector<int64_t> generate(const std::vector<int64_t> &prompt, int64_t newTokens,
                                 const GenerateOptions &options = {});
   int64_t position() const;
+  // Of the last launch, as CpuExecutor's.
+  GenerateStop lastStop() const;
+  std::span<const double> stepMilliseconds() const;
 
 private:
   struct State;

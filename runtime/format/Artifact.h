@@ -4,6 +4,7 @@
 #define MKC_RUNTIME_FORMAT_ARTIFACT_H
 
 #include "core/taskgraph/TaskGraph.h"
+#include "core/weights/SlicedValues.h"
 
 #include <cstdint>
 #include <functional>
@@ -53,6 +54,11 @@ struct Artifact {
   // The ROWSTEPS section: a prefill chunk (one sequence, on the task graph's
   // KV caches) and batches, each validated; run by the CPU executor.
   std::vector<ScheduledGraph> rowSteps;
+  // The RANKS section: tensor parallel, every rank's decode graph (on one
+  // schedule) and the slices of the weights they name, made from the WEIGHTS
+  // section's at load; run by the CPU executor (docs/tensor-parallel.md).
+  std::vector<ScheduledGraph> ranks;
+  std::vector<WeightSlice> weightSlices;
   std::span<const uint16_t> weightData; // bf16, the weights section (mapped)
   // Set when weightData is a mapped file: lets the pages of a range of it go
   // once read (copied to the GPU), so that loading a big model does not keep

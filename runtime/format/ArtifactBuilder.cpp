@@ -74,27 +74,37 @@ bool describeArtifact(const TaskGraph &graph, const Schedule &schedule, const We
   artifact.facts.generation = std::move(options.generation);
   artifact.tokenizerJson = std::move(options.tokenizerJson);
   error = checkRowSteps(graph, options.rowSteps, artifact.weights);
+  if (error.empty())
+    error = checkRanks(graph, options.ranks, options.weightSlices, artifact.weights);
   if (!error.empty())
     return false;
   artifact.rowSteps = std::move(options.rowSteps);
+  artifact.ranks = std::move(options.ranks);
+  artifact.weightSlices = std::move(options.weightSlices);
   return true;
 }
 
-std::string checkStepWeights(const TaskGraph &graph, const std::vector<WeightEntry> &weights) {
-  std::map<std::string, const WeightEntry *> byName;
-  for (const WeightEntry &entry : weights)
-    byName.emplace(entry.name, &entry);
+// Every weight the graph names is in `shapes` (name -> rows, cols), with its shape.
+std::string checkStepWeights(const TaskGraph &graph,
+                             const std::map<std::string, std::pair<uint64_t, uint64_t>> &shapes) {
   for (const WeightRef *ref : referencedWeights(graph)) {
-    auto found = byName.find(ref->name);
-    if (found == byName.end())
+    auto found = shapes.find(ref->name);
+    if (found == shapes.end())
       return "weight '" + ref->name + "' is not in the weight index";
-    if (found->second->rows != ref->rows || found->second->cols != ref->cols)
+    if (found->second.first != ref->rows || found->second.second != ref->cols)
       return "weight '" + ref->name + "' is taken as [" + std::to_string(ref->rows) + ", " +
              std::to_string(ref->cols) + "], the index holds [" +
-             std::to_string(found->second->rows) + ", " + std::to_string(found->second->cols) +
+             std::to_string(found->second.first) + ", " + std::to_string(found->second.second) +
              "]";
   }
   return "";
+}
+
+std::map<std::string, std::pair<uint64_t, uint64_t>> shapesOf(const std::vector<WeightEntry> &weights) {
+  std::map<std::string, std::pair<uint64_t, uint64_t>> shapes;
+  for (const WeightEntry &entry : weights)
+    shapes.emplace(entry.name, std::pair(entry.rows, entry.cols));
+  return shapes;
 }
 
 } // namespace
@@ -156,7 +166,46 @@ std::string checkRowSteps(const TaskGraph &graph, const std::vector<ScheduledGra
     } else {
       return name + " is neither a prefill chunk (one sequence) nor a batch (a row per sequence)";
     }
-    if (std::string problem = checkStepWeights(step, weights); !problem.empty())
+    if (std::string problem = checkStepWeights(step, shapesOf(weights)); !problem.empty())
+      return name + ": " + problem;
+  }
+  return "";
+}
+
+std::string checkRanks(const TaskGraph &graph, const std::vector<ScheduledGraph> &ranks,
+                       const std::vector<WeightSlice> &slices,
+                       const std::vector<WeightEntry> &weights) {
+  if (ranks.empty())
+    return slices.empty() ? "" : "weight slices without ranks";
+  if (ranks.size() < 2 || ranks.size() > 64)
+    return std::to_string(ranks.size()) + " ranks, expected 2 to 64";
+  std::map<std::string, std::pair<uint64_t, uint64_t>> shapes = shapesOf(weights);
+  for (const WeightSlice &slice : slices) {
+    auto source = shapes.find(slice.source);
+    if (source == shapes.end())
+      return "slice '" + slice.name + "' is of weight '" + slice.source +
+             "', which is not in the weight index";
+    if (std::string problem = checkWeightSlice(slice, source->second.first, source->second.second);
+        !problem.empty())
+      return problem;
+    if (!shapes.emplace(slice.name, std::pair(slice.rowEnd - slice.rowBegin,
+                                              slice.colEnd - slice.colBegin))
+             .second)
+      return "slice '" + slice.name + "' has the name of another weight";
+  }
+  for (size_t rank = 0; rank < ranks.size(); ++rank) {
+    const TaskGraph &step = ranks[rank].graph;
+    std::string name = "rank " + std::to_string(rank);
+    if (step.ranks != static_cast<int64_t>(ranks.size()) || step.rank != static_cast<int64_t>(rank))
+      return name + " says it is rank " + std::to_string(step.rank) + " of " +
+             std::to_string(step.ranks);
+    if (step.maxContext != graph.maxContext || step.rows != 1 || step.sequences != 1)
+      return name + " is not a decode step of the task graph's context";
+    if (ranks[rank].schedule.queues != ranks[0].schedule.queues)
+      return name + "'s schedule is not rank 0's, which its cross-rank waits need";
+    if (std::string problem = validateSchedule(step, ranks[rank].schedule); !problem.empty())
+      return name + " does not validate: " + problem;
+    if (std::string problem = checkStepWeights(step, shapes); !problem.empty())
       return name + ": " + problem;
   }
   return "";

@@ -28,6 +28,8 @@ struct ArtifactOptions {
   GenerationFacts generation;
   std::string tokenizerJson;  // the TOKENIZER section; empty: none
   std::vector<ScheduledGraph> rowSteps; // the ROWSTEPS section (Artifact.h)
+  std::vector<ScheduledGraph> ranks;    // the RANKS section
+  std::vector<WeightSlice> weightSlices;
 };
 
 // An Artifact whose weightData views the packed weights it owns.
@@ -54,6 +56,15 @@ std::string checkSpecialTokens(const std::vector<int64_t> &eosTokens,
 constexpr size_t kMaxRowSteps = 16;
 std::string checkRowSteps(const TaskGraph &graph, const std::vector<ScheduledGraph> &rowSteps,
                           const std::vector<WeightEntry> &weights);
+
+// "" when the ranks can run `graph`'s model on the weights of `weights`,
+// else why not, naming the rank or slice: one graph per rank, rank r being
+// rank r of them all, each validating on the one schedule, of graph's
+// context; every slice a block of a weight of the index; every weight a
+// rank names a weight of the index or a slice, with its shape.
+std::string checkRanks(const TaskGraph &graph, const std::vector<ScheduledGraph> &ranks,
+                       const std::vector<WeightSlice> &slices,
+                       const std::vector<WeightEntry> &weights);
 
 // An Artifact whose weights are planned, not packed: weightData is empty and
 // writeArtifact(path, artifact, weights, ...) packs them as it writes them,

@@ -187,6 +187,14 @@ std::string load(const MkFile &file, Artifact &artifact, const WeightsScan &scan
   if (std::string problem = checkRowSteps(artifact.graph, artifact.rowSteps, artifact.weights);
       !problem.empty())
     return "section ROWSTEPS: " + problem;
+  if (std::string problem = decodeRanks(file.section(SectionKind::Ranks), artifact.ranks,
+                                        artifact.weightSlices);
+      !problem.empty())
+    return "section RANKS: " + problem;
+  if (std::string problem =
+          checkRanks(artifact.graph, artifact.ranks, artifact.weightSlices, artifact.weights);
+      !problem.empty())
+    return "section RANKS: " + problem;
   artifact.facts = manifest.facts;
   if (std::string problem = checkBlob(artifact); !problem.empty())
     return problem;
@@ -200,10 +208,11 @@ std::string load(const MkFile &file, Artifact &artifact, const WeightsScan &scan
 namespace {
 
 // Every section but WEIGHTS, in the order mkc writes them; `manifest`,
-// `graph` and `rowSteps` hold the encodings the sections view.
+// `graph`, `rowSteps` and `ranks` hold the encodings the sections view.
 std::vector<SectionData> smallSections(const Artifact &artifact, std::vector<uint8_t> &manifest,
                                        std::vector<uint8_t> &graph,
-                                       std::vector<uint8_t> &rowSteps) {
+                                       std::vector<uint8_t> &rowSteps,
+                                       std::vector<uint8_t> &ranks) {
   manifest = encodeManifest(manifestOf(artifact));
   graph = encodeTaskGraph(artifact.graph, artifact.schedule);
   std::vector<SectionData> sections = {{SectionKind::Manifest, manifest},
@@ -217,14 +226,18 @@ std::vector<SectionData> smallSections(const Artifact &artifact, std::vector<uin
     rowSteps = encodeRowSteps(artifact.rowSteps);
     sections.push_back({SectionKind::RowSteps, rowSteps});
   }
+  if (!artifact.ranks.empty()) {
+    ranks = encodeRanks(artifact.ranks, artifact.weightSlices);
+    sections.push_back({SectionKind::Ranks, ranks});
+  }
   return sections;
 }
 
 } // namespace
 
 bool writeArtifact(const std::string &path, const Artifact &artifact, std::string &error) {
-  std::vector<uint8_t> manifest, graph, rowSteps;
-  std::vector<SectionData> sections = smallSections(artifact, manifest, graph, rowSteps);
+  std::vector<uint8_t> manifest, graph, rowSteps, ranks;
+  std::vector<SectionData> sections = smallSections(artifact, manifest, graph, rowSteps, ranks);
   std::span<const uint8_t> weights(reinterpret_cast<const uint8_t *>(artifact.weightData.data()),
                                    artifact.weightData.size() * 2);
   // Weights last: the big section, on its page alignment, after everything small.
@@ -234,8 +247,8 @@ bool writeArtifact(const std::string &path, const Artifact &artifact, std::strin
 
 bool writeArtifact(const std::string &path, const Artifact &artifact, const WeightPlan &weights,
                    std::string &error) {
-  std::vector<uint8_t> manifest, graph, rowSteps;
-  std::vector<SectionData> sections = smallSections(artifact, manifest, graph, rowSteps);
+  std::vector<uint8_t> manifest, graph, rowSteps, ranks;
+  std::vector<SectionData> sections = smallSections(artifact, manifest, graph, rowSteps, ranks);
   StreamedSection packed{SectionKind::Weights, weights.elements * 2,
                          [&](const StreamedSection::Sink &sink, std::string &packError) {
                            return streamWeights(weights, sink, packError);

@@ -40,6 +40,7 @@ enum class SectionKind : uint32_t {
   TaskGraph = 6, // the task graph and schedule (TaskGraphCodec.h)
   Tokenizer = 7, // optional: the model's tokenizer.json, byte for byte (HF tokenizers)
   RowSteps = 8,  // optional: the steps of several rows, each a TASKGRAPH encoding
+  Ranks = 9,     // optional: tensor parallel, every rank's graph and the weight slices they name
 };
 
 // Every kind above; a version-1 file holds each exactly once.

@@ -241,6 +241,8 @@ std::string sectionKindName(uint32_t kind) {
     return "TOKENIZER";
   case SectionKind::RowSteps:
     return "ROWSTEPS";
+  case SectionKind::Ranks:
+    return "RANKS";
   }
   return "kind " + std::to_string(kind);
 }

@@ -294,4 +294,113 @@ std::string decodeRowSteps(std::span<const uint8_t> bytes, std::vector<Scheduled
   return "";
 }
 
+namespace {
+
+// Little-endian integers and strings in a growing buffer, and read back
+// with every length checked against what is left.
+struct SliceWriter {
+  std::vector<uint8_t> bytes;
+  void put(uint64_t value, int width) {
+    for (int i = 0; i < width; ++i)
+      bytes.push_back(static_cast<uint8_t>(value >> (8 * i)));
+  }
+  void text(const std::string &value) {
+    put(value.size(), 4);
+    bytes.insert(bytes.end(), value.begin(), value.end());
+  }
+};
+
+struct SliceReader {
+  std::span<const uint8_t> bytes;
+  size_t at = 0;
+  std::string problem;
+  uint64_t get(int width, const char *what) {
+    if (!problem.empty())
+      return 0;
+    if (bytes.size() - at < static_cast<size_t>(width)) {
+      problem = std::string(what) + " at byte " + std::to_string(at) + " runs past the end";
+      return 0;
+    }
+    uint64_t value = 0;
+    for (int i = 0; i < width; ++i)
+      value |= uint64_t(bytes[at + i]) << (8 * i);
+    at += width;
+    return value;
+  }
+  std::string text(const char *what) {
+    uint64_t length = get(4, what);
+    if (!problem.empty())
+      return "";
+    if (length > bytes.size() - at) {
+      problem = std::string(what) + " of " + std::to_string(length) + " bytes at byte " +
+                std::to_string(at) + " runs past the end";
+      return "";
+    }
+    std::string value(bytes.begin() + at, bytes.begin() + at + length);
+    at += length;
+    return value;
+  }
+};
+
+} // namespace
+
+std::vector<uint8_t> encodeRanks(const std::vector<ScheduledGraph> &ranks,
+                                 const std::vector<WeightSlice> &slices) {
+  SliceWriter out;
+  std::vector<uint8_t> graphs = encodeRowSteps(ranks);
+  out.put(graphs.size(), 8);
+  out.bytes.insert(out.bytes.end(), graphs.begin(), graphs.end());
+  out.put(slices.size(), 4);
+  for (const WeightSlice &slice : slices) {
+    out.text(slice.name);
+    out.text(slice.source);
+    for (uint64_t bound : {slice.rowBegin, slice.rowEnd, slice.colBegin, slice.colEnd})
+      out.put(bound, 8);
+    out.put(slice.zero ? 1 : 0, 1);
+  }
+  return std::move(out.bytes);
+}
+
+std::string decodeRanks(std::span<const uint8_t> bytes, std::vector<ScheduledGraph> &ranks,
+                        std::vector<WeightSlice> &slices) {
+  ranks.clear();
+  slices.clear();
+  if (bytes.empty())
+    return "";
+  SliceReader in{bytes};
+  uint64_t length = in.get(8, "the ranks' length");
+  if (in.problem.empty() && length > bytes.size() - in.at)
+    in.problem = "the ranks' " + std::to_string(length) + " bytes at byte 8 run past the end";
+  if (!in.problem.empty())
+    return in.problem;
+  std::vector<ScheduledGraph> decoded;
+  if (std::string problem = decodeRowSteps(bytes.subspan(in.at, length), decoded); !problem.empty())
+    return "the ranks' graphs: " + problem;
+  in.at += length;
+  uint64_t count = in.get(4, "the count of slices");
+  std::vector<WeightSlice> read;
+  for (uint64_t index = 0; index < count && in.problem.empty(); ++index) {
+    WeightSlice slice;
+    slice.name = in.text("a slice's name");
+    slice.source = in.text("a slice's source");
+    slice.rowBegin = in.get(8, "a slice's rows");
+    slice.rowEnd = in.get(8, "a slice's rows");
+    slice.colBegin = in.get(8, "a slice's columns");
+    slice.colEnd = in.get(8, "a slice's columns");
+    uint64_t zero = in.get(1, "a slice's zero flag");
+    if (in.problem.empty() && zero > 1)
+      in.problem = "slice " + std::to_string(index) + "'s zero flag is " + std::to_string(zero);
+    slice.zero = zero == 1;
+    read.push_back(std::move(slice));
+  }
+  if (in.problem.empty() && in.at != bytes.size())
+    in.problem = std::to_string(bytes.size() - in.at) + " trailing bytes at byte " +
+                 std::to_string(in.at);
+  if (!in.problem.empty())
+    return in.problem;
+  ranks = std::move(decoded);
+  slices = std::move(read);
+  return "";
+}
+
 } // namespace mk

@@ -11,6 +11,7 @@
 #define MKC_RUNTIME_FORMAT_TASKGRAPHCODEC_H
 
 #include "core/taskgraph/TaskGraph.h"
+#include "core/weights/SlicedValues.h"
 
 #include <cstdint>
 #include <span>
@@ -31,6 +32,15 @@ std::string decodeTaskGraph(std::span<const uint8_t> bytes, TaskGraph &graph, Sc
 // that many bytes of encodeTaskGraph. An empty section holds no steps.
 std::vector<uint8_t> encodeRowSteps(const std::vector<ScheduledGraph> &steps);
 std::string decodeRowSteps(std::span<const uint8_t> bytes, std::vector<ScheduledGraph> &steps);
+
+// The RANKS section: a u64 byte length and that many bytes holding the
+// ranks' graphs as ROWSTEPS holds steps, then a u32 count of weight slices,
+// each a string name, a string source (u32 length, bytes), u64 rowBegin,
+// rowEnd, colBegin, colEnd and a u8 zero (0 or 1). Empty: no ranks.
+std::vector<uint8_t> encodeRanks(const std::vector<ScheduledGraph> &ranks,
+                                 const std::vector<WeightSlice> &slices);
+std::string decodeRanks(std::span<const uint8_t> bytes, std::vector<ScheduledGraph> &ranks,
+                        std::vector<WeightSlice> &slices);
 
 } // namespace mk
 

@@ -3,8 +3,12 @@
 // f32 a tile at a time as the GPU kernel widens them: a model is held once,
 // by the page cache, not again as f32. When the artifact holds a prefill
 // chunk (its ROWSTEPS section), prompts and logits go through it a chunk of
-// positions a step, with the same bits as decode steps.
+// positions a step, with the same bits as decode steps. When it holds the
+// ranks of tensor parallelism (RANKS), a generation or teacher forcing from
+// position 0 in a new context runs every rank together, as the GPUs would;
+// the rest (a kept context, a start position, a trace) the decode graph.
 #include "runtime/cpu/CpuExecutor.h"
+#include "runtime/cpu/TensorParallelExecutor.h"
 #include "runtime/format/WeightPacking.h"
 #include "runtime/mkrt/Engine.h"
 
@@ -19,16 +23,20 @@ class CpuEngine : public Engine {
 public:
   explicit CpuEngine(const Artifact &artifact)
       : artifact(artifact), weights(viewWeights(artifact.weights, artifact.weightData)) {
+    addWeightSlices(weights, artifact.weightSlices);
     // One thread per emulated SM only when the machine has the cores: on
     // fewer, spinning threads mostly wait on each other, and the
     // single-thread mode gives the same bits.
-    options.threaded = std::thread::hardware_concurrency() >= artifact.schedule.numSms;
+    uint64_t queues = uint64_t(artifact.schedule.numSms) * std::max<size_t>(1, artifact.ranks.size());
+    options.threaded = std::thread::hardware_concurrency() >= queues;
     // loadArtifact has run the whole validator on this graph.
     options.validateDataflow = false;
   }
 
   std::string describe() const override {
     std::string queues = std::to_string(artifact.schedule.numSms) + " SM queues";
+    if (!artifact.ranks.empty())
+      queues = std::to_string(artifact.ranks.size()) + " ranks of " + queues;
     return options.threaded ? "cpu (" + queues + ", one thread each)"
                             : "cpu (" + queues + " interleaved on one thread)";
   }
@@ -70,6 +78,20 @@ private:
     return executor;
   }
 
+  // Every rank of the RANKS section in one launch, for a new context at 0.
+  bool usesRanks(int64_t firstPosition, bool trace, bool keepCache) const {
+    return !artifact.ranks.empty() && firstPosition == 0 && !trace && !keepCache;
+  }
+
+  template <class Body> auto runRanks(Body &&body) {
+    try {
+      TensorParallelExecutor executor(artifact.ranks, weights, options);
+      return body(executor);
+    } catch (const ExecutionError &error) {
+      throw EngineError(MKRT_ERROR_EXECUTION, error.what());
+    }
+  }
+
 public:
   Generation generate(const std::vector<int64_t> &prompt, int64_t newTokens,
                       int64_t firstPosition, bool trace, bool keepCache,
@@ -79,6 +101,19 @@ public:
     options.sampling = picking.sampling;
     options.eosTokens = artifact.facts.eosTokens;
     options.onToken = picking.onToken;
+    if (usesRanks(firstPosition, trace, keepCache) && newTokens > 0) {
+      std::vector<int64_t> tokens = runRanks([&](TensorParallelExecutor &executor) {
+        std::vector<int64_t> generated = executor.generate(prompt, newTokens, options);
+        generation.steps = executor.position();
+        generation.stoppedByHost = executor.lastStop().byHost;
+        std::span<const double> stepMs = executor.stepMilliseconds();
+        generation.stepMs.assign(stepMs.begin(), stepMs.end());
+        return generated;
+      });
+      generation.tokens =
+          cutAtEos(std::move(tokens), artifact.facts.eosTokens, generation.stoppedAtEos);
+      return generation;
+    }
     std::vector<int64_t> tokens = run(
         [&](CpuExecutor &executor) {
           std::vector<int64_t> generated = executor.generate(prompt, newTokens, options);
@@ -99,6 +134,15 @@ public:
 
   std::vector<float> evalLogits(const std::vector<int64_t> &tokens, int64_t firstPosition,
                                 bool keepCache) override {
+    if (usesRanks(firstPosition, false, keepCache))
+      return runRanks([&](TensorParallelExecutor &executor) {
+        std::vector<float> logits;
+        for (int64_t token : tokens) {
+          std::vector<float> row = executor.step(token);
+          logits.insert(logits.end(), row.begin(), row.end());
+        }
+        return logits;
+      });
     return run(
         [&](CpuExecutor &executor) {
           if (executor.prefillRows() > 0 && tokens.size() > 1)

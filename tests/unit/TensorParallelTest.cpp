@@ -10,10 +10,13 @@
 #include "compiler/driver/RandomWeights.h"
 #include "core/validator/Validator.h"
 #include "runtime/cpu/TensorParallelExecutor.h"
+#include "runtime/format/ArtifactBuilder.h"
+#include "runtime/format/ArtifactFile.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <functional>
 #include <optional>
 
 namespace {
@@ -171,6 +174,52 @@ TEST_P(TensorParallelTest, AMissingCrossRankWaitIsCaught) {
       if (wait.stepOffset == -1)
         wait.allRanks = false;
   EXPECT_NE(mk::validateSchedule(funnel[0].graph, funnel[0].schedule).find("on every rank"),
+            std::string::npos);
+}
+
+// The .mk carries the ranks (RANKS) beside the one-GPU model, and the weight
+// slices as (source, rows, columns): made from WEIGHTS at load, no bytes
+// more. What does not fit is refused naming the rank or the slice.
+TEST_P(TensorParallelTest, TheMkCarriesTheRanks) {
+  std::string error;
+  mk::ArtifactOptions artifactOptions;
+  artifactOptions.ranks = compiled->ranks;
+  artifactOptions.weightSlices = compiled->weightSlices;
+  artifactOptions.compilerVersion = "mkc 0.1.0";
+  auto built = mk::buildArtifact(compiled->tasks, compiled->schedule, weights, artifactOptions, error);
+  ASSERT_NE(built, nullptr) << error;
+  std::string path = ::testing::TempDir() + "/tensor-parallel-" + GetParam().name + ".mk";
+  ASSERT_TRUE(mk::writeArtifact(path, built->artifact, error)) << error;
+  auto loaded = mk::loadArtifact(path, error);
+  ASSERT_NE(loaded, nullptr) << error;
+  EXPECT_EQ(loaded->artifact.ranks.size(), compiled->ranks.size());
+  EXPECT_EQ(loaded->artifact.weightSlices.size(), compiled->weightSlices.size());
+
+  const mk::Artifact &artifact = built->artifact;
+  auto refusal = [&](const std::function<void(std::vector<mk::ScheduledGraph> &,
+                                              std::vector<mk::WeightSlice> &)> &edit) {
+    std::vector<mk::ScheduledGraph> ranks = artifact.ranks;
+    std::vector<mk::WeightSlice> slices = artifact.weightSlices;
+    edit(ranks, slices);
+    return mk::checkRanks(artifact.graph, ranks, slices, artifact.weights);
+  };
+  EXPECT_EQ(refusal([](auto &, auto &) {}), "");
+  EXPECT_NE(refusal([](auto &ranks, auto &) { std::swap(ranks[0], ranks[1]); })
+                .find("rank 0 says it is rank 1"),
+            std::string::npos);
+  EXPECT_NE(refusal([](auto &, auto &slices) { slices[0].colEnd += 1000; })
+                .find("not a non-empty block"),
+            std::string::npos);
+  EXPECT_NE(refusal([](auto &, auto &slices) { slices[0].source = "nothing"; })
+                .find("which is not in the weight index"),
+            std::string::npos);
+  EXPECT_NE(refusal([](auto &, auto &slices) { slices.pop_back(); })
+                .find("is not in the weight index"),
+            std::string::npos);
+  // One rank fewer: too few ranks, or ranks that say they are of more.
+  EXPECT_NE(refusal([](auto &ranks, auto &) { ranks.pop_back(); }), "");
+  EXPECT_NE(refusal([](auto &ranks, auto &) { ranks[1].graph.tasks[2].waits.clear(); })
+                .find("rank 1 does not validate"),
             std::string::npos);
 }
 
