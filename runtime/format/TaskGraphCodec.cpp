@@ -26,6 +26,11 @@ public:
     u32(static_cast<uint32_t>(value.size()));
     bytes.insert(bytes.end(), value.begin(), value.end());
   }
+  // A u64 length, then the bytes: a nested encoding.
+  void blob(const std::vector<uint8_t> &value) {
+    u64(value.size());
+    bytes.insert(bytes.end(), value.begin(), value.end());
+  }
   template <class Enum> void enumeration(Enum value, Enum) { u8(static_cast<uint8_t>(value)); }
   template <class T, class Each>
   void list(const std::vector<T> &items, const char *, size_t, Each &&each) {
@@ -71,6 +76,13 @@ public:
     if (length > remaining())
       return fail("a string of " + std::to_string(length) + " bytes runs past the end");
     value.assign(reinterpret_cast<const char *>(bytes.data() + at), length);
+    at += length;
+  }
+  void blob(std::vector<uint8_t> &value) {
+    uint64_t length = get(8);
+    if (length > remaining())
+      return fail(std::to_string(length) + " bytes run past the end");
+    value.assign(bytes.begin() + at, bytes.begin() + at + length);
     at += length;
   }
   template <class Enum> void enumeration(Enum &value, Enum last) {
@@ -242,123 +254,87 @@ std::string decodeTaskGraph(std::span<const uint8_t> bytes, TaskGraph &graph, Sc
   return "";
 }
 
-std::vector<uint8_t> encodeRowSteps(const std::vector<ScheduledGraph> &steps) {
-  std::vector<uint8_t> bytes;
-  auto put = [&](uint64_t value, int width) {
-    for (int i = 0; i < width; ++i)
-      bytes.push_back(static_cast<uint8_t>(value >> (8 * i)));
-  };
-  put(steps.size(), 4);
-  for (const ScheduledGraph &step : steps) {
-    std::vector<uint8_t> encoded = encodeTaskGraph(step.graph, step.schedule);
-    put(encoded.size(), 8);
-    bytes.insert(bytes.end(), encoded.begin(), encoded.end());
+namespace {
+
+// The sections of several task graphs: ROWSTEPS is a list of them, RANKS the
+// ranks' list nested as one blob, then the weight slices. Each graph is
+// encodeTaskGraph's bytes, magic and version included.
+constexpr size_t kMinGraphBlob = 8, kMinSlice = 4 + 4 + 4 * 8 + 1; // bytes of the least one
+
+template <class Codec, class Slice> void codeSlice(Codec &c, Slice &slice) {
+  c.string(slice.name);
+  c.string(slice.source);
+  c.u64(slice.rowBegin);
+  c.u64(slice.rowEnd);
+  c.u64(slice.colBegin);
+  c.u64(slice.colEnd);
+  c.boolean(slice.zero);
+}
+
+std::vector<uint8_t> encodeGraphs(const std::vector<ScheduledGraph> &graphs) {
+  Encoder encoder;
+  std::vector<std::vector<uint8_t>> blobs;
+  for (const ScheduledGraph &graph : graphs)
+    blobs.push_back(encodeTaskGraph(graph.graph, graph.schedule));
+  encoder.list(blobs, "step", kMinGraphBlob, [&](const auto &blob) { encoder.blob(blob); });
+  return std::move(encoder.bytes);
+}
+
+// The graphs of `decoder`'s list, each decoded; "" or the first problem.
+std::string decodeGraphs(Decoder &decoder, std::vector<ScheduledGraph> &graphs) {
+  uint32_t count = 0;
+  decoder.u32(count);
+  if (decoder.failed())
+    return decoder.problem();
+  // Read one by one, so that a corrupt count stops at the first step that
+  // is not there rather than allocating for it.
+  std::vector<std::vector<uint8_t>> blobs;
+  std::vector<size_t> starts;
+  for (uint32_t index = 0; index < count; ++index) {
+    starts.push_back(decoder.position() + 8);
+    decoder.blob(blobs.emplace_back());
+    if (decoder.failed())
+      return "step " + std::to_string(index) + ": " + decoder.problem();
   }
-  return bytes;
+  graphs.assign(blobs.size(), {});
+  for (size_t index = 0; index < blobs.size(); ++index)
+    if (std::string problem = decodeTaskGraph(blobs[index], graphs[index].graph,
+                                              graphs[index].schedule);
+        !problem.empty())
+      return "step " + std::to_string(index) + " at byte " + std::to_string(starts[index]) +
+             ": " + problem;
+  return "";
+}
+
+} // namespace
+
+std::vector<uint8_t> encodeRowSteps(const std::vector<ScheduledGraph> &steps) {
+  return encodeGraphs(steps);
 }
 
 std::string decodeRowSteps(std::span<const uint8_t> bytes, std::vector<ScheduledGraph> &steps) {
   steps.clear();
   if (bytes.empty())
     return "";
-  auto get = [&](size_t at, int width) {
-    uint64_t value = 0;
-    for (int i = 0; i < width; ++i)
-      value |= uint64_t(bytes[at + i]) << (8 * i);
-    return value;
-  };
   if (bytes.size() < 4)
     return "a count of steps needs 4 bytes, the section has " + std::to_string(bytes.size());
-  uint64_t count = get(0, 4);
-  size_t at = 4;
+  Decoder decoder(bytes);
   std::vector<ScheduledGraph> decoded;
-  for (uint64_t index = 0; index < count; ++index) {
-    if (bytes.size() - at < 8)
-      return "step " + std::to_string(index) + " of " + std::to_string(count) +
-             ": its length at byte " + std::to_string(at) + " runs past the end";
-    uint64_t length = get(at, 8);
-    at += 8;
-    if (length > bytes.size() - at)
-      return "step " + std::to_string(index) + ": " + std::to_string(length) +
-             " bytes at byte " + std::to_string(at) + " run past the end";
-    ScheduledGraph step;
-    if (std::string problem = decodeTaskGraph(bytes.subspan(at, length), step.graph, step.schedule);
-        !problem.empty())
-      return "step " + std::to_string(index) + " at byte " + std::to_string(at) + ": " + problem;
-    decoded.push_back(std::move(step));
-    at += length;
-  }
-  if (at != bytes.size())
-    return std::to_string(bytes.size() - at) + " trailing bytes at byte " + std::to_string(at);
+  if (std::string problem = decodeGraphs(decoder, decoded); !problem.empty())
+    return problem;
+  if (decoder.remaining() != 0)
+    return std::to_string(decoder.remaining()) + " trailing bytes at byte " +
+           std::to_string(decoder.position());
   steps = std::move(decoded);
   return "";
 }
 
-namespace {
-
-// Little-endian integers and strings in a growing buffer, and read back
-// with every length checked against what is left.
-struct SliceWriter {
-  std::vector<uint8_t> bytes;
-  void put(uint64_t value, int width) {
-    for (int i = 0; i < width; ++i)
-      bytes.push_back(static_cast<uint8_t>(value >> (8 * i)));
-  }
-  void text(const std::string &value) {
-    put(value.size(), 4);
-    bytes.insert(bytes.end(), value.begin(), value.end());
-  }
-};
-
-struct SliceReader {
-  std::span<const uint8_t> bytes;
-  size_t at = 0;
-  std::string problem;
-  uint64_t get(int width, const char *what) {
-    if (!problem.empty())
-      return 0;
-    if (bytes.size() - at < static_cast<size_t>(width)) {
-      problem = std::string(what) + " at byte " + std::to_string(at) + " runs past the end";
-      return 0;
-    }
-    uint64_t value = 0;
-    for (int i = 0; i < width; ++i)
-      value |= uint64_t(bytes[at + i]) << (8 * i);
-    at += width;
-    return value;
-  }
-  std::string text(const char *what) {
-    uint64_t length = get(4, what);
-    if (!problem.empty())
-      return "";
-    if (length > bytes.size() - at) {
-      problem = std::string(what) + " of " + std::to_string(length) + " bytes at byte " +
-                std::to_string(at) + " runs past the end";
-      return "";
-    }
-    std::string value(bytes.begin() + at, bytes.begin() + at + length);
-    at += length;
-    return value;
-  }
-};
-
-} // namespace
-
 std::vector<uint8_t> encodeRanks(const std::vector<ScheduledGraph> &ranks,
                                  const std::vector<WeightSlice> &slices) {
-  SliceWriter out;
-  std::vector<uint8_t> graphs = encodeRowSteps(ranks);
-  out.put(graphs.size(), 8);
-  out.bytes.insert(out.bytes.end(), graphs.begin(), graphs.end());
-  out.put(slices.size(), 4);
-  for (const WeightSlice &slice : slices) {
-    out.text(slice.name);
-    out.text(slice.source);
-    for (uint64_t bound : {slice.rowBegin, slice.rowEnd, slice.colBegin, slice.colEnd})
-      out.put(bound, 8);
-    out.put(slice.zero ? 1 : 0, 1);
-  }
-  return std::move(out.bytes);
+  Encoder encoder;
+  encoder.blob(encodeGraphs(ranks));
+  encoder.list(slices, "weight slice", kMinSlice, [&](const auto &slice) { codeSlice(encoder, slice); });
+  return std::move(encoder.bytes);
 }
 
 std::string decodeRanks(std::span<const uint8_t> bytes, std::vector<ScheduledGraph> &ranks,
@@ -367,39 +343,24 @@ std::string decodeRanks(std::span<const uint8_t> bytes, std::vector<ScheduledGra
   slices.clear();
   if (bytes.empty())
     return "";
-  SliceReader in{bytes};
-  uint64_t length = in.get(8, "the ranks' length");
-  if (in.problem.empty() && length > bytes.size() - in.at)
-    in.problem = "the ranks' " + std::to_string(length) + " bytes at byte 8 run past the end";
-  if (!in.problem.empty())
-    return in.problem;
-  std::vector<ScheduledGraph> decoded;
-  if (std::string problem = decodeRowSteps(bytes.subspan(in.at, length), decoded); !problem.empty())
+  Decoder decoder(bytes);
+  std::vector<uint8_t> graphBytes;
+  decoder.blob(graphBytes);
+  std::vector<WeightSlice> decodedSlices;
+  decoder.list(decodedSlices, "weight slice", kMinSlice,
+               [&](auto &slice) { codeSlice(decoder, slice); });
+  if (!decoder.failed() && decoder.remaining() != 0)
+    decoder.fail(std::to_string(decoder.remaining()) + " trailing bytes");
+  if (decoder.failed())
+    return decoder.problem();
+  Decoder graphs(graphBytes);
+  std::vector<ScheduledGraph> decodedRanks;
+  if (std::string problem = decodeGraphs(graphs, decodedRanks); !problem.empty())
     return "the ranks' graphs: " + problem;
-  in.at += length;
-  uint64_t count = in.get(4, "the count of slices");
-  std::vector<WeightSlice> read;
-  for (uint64_t index = 0; index < count && in.problem.empty(); ++index) {
-    WeightSlice slice;
-    slice.name = in.text("a slice's name");
-    slice.source = in.text("a slice's source");
-    slice.rowBegin = in.get(8, "a slice's rows");
-    slice.rowEnd = in.get(8, "a slice's rows");
-    slice.colBegin = in.get(8, "a slice's columns");
-    slice.colEnd = in.get(8, "a slice's columns");
-    uint64_t zero = in.get(1, "a slice's zero flag");
-    if (in.problem.empty() && zero > 1)
-      in.problem = "slice " + std::to_string(index) + "'s zero flag is " + std::to_string(zero);
-    slice.zero = zero == 1;
-    read.push_back(std::move(slice));
-  }
-  if (in.problem.empty() && in.at != bytes.size())
-    in.problem = std::to_string(bytes.size() - in.at) + " trailing bytes at byte " +
-                 std::to_string(in.at);
-  if (!in.problem.empty())
-    return in.problem;
-  ranks = std::move(decoded);
-  slices = std::move(read);
+  if (graphs.remaining() != 0)
+    return "the ranks' graphs: " + std::to_string(graphs.remaining()) + " trailing bytes";
+  ranks = std::move(decodedRanks);
+  slices = std::move(decodedSlices);
   return "";
 }
 
