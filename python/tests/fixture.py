@@ -1,5 +1,6 @@
 """The test model: the committed 256-token llama fixture compiled by mkc with
-the tokenizer of tokenizer_files.py, on the CPU (no kernel: no GPU needed).
+the tokenizer of tokenizer_files.py, for the CPU executor (no kernel: no GPU
+needed), or with its kernel when MKRT_TEST_DEVICE=gpu runs the tests on a GPU.
 The tools come from $MKC and $MKRUN (ctest sets them), else the build tree."""
 import os
 import subprocess
@@ -12,6 +13,9 @@ FIXTURE = ROOT / "tests" / "fixtures" / "llama3_ts17.onnx"
 MKC = os.environ.get("MKC", str(ROOT / "build" / "compiler" / "tools" / "mkc"))
 MKRUN = os.environ.get("MKRUN", str(ROOT / "build" / "runtime" / "mkrun" / "mkrun"))
 MAX_CONTEXT = 96
+# Where the tests that take a device run their models: the CPU executor in
+# CI; MKRT_TEST_DEVICE=gpu runs the same tests on a GPU.
+DEVICE = os.environ.get("MKRT_TEST_DEVICE", "cpu")
 
 _dir = None
 
@@ -35,7 +39,8 @@ def compile_model(name, *options, tokenizer=True):
     """A .mk of the fixture, made once per name."""
     out = workdir() / name
     if not out.exists():
-        command = [MKC, "compile", str(FIXTURE), "--emit=mk", "--no-kernel",
+        kernel = [] if DEVICE == "gpu" else ["--no-kernel"]
+        command = [MKC, "compile", str(FIXTURE), "--emit=mk", *kernel,
                    f"--max-context={MAX_CONTEXT}", "-o", str(out), *options]
         command += [f"--tokenizer={tokenizer_dir()}"] if tokenizer else ["--no-tokenizer"]
         subprocess.run(command, check=True, capture_output=True, text=True)

@@ -20,9 +20,9 @@ import mkrt
 import fixture
 
 MAX_CONTEXT = 2048
-# Where the server and the package it is checked against run: the CPU
-# executor in CI; MKRT_TEST_DEVICE=gpu runs the same tests on a GPU.
-DEVICE = os.environ.get("MKRT_TEST_DEVICE", "cpu")
+# Where the server and the package it is checked against run (the CPU
+# executor unless MKRT_TEST_DEVICE says otherwise).
+DEVICE = fixture.DEVICE
 
 try:
     import aiohttp  # noqa: F401  (the server's)
