@@ -7,6 +7,7 @@
 #include "runtime/cpu/BindWeights.h"
 #include "runtime/cpu/ExecutorMemory.h"
 #include "runtime/cpu/Launch.h"
+#include "runtime/cpu/LaunchChecks.h"
 #include "runtime/cpu/TaskContext.h"
 #include "runtime/cpu/Tasks.h"
 #include "runtime/format/ControlBlock.h"
@@ -45,10 +46,7 @@ struct CpuExecutor::State {
   std::vector<std::vector<int64_t>> contextTokens;
 
   const TaskGraph &graph() const { return main.graph; }
-  void checkUsable() const {
-    if (!failure.empty())
-      throw ExecutionError("the executor stopped after an earlier error: " + failure);
-  }
+  void checkUsable() const { cpu::checkNotFailed(failure); }
   void checkDecodeGraph(const char *call) const {
     if (main.graph.rows != 1 || main.graph.sequences != 1)
       throw ExecutionError(std::string(call) + " runs one row a step, but the graph's step holds " +
@@ -57,10 +55,7 @@ struct CpuExecutor::State {
                            " sequences: use generateBatch");
   }
   void checkTokens(std::span<const int64_t> tokens) const {
-    for (int64_t token : tokens)
-      if (token < 0 || static_cast<uint64_t>(token) >= vocabulary)
-        throw ExecutionError("token " + std::to_string(token) + " is outside the vocabulary of " +
-                             std::to_string(vocabulary));
+    cpu::checkTokensInVocabulary(tokens, vocabulary);
   }
   StepProgram program(const TaskGraph &graph, const Schedule &schedule,
                       const cpu::ExecutorMemory *caches);
@@ -151,10 +146,7 @@ std::vector<int64_t> CpuExecutor::State::launch(std::vector<int64_t> forcedToken
                                                 int64_t eosFromStep) {
   checkTokens(forcedTokens);
   int64_t &nextPosition = nextPositions[0];
-  if (steps > main.graph.maxContext - nextPosition)
-    throw ExecutionError("the context is full: " + std::to_string(steps) + " more steps from position " +
-                         std::to_string(nextPosition) + " pass maxContext " +
-                         std::to_string(main.graph.maxContext));
+  cpu::checkContextRoom(steps, "more steps", nextPosition, main.graph.maxContext);
   for (size_t i = 0; i < forcedTokens.size(); ++i)
     contextTokens[0][nextPosition + i] = forcedTokens[i];
   cpu::LaunchPlan plan;
@@ -185,10 +177,7 @@ std::vector<float> CpuExecutor::prefill(std::span<const int64_t> tokens, bool ev
   StepProgram &program = *state->prefill;
   int64_t rows = program.graph.rows, count = static_cast<int64_t>(tokens.size());
   int64_t &nextPosition = state->nextPositions[0];
-  if (count > program.graph.maxContext - nextPosition)
-    throw ExecutionError("the context is full: " + std::to_string(count) +
-                         " prompt tokens from position " + std::to_string(nextPosition) +
-                         " pass maxContext " + std::to_string(program.graph.maxContext));
+  cpu::checkContextRoom(count, "prompt tokens", nextPosition, program.graph.maxContext);
   std::copy(tokens.begin(), tokens.end(), state->contextTokens[0].begin() + nextPosition);
   // Row r of step t is token t * rows + r.
   cpu::LaunchPlan plan;
@@ -265,10 +254,7 @@ std::vector<int64_t> CpuExecutor::generate(const std::vector<int64_t> &prompt, i
   if (state->prefill && !state->options.trace && prompt.size() > 1 && newTokens > 0) {
     state->checkTokens(prompt);
     int64_t need = static_cast<int64_t>(prompt.size()) + newTokens - 1;
-    if (need > state->graph().maxContext - state->nextPositions[0])
-      throw ExecutionError("the context is full: " + std::to_string(need) +
-                           " more steps from position " + std::to_string(state->nextPositions[0]) +
-                           " pass maxContext " + std::to_string(state->graph().maxContext));
+    cpu::checkContextRoom(need, "more steps", state->nextPositions[0], state->graph().maxContext);
     prefill(std::span<const int64_t>(prompt).first(prompt.size() - 1));
     int64_t rows = state->prefill->graph.rows, fed = static_cast<int64_t>(prompt.size()) - 1;
     const std::vector<double> &chunks = state->lastLaunch.stepMilliseconds;

@@ -5,6 +5,7 @@
 #include "runtime/cpu/BindWeights.h"
 #include "runtime/cpu/ExecutorMemory.h"
 #include "runtime/cpu/Launch.h"
+#include "runtime/cpu/LaunchChecks.h"
 
 #include <algorithm>
 #include <map>
@@ -117,17 +118,9 @@ std::vector<int64_t> TensorParallelExecutor::State::launch(const std::vector<int
                                                           int64_t steps,
                                                           const GenerateOptions &generate,
                                                           int64_t eosFromStep) {
-  if (!failure.empty())
-    throw ExecutionError("the executor stopped after an earlier error: " + failure);
-  for (int64_t token : forced)
-    if (token < 0 || static_cast<uint64_t>(token) >= vocabulary)
-      throw ExecutionError("token " + std::to_string(token) + " is outside the vocabulary of " +
-                           std::to_string(vocabulary));
-  int64_t maxContext = ranks[0].graph.maxContext;
-  if (steps > maxContext - nextPosition)
-    throw ExecutionError("the context is full: " + std::to_string(steps) +
-                         " more steps from position " + std::to_string(nextPosition) +
-                         " pass maxContext " + std::to_string(maxContext));
+  cpu::checkNotFailed(failure);
+  cpu::checkTokensInVocabulary(forced, vocabulary);
+  cpu::checkContextRoom(steps, "more steps", nextPosition, ranks[0].graph.maxContext);
   std::copy(forced.begin(), forced.end(), contextTokens[0].begin() + nextPosition);
   cpu::LaunchPlan plan;
   plan.steps = steps;
