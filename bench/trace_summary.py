@@ -13,6 +13,11 @@ bytes its tasks stream and the rate that makes over the span and over the
 tasks' own running time; the gaps between consecutive spans are where the
 GPU streams nothing.
 
+Then, for the operations run by tasks of several kinds (attention: its
+chunks, then the merge), each kind's phase: where it starts and ends inside
+the operation's span, and its tasks' median run, so that an operation's
+time splits into its phases and the gaps between them.
+
 Then the hops, per operation: for each task run that was already waiting
 when its inputs became ready, the time from the end of the last task it
 waited on (the run that completed its events) to its own start, which is
@@ -103,7 +108,47 @@ def main():
           f"({streamed / (span_sum * 1e-6) / 1e9:.0f} GB/s inside them), the rest of the wall "
           f"({wall - span_sum:.1f} us) is attention, argmax and gaps")
 
+    phases(graph, runs, steps, operations)
     hops(graph, runs, waits, operations)
+
+
+def phases(graph, runs, steps, operations):
+    """Per operation of several task kinds, per kind: its start and end
+    relative to the operation's start and its tasks' median run (medians
+    over the steps)."""
+    tasks = {t["id"]: t for t in graph["tasks"]}
+    kinds = collections.defaultdict(set)
+    for t in graph["tasks"]:
+        kinds[t["op"]].add(t["kind"])
+    mixed = {op for op, k in kinds.items() if len(k) > 1}
+    if not mixed:
+        return
+    # (op, kind) -> per step (start, end) relative to the op's start; runs
+    extent = collections.defaultdict(list)
+    durations = collections.defaultdict(list)
+    for s in steps:
+        per_op = collections.defaultdict(list)
+        for e in runs:
+            if e["args"]["step"] == s and tasks[e["args"]["task"]]["op"] in mixed:
+                per_op[tasks[e["args"]["task"]]["op"]].append(e)
+        for op, items in per_op.items():
+            origin = min(e["ts"] for e in items)
+            by_kind = collections.defaultdict(list)
+            for e in items:
+                by_kind[tasks[e["args"]["task"]]["kind"]].append(e)
+            for kind, group in by_kind.items():
+                extent[(op, kind)].append((min(e["ts"] for e in group) - origin,
+                                           max(e["ts"] + e["dur"] for e in group) - origin))
+                durations[(op, kind)] += [e["dur"] for e in group]
+    print(f"\n{'operation':34} {'task kind':16} {'tasks':>6} {'from us':>8} {'to us':>8} "
+          f"{'run us':>8}")
+    for op, kind in sorted(extent, key=lambda k: (k[0], statistics.median(x[0] for x in extent[k]))):
+        name = operations[op]["name"] if op < len(operations) else str(op)
+        count = len(durations[(op, kind)]) // len(extent[(op, kind)])
+        print(f"{name[:34]:34} {kind[:16]:16} {count:6d} "
+              f"{statistics.median(x[0] for x in extent[(op, kind)]):8.2f} "
+              f"{statistics.median(x[1] for x in extent[(op, kind)]):8.2f} "
+              f"{statistics.median(durations[(op, kind)]):8.2f}")
 
 
 def percentile(values, fraction):
