@@ -13,6 +13,7 @@
 //       the same from position 4096, the cache below it as the session holds
 //       it (zeros): for timing a step at a position without a prompt
 //   mkrun MODEL.mk --prompt-tokens 1,2,3 --prompt-tokens 9,8 -n 16 --device cpu
+//   mkrun MODEL.mk --batch-file prompts.txt -n 16 --device cpu
 //       a batch: each prompt a sequence of its own, all in one launch (a .mk
 //       compiled with --batch), each sequence's tokens on a line of its own
 //   mkrun MODEL.mk --tokens 5,17,42 --logits OUT.npy
@@ -25,12 +26,14 @@
 #include "mkrt.h"
 #include "core/support/Npy.h"
 #include "core/support/TokenList.h"
+#include "core/support/RegularFile.h"
 #include "runtime/format/MkFile.h"
 
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <optional>
 #include <string>
 #include <vector>
@@ -52,6 +55,8 @@ constexpr const char *kHelp =
     "  --prompt-tokens T0,...  the prompt, comma-separated token ids; given again, a\n"
     "                          batch: each a sequence of its own in one launch (a\n"
     "                          .mk compiled with `mkc compile --batch=B`; on the CPU)\n"
+    "  --batch-file FILE       the prompts of a batch, one a line as --prompt-tokens\n"
+    "                          takes them (blank lines and lines from '#' skipped)\n"
     "  -n N                    the most new tokens to generate (fewer at an EOS token)\n"
     "  --temperature T         sample at temperature T (default 0: greedy)\n"
     "  --top-k K               sample among the K most likely (0: all; at most 1024)\n"
@@ -89,7 +94,7 @@ constexpr const char *kHelp =
     "the kernel, the launch, an error the kernel reported)\n";
 
 struct Arguments {
-  std::string model, device = "auto", promptTokens, tokens, logits, stepTimes, trace;
+  std::string model, device = "auto", promptTokens, tokens, logits, stepTimes, trace, batchFile;
   std::vector<std::string> morePrompts; // --prompt-tokens given again: a batch
   std::optional<int64_t> newTokens;
   int64_t maxContext = 0;
@@ -117,6 +122,37 @@ bool parseInteger(const std::string &text, int64_t &value) {
   long long parsed = std::strtoll(text.c_str(), &end, 10);
   value = parsed;
   return errno == 0 && end == text.c_str() + text.size();
+}
+
+// The prompts of a batch file, one a line, into args as if each were given
+// by --prompt-tokens; "" or what is wrong, with the line.
+std::string readBatchFile(const std::string &path, Arguments &args) {
+  if (std::string error = mk::checkRegularFile(path); !error.empty())
+    return "--batch-file: " + error;
+  std::ifstream file(path);
+  if (!file)
+    return "--batch-file: cannot open '" + path + "'";
+  std::string line;
+  std::vector<int64_t> ignored;
+  for (int number = 1; std::getline(file, line); ++number) {
+    size_t first = line.find_first_not_of(" \t\r");
+    if (first == std::string::npos || line[first] == '#')
+      continue;
+    size_t last = line.find_last_not_of(" \t\r");
+    std::string prompt = line.substr(first, last - first + 1);
+    if (!mk::parseTokenList(prompt, ignored))
+      return "--batch-file '" + path + "' line " + std::to_string(number) +
+             ": a prompt must be a comma-separated list of token ids, got '" + prompt + "'";
+    if (args.promptTokens.empty())
+      args.promptTokens = prompt;
+    else
+      args.morePrompts.push_back(prompt);
+  }
+  if (file.bad())
+    return "--batch-file: cannot read '" + path + "'";
+  if (args.promptTokens.empty())
+    return "--batch-file '" + path + "' holds no prompt";
+  return "";
 }
 
 int usageError(const std::string &message) {
@@ -191,6 +227,8 @@ int parseArguments(int argc, char **argv, Arguments &args) {
         args.promptTokens = *v;
       else
         args.morePrompts.push_back(*v);
+    } else if (auto v = value("--batch-file")) {
+      args.batchFile = *v;
     } else if (auto v = value("-n")) {
       int64_t n = 0;
       if (!parseCount(*v, n))
@@ -246,6 +284,12 @@ int parseArguments(int argc, char **argv, Arguments &args) {
       return usageError("unknown argument '" + arg + "'");
     }
   }
+  if (!args.batchFile.empty()) {
+    if (!args.promptTokens.empty())
+      return usageError("give a batch's prompts by --prompt-tokens or by --batch-file, not both");
+    if (std::string error = readBatchFile(args.batchFile, args); !error.empty())
+      return refuse(error);
+  }
   bool generating = !args.promptTokens.empty() || args.newTokens;
   bool evaluating = !args.tokens.empty() || !args.logits.empty();
   if (args.model.empty())
@@ -278,7 +322,7 @@ int parseArguments(int argc, char **argv, Arguments &args) {
                         more + "'");
   if (!args.morePrompts.empty() && (args.stream || !args.stepTimes.empty() ||
                                     !args.trace.empty() || args.startPosition != 0))
-    return usageError("a batch (--prompt-tokens given more than once) takes no --stream, "
+    return usageError("a batch (--prompt-tokens given more than once, or --batch-file) takes no --stream, "
                       "--cancel-after, --step-times, --trace or --start-position");
   // Before the run: no output may overwrite the model.
   for (const std::string *output : {&args.logits, &args.stepTimes, &args.trace})
