@@ -25,18 +25,20 @@
 // 4 the GPU is there and failed (module load, launch, the kernel's error word).
 #include "mkrt.h"
 #include "core/support/Npy.h"
-#include "core/support/TokenList.h"
 #include "core/support/RegularFile.h"
+#include "core/support/TokenList.h"
 #include "runtime/format/MkFile.h"
 
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
+#include <sstream>
 #include <optional>
 #include <string>
 #include <vector>
+
+#include <unistd.h>
 
 namespace {
 
@@ -125,13 +127,27 @@ bool parseInteger(const std::string &text, int64_t &value) {
 }
 
 // The prompts of a batch file, one a line, into args as if each were given
-// by --prompt-tokens; "" or what is wrong, with the line.
+// by --prompt-tokens; "" or what is wrong, with the line. Only a regular
+// file of at most kMostBatchFileBytes is read.
+constexpr size_t kMostBatchFileBytes = size_t{64} << 20;
+
 std::string readBatchFile(const std::string &path, Arguments &args) {
-  if (std::string error = mk::checkRegularFile(path); !error.empty())
-    return "--batch-file: " + error;
-  std::ifstream file(path);
-  if (!file)
-    return "--batch-file: cannot open '" + path + "'";
+  std::string error;
+  int fd = mk::openRegularFile(path, "batch file", error);
+  if (fd < 0)
+    return error;
+  std::string text;
+  char buffer[1 << 16];
+  ssize_t got = 0;
+  while ((got = ::read(fd, buffer, sizeof buffer)) > 0 && text.size() <= kMostBatchFileBytes)
+    text.append(buffer, static_cast<size_t>(got));
+  ::close(fd);
+  if (got < 0)
+    return "cannot read batch file '" + path + "'";
+  if (text.size() > kMostBatchFileBytes)
+    return "batch file '" + path + "' is larger than " +
+           std::to_string(kMostBatchFileBytes >> 20) + " MiB";
+  std::istringstream file(text);
   std::string line;
   std::vector<int64_t> ignored;
   for (int number = 1; std::getline(file, line); ++number) {
@@ -141,17 +157,15 @@ std::string readBatchFile(const std::string &path, Arguments &args) {
     size_t last = line.find_last_not_of(" \t\r");
     std::string prompt = line.substr(first, last - first + 1);
     if (!mk::parseTokenList(prompt, ignored))
-      return "--batch-file '" + path + "' line " + std::to_string(number) +
+      return "batch file '" + path + "' line " + std::to_string(number) +
              ": a prompt must be a comma-separated list of token ids, got '" + prompt + "'";
     if (args.promptTokens.empty())
       args.promptTokens = prompt;
     else
       args.morePrompts.push_back(prompt);
   }
-  if (file.bad())
-    return "--batch-file: cannot read '" + path + "'";
   if (args.promptTokens.empty())
-    return "--batch-file '" + path + "' holds no prompt";
+    return "batch file '" + path + "' holds no prompt";
   return "";
 }
 
