@@ -222,6 +222,30 @@ TEST_P(TensorParallelTest, TheMkCarriesTheRanks) {
                 .find("rank 1 does not validate"),
             std::string::npos);
 }
+// The ranks refuse what one rank refuses, in its words: a token outside the
+// vocabulary, a run past the context (maxContext 40), and nothing runs.
+TEST_P(TensorParallelTest, RefusesWhatOneRankRefuses) {
+  mk::TensorParallelExecutor many(compiled->ranks, weights, options(0));
+  mk::CpuExecutor one(compiled->tasks, compiled->schedule, weights, options(0));
+  auto refusal = [](const std::function<void()> &run) -> std::string {
+    try {
+      run();
+    } catch (const mk::ExecutionError &error) {
+      return error.what();
+    }
+    return "";
+  };
+  std::string vocabulary = refusal([&] { many.step(1 << 20); });
+  EXPECT_NE(vocabulary.find("token 1048576 is outside the vocabulary of"), std::string::npos)
+      << vocabulary;
+  EXPECT_EQ(vocabulary, refusal([&] { one.step(1 << 20); }));
+  std::string full = refusal([&] { many.generate({3, 17, 5}, 39); });
+  EXPECT_NE(full.find("the context is full: 41 more steps from position 0 pass maxContext 40"),
+            std::string::npos)
+      << full;
+  EXPECT_EQ(many.position(), 0);
+  EXPECT_NO_THROW(many.step(3));
+}
 
 INSTANTIATE_TEST_SUITE_P(Shapes, TensorParallelTest, ::testing::ValuesIn(tpCases()),
                          [](const auto &info) { return info.param.name; });
