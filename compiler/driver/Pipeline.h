@@ -54,7 +54,6 @@ struct CompiledModel {
   std::vector<WeightSlice> weightSlices;
 };
 
-
 // The model at `path` as mk IR and weights: a .mlir file of mk IR (no weight
 // values), a GGUF file (known by its magic or a .gguf name), else ONNX.
 llvm::Expected<ImportedModel> importModel(mlir::MLIRContext &context, const std::string &path);

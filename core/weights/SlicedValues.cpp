@@ -6,6 +6,9 @@ namespace mk {
 
 namespace {
 
+// `slice` of `source`, a [rows, cols] matrix (cols 1 for a vector),
+// row-major. `source` must outlive the values (a weight of a table that
+// stays).
 class SlicedValues : public WeightValues {
 public:
   SlicedValues(const Weight &source, uint64_t cols, uint64_t rowBegin, uint64_t colBegin,
@@ -32,13 +35,6 @@ private:
 
 } // namespace
 
-std::shared_ptr<const WeightValues> slicedValues(const Weight &source, uint64_t cols,
-                                                 uint64_t rowBegin, uint64_t rowEnd,
-                                                 uint64_t colBegin, uint64_t colEnd) {
-  (void)rowEnd;
-  return std::make_shared<SlicedValues>(source, cols, rowBegin, colBegin, colEnd - colBegin);
-}
-
 std::string checkWeightSlice(const WeightSlice &slice, uint64_t rows, uint64_t cols) {
   if (slice.rowBegin >= slice.rowEnd || slice.rowEnd > rows || slice.colBegin >= slice.colEnd ||
       slice.colEnd > cols)
@@ -63,8 +59,8 @@ void addWeightSlices(WeightTable &weights, const std::vector<WeightSlice> &slice
     if (slice.zero)
       piece.values.assign(rows * width, 0.0f);
     else
-      piece.source = slicedValues(*source, cols, slice.rowBegin, slice.rowEnd, slice.colBegin,
-                                  slice.colEnd);
+      piece.source =
+          std::make_shared<SlicedValues>(*source, cols, slice.rowBegin, slice.colBegin, width);
     weights.add(std::move(piece));
   }
 }

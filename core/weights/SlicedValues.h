@@ -29,13 +29,6 @@ std::string checkWeightSlice(const WeightSlice &slice, uint64_t rows, uint64_t c
 // slice whose source is missing is skipped (binding the graph then names it).
 void addWeightSlices(WeightTable &weights, const std::vector<WeightSlice> &slices);
 
-// Rows [rowBegin, rowEnd) and columns [colBegin, colEnd) of `source`, a
-// [rows, cols] matrix (cols 1 for a vector), row-major. `source` must
-// outlive the values (a weight of a table that stays).
-std::shared_ptr<const WeightValues> slicedValues(const Weight &source, uint64_t cols,
-                                                 uint64_t rowBegin, uint64_t rowEnd,
-                                                 uint64_t colBegin, uint64_t colEnd);
-
 } // namespace mk
 
 #endif

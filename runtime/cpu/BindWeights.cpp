@@ -30,7 +30,7 @@ const Weight &findWeight(const TaskGraph &graph, uint32_t op, const WeightTable 
 // a mapped .mk's bf16 bits), vectors as f32, widened into `widened` when
 // they are held otherwise (they are small).
 std::vector<BoundOperation> bindWeights(const TaskGraph &graph, const WeightTable &table,
-                                             std::map<std::string, std::vector<float>> &widened) {
+                                        std::map<std::string, std::vector<float>> &widened) {
   std::vector<BoundOperation> bound(graph.operations.size());
   for (uint32_t op = 0; op < graph.operations.size(); ++op) {
     const Operation &operation = graph.operations[op];
@@ -62,6 +62,5 @@ std::vector<BoundOperation> bindWeights(const TaskGraph &graph, const WeightTabl
   }
   return bound;
 }
-
 
 } // namespace mk::cpu

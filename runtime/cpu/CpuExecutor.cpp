@@ -3,7 +3,6 @@
 #include "core/kernels/Sampling.h"
 #include "core/taskgraph/StepRows.h"
 #include "core/taskgraph/TaskNames.h"
-#include "core/validator/Validator.h"
 #include "runtime/cpu/BindWeights.h"
 #include "runtime/cpu/ExecutorMemory.h"
 #include "runtime/cpu/Launch.h"
@@ -18,7 +17,6 @@
 #include <string>
 
 namespace mk {
-
 
 // One graph the executor runs, with its schedule, bound weights and memory.
 struct StepProgram {
@@ -67,19 +65,11 @@ struct CpuExecutor::State {
 
 StepProgram CpuExecutor::State::program(const TaskGraph &graph, const Schedule &schedule,
                                         const cpu::ExecutorMemory *caches) {
-  std::string problem = options.validateDataflow ? validateSchedule(graph, schedule)
-                                                 : validateStructure(graph, schedule);
-  if (!problem.empty())
+  if (std::string problem = cpu::validateProgram(graph, schedule, options); !problem.empty())
     throw ExecutionError("invalid task graph: " + problem);
-  if (options.threaded && schedule.numSms > options.maxThreads)
-    throw ExecutionError("the schedule has " + std::to_string(schedule.numSms) +
-                         " SMs, more than the " + std::to_string(options.maxThreads) +
-                         " threads allowed");
-  uint64_t bytes = cpu::ExecutorMemory::bytesNeeded(graph, options.checked, caches != nullptr);
-  if (bytes > options.maxMemoryBytes)
-    throw ExecutionError("the graph's buffers need " + std::to_string(bytes) +
-                         " bytes, more than the " + std::to_string(options.maxMemoryBytes) +
-                         " allowed");
+  cpu::checkLimits(schedule.numSms, "the schedule has " + std::to_string(schedule.numSms) + " SMs",
+                   cpu::ExecutorMemory::bytesNeeded(graph, options.checked, caches != nullptr),
+                   "the graph's buffers", options);
   StepProgram program;
   program.weights = cpu::bindWeights(graph, *table, widenedVectors);
   program.graph = graph;

@@ -1,9 +1,12 @@
-// What the CPU executors (one rank or several) check before a launch, in
-// the words every engine uses: a failed executor stays failed, tokens lie
-// in the vocabulary, and the steps fit the context that is left.
+// What the CPU executors (one rank or several) check, in the words every
+// engine uses: a graph and schedule before they are run (the validator, and
+// the threads and bytes they take within the options' limits), and before
+// each launch that a failed executor stays failed, tokens lie in the
+// vocabulary, and the steps fit the context that is left.
 #ifndef MKC_RUNTIME_CPU_LAUNCHCHECKS_H
 #define MKC_RUNTIME_CPU_LAUNCHCHECKS_H
 
+#include "core/validator/Validator.h"
 #include "runtime/cpu/CpuExecutor.h"
 
 #include <cstdint>
@@ -11,6 +14,26 @@
 #include <string>
 
 namespace mk::cpu {
+
+// "" or what the validator finds: all of it, or the structure alone when
+// the options say the dataflow was checked already (a loaded .mk).
+inline std::string validateProgram(const TaskGraph &graph, const Schedule &schedule,
+                                   const CpuExecutorOptions &options) {
+  return options.validateDataflow ? validateSchedule(graph, schedule)
+                                  : validateStructure(graph, schedule);
+}
+
+// `threads` emulated SMs, one thread each when threaded (`what` says whose),
+// and `bytes` of buffers (`whose`), within the options' limits.
+inline void checkLimits(uint64_t threads, const std::string &what, uint64_t bytes,
+                        const std::string &whose, const CpuExecutorOptions &options) {
+  if (options.threaded && threads > options.maxThreads)
+    throw ExecutionError(what + ", more than the " + std::to_string(options.maxThreads) +
+                         " threads allowed");
+  if (bytes > options.maxMemoryBytes)
+    throw ExecutionError(whose + " need " + std::to_string(bytes) + " bytes, more than the " +
+                         std::to_string(options.maxMemoryBytes) + " allowed");
+}
 
 // After a failed step the caches may be half written.
 inline void checkNotFailed(const std::string &failure) {

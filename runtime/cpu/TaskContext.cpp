@@ -64,19 +64,29 @@ std::string TaskContext::where(uint32_t buffer, uint64_t offset, int64_t slot) c
 }
 
 std::vector<float> TaskContext::loadElements(uint32_t buffer, uint64_t offset, uint64_t count,
-                                             int64_t expectedStamp, int64_t slot) {
-  if (memory.checked()) {
-    std::atomic<int64_t> *stamps = memory.stampsOf(buffer) + offset;
+                                             int64_t expectedStamp, int64_t slot,
+                                             int64_t peer) {
+  ExecutorMemory &from = peer < 0 ? memory : *(*ranks)[peer];
+  if (from.checked()) {
+    std::atomic<int64_t> *stamps = from.stampsOf(buffer) + offset;
     for (uint64_t i = 0; i < count; ++i) {
       int64_t stamp = stamps[i].load(std::memory_order_acquire);
-      if (stamp != expectedStamp)
-        fail("read " + where(buffer, offset + i, slot) + " before it was written" +
-             (slot == kNoSlot ? " in this step" : "") + " (" + stampText(stamp, slot != kNoSlot) +
+      if (stamp == expectedStamp)
+        continue;
+      if (peer >= 0)
+        fail("read " + where(buffer, offset + i, kNoSlot) + " of rank " + std::to_string(peer) +
+             " before that rank wrote it in this step (" + stampText(stamp, false) +
              "): a dependency is missing");
+      fail("read " + where(buffer, offset + i, slot) + " before it was written" +
+           (slot == kNoSlot ? " in this step" : "") + " (" + stampText(stamp, slot != kNoSlot) +
+           "): a dependency is missing");
     }
-    reads.push_back({buffer, offset, count, expectedStamp});
+    // What the task read here is checked again after it ran; another
+    // rank's memory is not.
+    if (peer < 0)
+      reads.push_back({buffer, offset, count, expectedStamp});
   }
-  std::span<const float> values = memory.values(buffer).subspan(offset, count);
+  std::span<const float> values = from.values(buffer).subspan(offset, count);
   return std::vector<float>(values.begin(), values.end());
 }
 
@@ -115,20 +125,8 @@ std::vector<float> TaskContext::loadFromRank(int64_t rank, uint32_t buffer, uint
                                             uint64_t begin, uint64_t count) {
   if (!ranks || rank == graph.rank)
     return load(buffer, r, begin, count);
-  ExecutorMemory &peer = *(*ranks)[rank];
   uint64_t offset = r * rowLength(graph, graph.buffers[buffer]) + begin;
-  if (peer.checked()) {
-    std::atomic<int64_t> *stamps = peer.stampsOf(buffer) + offset;
-    for (uint64_t i = 0; i < count; ++i) {
-      int64_t stamp = stamps[i].load(std::memory_order_acquire);
-      if (stamp != input.stamp)
-        fail("read " + where(buffer, offset + i, kNoSlot) + " of rank " + std::to_string(rank) +
-             " before that rank wrote it in this step (" + stampText(stamp, false) +
-             "): a dependency is missing");
-    }
-  }
-  std::span<const float> values = peer.values(buffer).subspan(offset, count);
-  return std::vector<float>(values.begin(), values.end());
+  return loadElements(buffer, offset, count, input.stamp, kNoSlot, rank);
 }
 
 std::vector<float> TaskContext::loadSlot(uint32_t cache, int64_t sequence, int64_t position,

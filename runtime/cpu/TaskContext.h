@@ -118,8 +118,9 @@ private:
     int64_t stamp;
   };
 
+  // From rank `peer`'s memory when peer >= 0 (ranks' entry), else this one's.
   std::vector<float> loadElements(uint32_t buffer, uint64_t offset, uint64_t count,
-                                  int64_t expectedStamp, int64_t slot);
+                                  int64_t expectedStamp, int64_t slot, int64_t peer = -1);
   void storeElements(uint32_t buffer, uint64_t offset, std::span<const float> values,
                      int64_t stamp, int64_t slot);
   std::string where(uint32_t buffer, uint64_t offset, int64_t slot) const;

@@ -1,7 +1,6 @@
 #include "runtime/cpu/TensorParallelExecutor.h"
 
 #include "core/kernels/Sampling.h"
-#include "core/validator/Validator.h"
 #include "runtime/cpu/BindWeights.h"
 #include "runtime/cpu/ExecutorMemory.h"
 #include "runtime/cpu/Launch.h"
@@ -80,8 +79,7 @@ TensorParallelExecutor::TensorParallelExecutor(const std::vector<ScheduledGraph>
     if (graph.ranks != static_cast<int64_t>(ranks.size()) || graph.rank != static_cast<int64_t>(rank))
       throw ExecutionError(name + "the graph says it is rank " + std::to_string(graph.rank) +
                            " of " + std::to_string(graph.ranks));
-    std::string problem = options.validateDataflow ? validateSchedule(graph, ranks[rank].schedule)
-                                                   : validateStructure(graph, ranks[rank].schedule);
+    std::string problem = cpu::validateProgram(graph, ranks[rank].schedule, options);
     if (problem.empty())
       problem = sameShape(graph, ranks[0].graph);
     if (problem.empty() && ranks[rank].schedule.queues != ranks[0].schedule.queues)
@@ -91,15 +89,11 @@ TensorParallelExecutor::TensorParallelExecutor(const std::vector<ScheduledGraph>
     bytes += cpu::ExecutorMemory::bytesNeeded(graph, options.checked);
   }
   uint64_t threads = uint64_t(ranks[0].schedule.numSms) * ranks.size();
-  if (options.threaded && threads > options.maxThreads)
-    throw ExecutionError(std::to_string(ranks.size()) + " ranks of " +
-                         std::to_string(ranks[0].schedule.numSms) + " SMs need " +
-                         std::to_string(threads) + " threads, more than the " +
-                         std::to_string(options.maxThreads) + " allowed");
-  if (bytes > options.maxMemoryBytes)
-    throw ExecutionError("the ranks' buffers need " + std::to_string(bytes) +
-                         " bytes, more than the " + std::to_string(options.maxMemoryBytes) +
-                         " allowed");
+  cpu::checkLimits(threads,
+                   std::to_string(ranks.size()) + " ranks of " +
+                       std::to_string(ranks[0].schedule.numSms) + " SMs need " +
+                       std::to_string(threads) + " threads",
+                   bytes, "the ranks' buffers", options);
   for (size_t rank = 0; rank < ranks.size(); ++rank) {
     const TaskGraph &graph = state->ranks[rank].graph;
     state->weights.push_back(cpu::bindWeights(graph, weights, state->widenedVectors));

@@ -165,13 +165,14 @@ std::string load(const MkFile &file, Artifact &artifact, const WeightsScan &scan
   // when the checksum pass found every value finite; when it found one that
   // is not, this finds which weight holds it (or that only padding does).
   bool allFinite = scan.scanned && !scan.nonFinite;
-  for (const WeightEntry &entry : allFinite ? std::vector<WeightEntry>{} : artifact.weights) {
-    if (std::string problem = checkWeightValues({entry}, artifact.weightData); !problem.empty())
-      return "section WEIGHTS: " + problem;
-    const uint8_t *first =
-        reinterpret_cast<const uint8_t *>(artifact.weightData.data() + entry.offset);
-    file.releasePages({first, entry.rows * entry.cols * 2});
-  }
+  if (!allFinite)
+    for (const WeightEntry &entry : artifact.weights) {
+      if (std::string problem = checkWeightValues({entry}, artifact.weightData); !problem.empty())
+        return "section WEIGHTS: " + problem;
+      const uint8_t *first =
+          reinterpret_cast<const uint8_t *>(artifact.weightData.data() + entry.offset);
+      file.releasePages({first, entry.rows * entry.cols * 2});
+    }
 
   std::span<const uint8_t> blob = file.section(SectionKind::Schedule);
   artifact.scheduleBlob.assign(blob.begin(), blob.end());

@@ -444,7 +444,7 @@ mkrt_status mkrt_generate_batch(mkrt_session *session, const int64_t *const *pro
                                 const size_t *n_prompts, size_t n_sequences, size_t n_new,
                                 int64_t *out_tokens, size_t *n_out, mkrt_timing *timing) {
   return guarded([&] {
-    require(session && prompts && n_prompts && n_out && (out_tokens || n_new == 0),
+    require(session && prompts && n_prompts && n_out && out_tokens,
             "mkrt_generate_batch: a pointer argument is NULL");
     require(n_sequences >= 1, "mkrt_generate_batch: no sequences");
     require(n_new >= 1, "mkrt_generate_batch: n_new is 0: a batch generates at least 1 token");

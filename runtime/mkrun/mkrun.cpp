@@ -336,8 +336,8 @@ int parseArguments(int argc, char **argv, Arguments &args) {
                         more + "'");
   if (!args.morePrompts.empty() && (args.stream || !args.stepTimes.empty() ||
                                     !args.trace.empty() || args.startPosition != 0))
-    return usageError("a batch (--prompt-tokens given more than once, or --batch-file) takes no --stream, "
-                      "--cancel-after, --step-times, --trace or --start-position");
+    return usageError("a batch (--prompt-tokens given more than once, or --batch-file) takes "
+                      "no --stream, --cancel-after, --step-times, --trace or --start-position");
   // Before the run: no output may overwrite the model.
   for (const std::string *output : {&args.logits, &args.stepTimes, &args.trace})
     if (!output->empty())

@@ -10,11 +10,10 @@
 
 #include <gtest/gtest.h>
 
-#include <map>
-
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <map>
 #include <sys/stat.h>
 #include <unistd.h>
 
