@@ -10,21 +10,26 @@
 // v into the caches for later steps; the chunk holding the position takes
 // them from shared memory.
 //
-// A chunk's keys and values are a few KiB: the task waits on load latency,
-// not bandwidth, so each phase has every thread issue all its loads before
-// it uses one, and the first keys and values are asked for together with q.
+// A chunk waits on its loads, not on arithmetic: a short one (up to 128
+// positions) loads a round of keys or values into registers at a time, the
+// first round before it waits for its inputs; a long one is bound by the
+// bytes it keeps in flight, so it stages its keys and values in shared
+// memory (StagingRing): blocks of cache rows copied by cp.async, which holds
+// no register, all but one of the ring's slots in flight, the first blocks
+// asked for before the task waits (core/protocol/SharedMemory.h draws the
+// line and sizes the ring).
 //
-// Load: this thread's first keys and values into registers, the group's q,
-// this step's k and v into shared memory.
+// Load: the first keys and values (a round, or the ring's first blocks);
+// after the wait, the group's q, this step's k and v into shared memory.
 // Compute: the head norms and rotary (cos and sin of the f32 angle
-// pos * invFreq[i], as PyTorch computes them); then scores, kKeyLanes
-// lanes per position (each lane every kKeyLanes-th dimension of the key,
-// all q heads of the group against it), so one round of loads scores
-// kThreads / kKeyLanes positions; then one warp per head for m, the
+// pos * invFreq[i], as PyTorch computes them); then scores, kKeyLanes lanes
+// per position (each lane every kKeyLanes-th dimension of the key, all q
+// heads of the group against it); then one warp per head for m, the
 // exponentials and l; then o: each warp owns a few dimensions and its lanes
 // split the positions, every lane accumulating all heads of the group from
 // each value it reads (the heads share v), and the lanes' sums meet through
-// shuffles. Every sum has a fixed order, so every run gives the same bits.
+// shuffles. Both paths sum in the same order, so they give the same bits,
+// and every run gives the same bits.
 // Store: chunk 0 this step's k and v; the partials [o, m, l] of each head.
 #ifndef MKC_CODEGEN_DEVICE_ATTENTIONCHUNKTASK_CUH
 #define MKC_CODEGEN_DEVICE_ATTENTIONCHUNKTASK_CUH
@@ -34,13 +39,6 @@
 #include "core/protocol/SharedMemory.h"
 
 namespace mk::gpu {
-
-__host__ __device__ constexpr int ceilPowerOfTwo(int value) {
-  int power = 1;
-  while (power < value)
-    power *= 2;
-  return power;
-}
 
 // Sums over the lanes that share lane % kStride (a power of two), leaving
 // the sum in each of them; every lane of the warp must call it.
@@ -99,27 +97,110 @@ __device__ void rotateHeads(const TaskContext &context, const MkOperationRecord 
   }
 }
 
+// The chunk's keys, then its values, block by block through a ring of
+// shared-memory slots (core/protocol/SharedMemory.h sizes it): block i of
+// the stream is key block i for i < blocks, value block i - blocks after.
+// Every thread copies its share of a block's rows and commits one cp.async
+// group per block, so the thread's groups complete in stream order.
+template <int kHeadDim, int kGroup, int kChunk, int kThreads>
+struct StagingRing {
+  static constexpr int kRows = static_cast<int>(attentionBlockRows(kHeadDim, kChunk));
+  // (A chunk without a ring still names the type; it never uses it.)
+  static constexpr int kStages = static_cast<int>(
+      attentionStages(kHeadDim, kGroup, kChunk) > 2 ? attentionStages(kHeadDim, kGroup, kChunk) : 2);
+  static constexpr int kSlotFloats = static_cast<int>(attentionSlotFloats(kHeadDim, kChunk));
+  static constexpr int kKeyRow = static_cast<int>(attentionKeyRowFloats(kHeadDim));
+  static constexpr int kValueRow = static_cast<int>(attentionValueRowFloats(kHeadDim));
+  // 16-byte copies where a row is whole 16-byte units (the caches' offsets
+  // are 64-float aligned: runtime/format/ScheduleBlobBuilder.h), else 4.
+  static constexpr int kUnitFloats = kHeadDim % 4 == 0 ? 4 : 1;
+  static constexpr int kUnitsPerRow = kHeadDim / kUnitFloats;
+  static_assert(kKeyRow >= kHeadDim && kValueRow >= kHeadDim &&
+                    kRows * (kKeyRow > kValueRow ? kKeyRow : kValueRow) <= kSlotFloats,
+                "a block's rows fit its slot");
+
+  float *slots;
+  // The chunk's first position's key and value rows, the floats from one
+  // position's row to the next, the positions (`count`), and the one row
+  // never copied (this step's own, which chunk 0 may be writing: -1 none).
+  const float *keyRows, *valueRows;
+  int rowStride, count, skippedRow;
+  int blocks; // per stream half: ceil(count / kRows)
+
+  __device__ float *slot(int i) const { return slots + (i % kStages) * kSlotFloats; }
+
+  // Asks for block i of the stream (nothing past its end) and commits a
+  // group either way, so the group count stays in step with i.
+  __device__ __forceinline__ void issue(int i) const {
+    if (i < 2 * blocks) {
+      const bool key = i < blocks;
+      const int firstRow = (key ? i : i - blocks) * kRows, row = key ? kKeyRow : kValueRow;
+      const float *from = key ? keyRows : valueRows;
+      float *into = slot(i);
+      for (int u = threadIdx.x; u < kRows * kUnitsPerRow; u += kThreads) {
+        int r = u / kUnitsPerRow, part = (u % kUnitsPerRow) * kUnitFloats, t = firstRow + r;
+        if (t >= count || t == skippedRow)
+          continue;
+        const float *source = from + static_cast<long long>(t) * rowStride + part;
+        if constexpr (kUnitFloats == 4)
+          copyAsync16(into + r * row + part, source, true);
+        else
+          copyAsync4(into + r * row + part, source);
+      }
+    }
+    copyCommit();
+  }
+
+  // Before the task's inputs: all but one slot's worth of blocks.
+  __device__ __forceinline__ void start() const {
+#pragma unroll 1
+    for (int i = 0; i < kStages - 1; ++i)
+      issue(i);
+  }
+
+  // Block i, once every thread's copies of it have landed; the slot the
+  // barrier frees (block i - 1's, which every thread has finished reading)
+  // takes block i + kStages - 1. Every consumer calls it, for i = 0, 1, ...
+  __device__ __forceinline__ const float *await(int i) const {
+    copyWaitAllBut<kStages - 2>();
+    consumerSync<kThreads>();
+    issue(i + kStages - 1);
+    return slot(i);
+  }
+};
+
 template <int kHeadDim, int kGroup, int kChunk, int kRotaryDim, int kThreads, class AwaitInputs>
 __device__ void attentionChunkTask(const TaskContext &context, const MkTaskRecord &task,
                                    const MkOperationRecord &op, const AwaitInputs &awaitInputs) {
   using Layout = AttentionShape<kHeadDim, kGroup>;
+  // Chunks long enough to be bound by the bytes in flight stage their keys
+  // and values in the ring; shorter ones load them into registers, a round
+  // at a time (core/protocol/SharedMemory.h says where the line is).
+  constexpr bool kStaged = attentionChunkStaged(kHeadDim, kGroup, kChunk);
+  using Ring = StagingRing<kHeadDim, kGroup, kChunk, kThreads>;
   const AttentionLayout layout = Layout::of(op);
   constexpr int kWarps = kThreads / kWarpSize;
-  // Scores: kKeyLanes lanes per key, kKeysPerPass keys per round of loads.
+  // Scores: kKeyLanes lanes per key, kKeysPerPass keys per pass (a round of
+  // loads, or a pass over part of a staged block).
   constexpr int kKeyLanes = 8;
   constexpr int kKeySlices = (kHeadDim + kKeyLanes - 1) / kKeyLanes;
   constexpr int kKeysPerWarp = kWarpSize / kKeyLanes;
   constexpr int kKeysPerPass = kWarps * kKeysPerWarp;
   constexpr int kKeyPasses = (kChunk + kKeysPerPass - 1) / kKeysPerPass;
+  constexpr int kKeyPassesPerBlock = (Ring::kRows + kKeysPerPass - 1) / kKeysPerPass;
   // o: each warp owns kValueLanes dimensions, each dimension kValueSlices
-  // lanes taking every kValueSlices-th position, kValueBatch values a round.
-  constexpr int kValueLanes = ceilPowerOfTwo((kHeadDim + kWarps - 1) / kWarps);
+  // lanes taking every kValueSlices-th position, kValueBatch values a round
+  // (registers) or the positions of a block (staged).
+  constexpr int kValueLanes = static_cast<int>(attentionValueLanes(kHeadDim, kWarps));
   constexpr int kValueSlices = kWarpSize / kValueLanes;
   constexpr int kValuesPerLane = (kChunk + kValueSlices - 1) / kValueSlices;
   constexpr int kValueBatch = kValuesPerLane < 8 ? kValuesPerLane : 8;
   constexpr int kValueBatches = (kValuesPerLane + kValueBatch - 1) / kValueBatch;
+  constexpr int kValuesPerBlock = (Ring::kRows + kValueSlices - 1) / kValueSlices;
   static_assert(kThreads % kWarpSize == 0, "whole warps");
   static_assert(kValueLanes <= kWarpSize, "at most 32 dimensions of o per warp");
+  static_assert(Ring::kRows % kValueSlices == 0 || Ring::kRows < kValueSlices,
+                "a lane's values follow one stride across blocks");
 
   unsigned long long group = task.begin, chunk = task.end;
   const long long span = attentionSpan(context.position, op.numChunks, kChunk);
@@ -132,12 +213,16 @@ __device__ void attentionChunkTask(const TaskContext &context, const MkTaskRecor
   float *scores = newValue + kHeadDim;              // [kGroup][kChunk]
   float *maxima = scores + kGroup * kChunk;         // [kGroup]
   float *sums = maxima + kGroup;                    // [kGroup]
-  static_assert(Layout::kGroupLength + 2 * kHeadDim + kGroup * kChunk + 2 * kGroup ==
-                    attentionChunkSharedFloats(kHeadDim, kGroup, kChunk, kRotaryDim),
+  float *staging = context.shared + attentionStagingOffset(kHeadDim, kGroup, kChunk);
+  static_assert(Layout::kGroupLength + 2 * kHeadDim + kGroup * kChunk + 2 * kGroup <=
+                        static_cast<int>(attentionStagingOffset(kHeadDim, kGroup, kChunk)) &&
+                    attentionStagingOffset(kHeadDim, kGroup, kChunk) +
+                            (kStaged ? Ring::kStages * Ring::kSlotFloats : 0) ==
+                        attentionChunkSharedFloats(kHeadDim, kGroup, kChunk, kRotaryDim),
                 "the carving above is what core/protocol/SharedMemory.h reserves");
   const long long position = context.position;
-  float *keys = context.kv + op.keyCache;
-  float *values = context.kv + op.valueCache;
+  const float *keys = context.kv + op.keyCache;
+  const float *values = context.kv + op.valueCache;
   float *partials = context.activations + op.partials;
   int warp = threadIdx.x / kWarpSize, lane = threadIdx.x % kWarpSize;
   int keyLane = lane % kKeyLanes;
@@ -161,8 +246,8 @@ __device__ void attentionChunkTask(const TaskContext &context, const MkTaskRecor
     consumerSync<kThreads>();
     if (chunk == 0)
       for (int i = threadIdx.x; i < 2 * kHeadDim; i += kThreads)
-        (i < kHeadDim ? keys : values)[layout.cacheEntry(position, group) + i % kHeadDim] =
-            newKey[i];
+        (i < kHeadDim ? context.kv + op.keyCache : context.kv + op.valueCache)
+            [layout.cacheEntry(position, group) + i % kHeadDim] = newKey[i];
   };
 
   // Store: an empty chunk's partials (count is the same for every thread).
@@ -182,12 +267,15 @@ __device__ void attentionChunkTask(const TaskContext &context, const MkTaskRecor
     return;
   }
 
-  // Position (in the chunk) of this lane's key in a pass, of its value k.
+  // Position (in the chunk) of this lane's key in a pass, of its value k
+  // (the register path's rounds).
   auto keyPosition = [&](int pass) { return pass * kKeysPerPass + threadIdx.x / kKeyLanes; };
   auto valuePosition = [&](int k) { return valueSlice + k * kValueSlices; };
   // This step's own entry comes from shared memory once it is rotated, never
-  // from the cache slot chunk 0 is writing.
+  // from the cache slot chunk 0 is writing: neither path reads that slot,
+  // both read newKey and newValue instead.
   const int newSlot = holdsPosition ? static_cast<int>(position - first) : -1;
+  auto fromCache = [&](int t) { return t < count && t != newSlot; };
   auto loadKey = [&](int pass, float (&slice)[kKeySlices]) {
     int t = keyPosition(pass);
     const float *key = t == newSlot ? newKey : keys + layout.cacheEntry(first + t, group);
@@ -207,14 +295,23 @@ __device__ void attentionChunkTask(const TaskContext &context, const MkTaskRecor
                      : 0.0f;
     }
   };
-  auto fromCache = [&](int t) { return t < count && t != newSlot; };
 
   // Load: the first keys and values from the cache, before the inputs are
   // ready: earlier steps wrote them, and this CTA acquired those writes at
   // the end of the step before (this step's own entry comes after it is
-  // rotated, below). Then q and this step's k and v.
-  float key[kKeySlices], value[kValueBatch];
-  {
+  // rotated, below). Staged: the ring's first blocks; else the first round
+  // into registers. Then q and this step's k and v.
+  const Ring ring{staging,
+                  keys + layout.cacheEntry(first, group),
+                  values + layout.cacheEntry(first, group),
+                  static_cast<int>(layout.numKvHeads) * kHeadDim,
+                  count,
+                  newSlot,
+                  (count + Ring::kRows - 1) / Ring::kRows};
+  float key[kStaged ? 1 : kKeySlices], value[kStaged ? 1 : kValueBatch];
+  if constexpr (kStaged) {
+    ring.start();
+  } else {
     int t = keyPosition(0);
     const float *cached = keys + layout.cacheEntry(first + t, group);
 #pragma unroll
@@ -230,8 +327,10 @@ __device__ void attentionChunkTask(const TaskContext &context, const MkTaskRecor
                      : 0.0f;
     }
   }
-  if (!awaitInputs())
+  if (!awaitInputs()) {
+    copyWait();
     return;
+  }
   for (int i = threadIdx.x; i < Layout::kGroupLength; i += kThreads)
     queries[i] = qkv[layout.query(group) + i];
   if (newEntries)
@@ -246,8 +345,59 @@ __device__ void attentionChunkTask(const TaskContext &context, const MkTaskRecor
     finishNewEntries(); // its barriers also order q's rotation before the scores
   else
     consumerSync<kThreads>();
-  // The first round's entry for this step's position, now rotated.
-  {
+
+  if constexpr (kStaged) {
+    // Compute: scores, block by block: a thread's key of each pass of the
+    // block first, then each element of q read once for all of them (q's
+    // reads from shared memory are most of the block's). A warp's keys are
+    // consecutive, so it skips a pass, or a block, as a whole.
+    for (int block = 0; block < ring.blocks; ++block) {
+      const float *slot = ring.await(block);
+      float slice[kKeyPassesPerBlock][kKeySlices];
+      bool active = false;
+#pragma unroll
+      for (int pass = 0; pass < kKeyPassesPerBlock; ++pass) {
+        int warpRow = pass * kKeysPerPass + warp * kKeysPerWarp;
+        bool warpActive = warpRow < Ring::kRows && block * Ring::kRows + warpRow < count;
+        active |= warpActive;
+        int row = keyPosition(pass), t = block * Ring::kRows + row;
+        bool inside = warpActive && row < Ring::kRows && t < count;
+        const float *staged = t == newSlot ? newKey : slot + row * Ring::kKeyRow;
+#pragma unroll
+        for (int s = 0; s < kKeySlices; ++s) {
+          int d = keyLane + s * kKeyLanes;
+          slice[pass][s] = inside && d < kHeadDim ? staged[d] : 0.0f;
+        }
+      }
+      if (!active)
+        continue;
+#pragma unroll
+      for (int head = 0; head < kGroup; ++head) {
+        float dot[kKeyPassesPerBlock];
+#pragma unroll
+        for (int pass = 0; pass < kKeyPassesPerBlock; ++pass)
+          dot[pass] = 0.0f;
+#pragma unroll
+        for (int s = 0; s < kKeySlices; ++s) {
+          int d = keyLane + s * kKeyLanes;
+          if (kHeadDim % kKeyLanes == 0 || d < kHeadDim) {
+            float q = queries[head * kHeadDim + d];
+#pragma unroll
+            for (int pass = 0; pass < kKeyPassesPerBlock; ++pass)
+              dot[pass] = fmaf(q, slice[pass][s], dot[pass]);
+          }
+        }
+#pragma unroll
+        for (int pass = 0; pass < kKeyPassesPerBlock; ++pass) {
+          float sum = groupSum<kKeyLanes>(dot[pass]);
+          int row = keyPosition(pass), t = block * Ring::kRows + row;
+          if (keyLane == 0 && row < Ring::kRows && t < count)
+            scores[head * kChunk + t] = sum * op.scale;
+        }
+      }
+    }
+  } else {
+    // The first round's entry for this step's position, now rotated.
     int t = keyPosition(0);
     if (t == newSlot) {
 #pragma unroll
@@ -260,27 +410,28 @@ __device__ void attentionChunkTask(const TaskContext &context, const MkTaskRecor
     for (int k = 0; k < kValueBatch; ++k)
       if (valuePosition(k) == newSlot && valueDim < kHeadDim)
         value[k] = newValue[valueDim];
-  }
 
-  // Compute: scores. A warp's keys are consecutive, so it stops as a whole.
-  for (int pass = 0; pass < kKeyPasses; ++pass) {
-    if (pass * kKeysPerPass + warp * kKeysPerWarp >= count)
-      break;
-    if (pass > 0)
-      loadKey(pass, key);
-    int t = keyPosition(pass);
+    // Compute: scores, a round of loads a pass. A warp's keys are
+    // consecutive, so it stops as a whole.
+    for (int pass = 0; pass < kKeyPasses; ++pass) {
+      if (pass * kKeysPerPass + warp * kKeysPerWarp >= count)
+        break;
+      if (pass > 0)
+        loadKey(pass, key);
+      int t = keyPosition(pass);
 #pragma unroll
-    for (int head = 0; head < kGroup; ++head) {
-      float dot = 0.0f;
+      for (int head = 0; head < kGroup; ++head) {
+        float dot = 0.0f;
 #pragma unroll
-      for (int s = 0; s < kKeySlices; ++s) {
-        int d = keyLane + s * kKeyLanes;
-        if (kHeadDim % kKeyLanes == 0 || d < kHeadDim)
-          dot = fmaf(queries[head * kHeadDim + d], key[s], dot);
+        for (int s = 0; s < kKeySlices; ++s) {
+          int d = keyLane + s * kKeyLanes;
+          if (kHeadDim % kKeyLanes == 0 || d < kHeadDim)
+            dot = fmaf(queries[head * kHeadDim + d], key[s], dot);
+        }
+        dot = groupSum<kKeyLanes>(dot);
+        if (keyLane == 0 && t < count)
+          scores[head * kChunk + t] = dot * op.scale;
       }
-      dot = groupSum<kKeyLanes>(dot);
-      if (keyLane == 0 && t < count)
-        scores[head * kChunk + t] = dot * op.scale;
     }
   }
   consumerSync<kThreads>();
@@ -307,12 +458,30 @@ __device__ void attentionChunkTask(const TaskContext &context, const MkTaskRecor
   consumerSync<kThreads>();
 
   // Compute and store: o, by warps that own a dimension (whole warps, for
-  // the shuffles); then m and l.
-  if (warp * kValueLanes < kHeadDim) {
-    float weighted[kGroup];
+  // the shuffles); then m and l. A lane's positions run valueSlice,
+  // + kValueSlices, ... in both paths, so both sum in the same order.
+  float weighted[kGroup];
 #pragma unroll
-    for (int head = 0; head < kGroup; ++head)
-      weighted[head] = 0.0f;
+  for (int head = 0; head < kGroup; ++head)
+    weighted[head] = 0.0f;
+  const bool ownsDimension = warp * kValueLanes < kHeadDim;
+  if constexpr (kStaged) {
+    for (int block = 0; block < ring.blocks; ++block) {
+      const float *slot = ring.await(ring.blocks + block);
+      if (!ownsDimension)
+        continue;
+#pragma unroll 8
+      for (int k = 0; k < kValuesPerBlock; ++k) {
+        int row = valuePosition(k), t = block * Ring::kRows + row;
+        if (row < Ring::kRows && t < count && valueDim < kHeadDim) {
+          float staged = t == newSlot ? newValue[valueDim] : slot[row * Ring::kValueRow + valueDim];
+#pragma unroll
+          for (int head = 0; head < kGroup; ++head)
+            weighted[head] = fmaf(scores[head * kChunk + t], staged, weighted[head]);
+        }
+      }
+    }
+  } else if (ownsDimension) {
     for (int batch = 0; batch < kValueBatches; ++batch) {
       if (batch * kValueBatch * kValueSlices >= count)
         break;
@@ -328,6 +497,8 @@ __device__ void attentionChunkTask(const TaskContext &context, const MkTaskRecor
         }
       }
     }
+  }
+  if (ownsDimension) {
 #pragma unroll
     for (int head = 0; head < kGroup; ++head) {
       float total = sumOverStride<kValueLanes>(weighted[head]);

@@ -44,12 +44,93 @@ MK_HOST_DEVICE constexpr mk_u64 gemvSharedBytesWithEarlyWeights(mk_i64 input, mk
   return gemvEarlyWeightsOffset(input) + static_cast<mk_u64>(threads * slots) * 16;
 }
 
-// The group's q heads, this step's k and v (q and k normed and rotated in
+// The attention chunk's shared memory (codegen/device/AttentionChunkTask.cuh):
+// the group's q heads, this step's k and v (q and k normed and rotated in
 // place), the q heads' scores over the chunk, and per head the max score
-// and the sum of exponentials, in that order.
+// and the sum of exponentials, in that order; then, 16-byte aligned, the
+// staging ring of a long chunk.
+MK_HOST_DEVICE constexpr mk_u64 attentionStagingOffset(mk_i64 headDim, mk_i64 group,
+                                                       mk_i64 chunk) {
+  return static_cast<mk_u64>(((group + 2) * headDim + group * chunk + 2 * group + 3) / 4 * 4);
+}
+
+// A long chunk stages its keys and values in shared memory: blocks of cache
+// rows copied without holding registers, keys first, then values, through
+// a ring of `attentionStages` slots of which all but one are in flight. A
+// chunk of 1024 positions loaded a round of registers at a time was
+// latency-bound at a third of its SM's share of HBM; the ring keeps up to
+// 96 KiB in flight. Chunks of up to 128 positions keep the register path:
+// spans of 32 measured 2-4% slower a token through the ring
+// (bench/NOTES.md), and their few rounds of loads are issued before the task
+// waits anyway.
+//
+// Rows a block holds: up to 128 positions (two rounds of the scores' keys
+// at 512 threads, which share their reads of q), fewer where the rows would
+// pass 32 KiB (each block costs a barrier); a power of two, so that a whole
+// number of the value lanes' strides fits.
+MK_HOST_DEVICE constexpr mk_i64 attentionBlockRows(mk_i64 headDim, mk_i64 chunk) {
+  mk_i64 rows = 128;
+  while (rows > 8 && rows * headDim * 4 > 32 * 1024)
+    rows /= 2;
+  return rows < chunk ? rows : chunk;
+}
+// The lanes of a warp that share one dimension of o, each taking every
+// such position: as many dimensions per warp as the head needs over the
+// warps, rounded up to a power of two.
+MK_HOST_DEVICE constexpr mk_i64 attentionValueLanes(mk_i64 headDim, mk_i64 warps) {
+  mk_i64 perWarp = (headDim + warps - 1) / warps, lanes = 1;
+  while (lanes < perWarp)
+    lanes *= 2;
+  return lanes;
+}
+// A staged row's floats: the head padded to a multiple of 4 (whole 16-byte
+// copies) whose remainder mod 32 banks is `residue`, so that the rows a warp
+// reads together fall in different banks: keys are read 8 lanes a row, 4
+// rows a warp (residue 8); values by attentionValueLanes lanes a row at the
+// megakernel's 16 warps. Only the speed depends on the padding.
+MK_HOST_DEVICE constexpr mk_i64 attentionPaddedRow(mk_i64 headDim, mk_i64 residue) {
+  mk_i64 row = (headDim + 3) / 4 * 4, want = (residue + 3) / 4 * 4 % 32;
+  while (row % 32 != want)
+    row += 4;
+  return row;
+}
+MK_HOST_DEVICE constexpr mk_i64 attentionKeyRowFloats(mk_i64 headDim) {
+  return attentionPaddedRow(headDim, 8);
+}
+MK_HOST_DEVICE constexpr mk_i64 attentionValueRowFloats(mk_i64 headDim) {
+  return attentionPaddedRow(headDim, attentionValueLanes(headDim, 16));
+}
+MK_HOST_DEVICE constexpr mk_i64 attentionSlotFloats(mk_i64 headDim, mk_i64 chunk) {
+  mk_i64 key = attentionKeyRowFloats(headDim), value = attentionValueRowFloats(headDim);
+  return attentionBlockRows(headDim, chunk) * (key > value ? key : value);
+}
+// Slots in the ring: enough for 96 KiB of rows in flight besides the one
+// being read, no more than a whole chunk's blocks of keys and values need
+// (all of them in flight), and within 144 KiB and what leaves the task at
+// most 192 KiB of shared memory in all (a CTA has 227 KiB on Hopper).
+// Fewer than 2 (a chunk whose scores fill the shared memory): no ring.
+MK_HOST_DEVICE constexpr mk_i64 attentionStages(mk_i64 headDim, mk_i64 group, mk_i64 chunk) {
+  mk_i64 rows = attentionBlockRows(headDim, chunk);
+  mk_i64 blockBytes = rows * headDim * 4;
+  mk_i64 stages = 1 + (96 * 1024 + blockBytes - 1) / blockBytes;
+  mk_i64 whole = 2 * ((chunk + rows - 1) / rows) + 1;
+  stages = stages < whole ? stages : whole;
+  mk_i64 left = 192 * 1024 - static_cast<mk_i64>(attentionStagingOffset(headDim, group, chunk)) * 4;
+  mk_i64 budget = left < 144 * 1024 ? left : 144 * 1024;
+  mk_i64 fit = budget > 0 ? budget / (attentionSlotFloats(headDim, chunk) * 4) : 0;
+  return stages < fit ? stages : fit;
+}
+MK_HOST_DEVICE constexpr bool attentionChunkStaged(mk_i64 headDim, mk_i64 group, mk_i64 chunk) {
+  return chunk >= 256 && attentionStages(headDim, group, chunk) >= 2;
+}
+
 MK_HOST_DEVICE constexpr mk_u64 attentionChunkSharedFloats(mk_i64 headDim, mk_i64 group,
                                                            mk_i64 chunk, mk_i64 /*rotaryDim*/) {
-  return static_cast<mk_u64>((group + 2) * headDim + group * chunk + 2 * group);
+  return attentionStagingOffset(headDim, group, chunk) +
+         (attentionChunkStaged(headDim, group, chunk)
+              ? static_cast<mk_u64>(attentionStages(headDim, group, chunk) *
+                                    attentionSlotFloats(headDim, chunk))
+              : 0);
 }
 
 // The merge reads the partials straight from global memory.

@@ -12,7 +12,8 @@
 
 namespace mk {
 
-std::optional<Model> loadModel(const std::string &path, int64_t maxContext) {
+std::optional<Model> loadModel(const std::string &path, int64_t maxContext,
+                               const TargetDescription &target) {
   if (path == "--toy") {
     toy::ToyModel model = toy::buildToyModel();
     return Model{std::move(model.graph), std::move(model.schedule), std::move(model.weights)};
@@ -20,6 +21,7 @@ std::optional<Model> loadModel(const std::string &path, int64_t maxContext) {
   mlir::MLIRContext context;
   CompileOptions options;
   options.maxContext = maxContext;
+  options.target = target;
   auto compiled = compileToSchedule(context, path, options);
   if (!compiled) {
     std::printf("cannot compile %s: %s\n", path.c_str(),

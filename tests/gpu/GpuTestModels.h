@@ -6,6 +6,7 @@
 #define MKC_TESTS_GPU_GPUTESTMODELS_H
 
 #include "codegen/KernelSource.h"
+#include "compiler/taskgraph/Target.h"
 #include "core/taskgraph/TaskGraph.h"
 #include "core/weights/WeightTable.h"
 #include "runtime/format/ArtifactBuilder.h"
@@ -25,9 +26,11 @@ struct Model {
   WeightTable weights;
 };
 
-// `path` "--toy" is the toy graph; otherwise compiled with `maxContext`.
+// `path` "--toy" is the toy graph; otherwise compiled with `maxContext` for
+// `target` (the SMs and the longest attention chunk shape the tasks).
 // Prints why and returns nothing when the model does not compile.
-std::optional<Model> loadModel(const std::string &path, int64_t maxContext);
+std::optional<Model> loadModel(const std::string &path, int64_t maxContext,
+                               const TargetDescription &target = {});
 
 // The model's artifact with its kernel; prints why and returns nullptr when
 // NVRTC or the artifact fails.

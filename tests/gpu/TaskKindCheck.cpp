@@ -2,6 +2,10 @@
 // random inputs:
 //
 //   mk-task-kind-check KIND (--toy | MODEL.onnx) [--max-context=N]
+//                      [--num-sms=N] [--longest-attention-chunk=N]
+//
+// (The SMs and the longest chunk shape the tasks: fewer SMs give a KV head
+// fewer, longer attention chunks, as a long context does.)
 //
 // For every task of KIND in the model and at three positions (the first, the
 // middle and the last of the context), the activation and KV arenas are
@@ -318,6 +322,7 @@ private:
 
 int usage() {
   std::printf("usage: mk-task-kind-check KIND (--toy | MODEL.onnx) [--max-context=N]\n"
+              "                          [--num-sms=N] [--longest-attention-chunk=N]\n"
               "KIND: one of");
   for (size_t kind = 0; kind < kNumTaskKinds; ++kind)
     std::printf(" %s", describeKind(static_cast<TaskKind>(kind)).name);
@@ -334,10 +339,15 @@ int main(int argc, char **argv) {
     return usage();
   std::string kindName = argv[1], path = argv[2];
   int64_t maxContext = 64;
+  TargetDescription target;
   for (int i = 3; i < argc; ++i) {
     std::string arg = argv[i];
     if (arg.rfind("--max-context=", 0) == 0)
       maxContext = std::stoll(arg.substr(14));
+    else if (arg.rfind("--num-sms=", 0) == 0)
+      target.numSms = static_cast<uint32_t>(std::stoul(arg.substr(10)));
+    else if (arg.rfind("--longest-attention-chunk=", 0) == 0)
+      target.longestAttentionChunk = std::stoull(arg.substr(26));
     else
       return usage();
   }
@@ -354,7 +364,7 @@ int main(int argc, char **argv) {
     std::printf("SKIP: %s\n", whyNot.c_str());
     return kSkipExit;
   }
-  std::optional<Model> model = loadModel(path, maxContext);
+  std::optional<Model> model = loadModel(path, maxContext, target);
   if (!model)
     return 1;
   std::unique_ptr<BuiltArtifact> built = compile(*model, {});
