@@ -60,9 +60,9 @@ MK_HOST_DEVICE constexpr mk_u64 attentionStagingOffset(mk_i64 headDim, mk_i64 gr
 // chunk of 1024 positions loaded a round of registers at a time was
 // latency-bound at a third of its SM's share of HBM; the ring keeps up to
 // 96 KiB in flight. Chunks of up to 128 positions keep the register path:
-// spans of 32 measured 2-4% slower a token through the ring
-// (bench/NOTES.md), and their few rounds of loads are issued before the task
-// waits anyway.
+// through the ring, steps whose spans were 32 positions measured 1-4% slower
+// a token (bench/NOTES.md), and a short chunk's few rounds of loads are
+// issued before the task waits anyway.
 //
 // Rows a block holds: up to 128 positions (two rounds of the scores' keys
 // at 512 threads, which share their reads of q), fewer where the rows would
