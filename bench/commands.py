@@ -24,7 +24,8 @@ class Commands:
     def __init__(self):
         self.log = []  # [{"command", "seconds", "rc"}]
 
-    def __call__(self, command, timeout=None):
+    def __call__(self, command, timeout=None, with_stderr=False):
+        """The command's stdout, or (stdout, stderr) `with_stderr`."""
         text = shown(command)
         print("$", text, flush=True)
         started = time.time()
@@ -38,4 +39,4 @@ class Commands:
                          "rc": done.returncode})
         if done.returncode != 0:
             raise CommandFailed(f"{text}: exit {done.returncode}\n{done.stdout[-1500:]}{done.stderr[-1500:]}")
-        return done.stdout
+        return (done.stdout, done.stderr) if with_stderr else done.stdout

@@ -20,7 +20,9 @@ Per command: the streaming rate (bench/stream/stream_bandwidth.cu, the
 floor's denominator). Per shape (bench/shapes.py: known names, or a config
 .json):
   1. scripts/fused_module.py CONFIG, then `mkc compile --random-weights
-     --max-context C`, C = the largest position + --steps;
+     --max-context C`, C = the largest position + --steps; ptxas's account
+     of the kernel (registers, spills, shared memory) goes in the report's
+     table of builds;
   2. the check: teacher-forced logits of a few tokens by `mkrun --device
      gpu` against `mkrun --device cpu` (the CPU executor) on the same .mk,
      at position 0 and at the largest position (`--start-position`); a

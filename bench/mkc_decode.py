@@ -5,6 +5,7 @@ step times at a position, all through the command-line tools (`mkc`,
 import csv
 import json
 import os
+import re
 import statistics
 import sys
 import time
@@ -24,9 +25,25 @@ def tools(build):
     raise FileNotFoundError(f"no mkc and mkrun in '{build}' (a build tree or an unpacked bundle)")
 
 
+# What `mkc compile` says of the kernel it built: ptxas's account.
+KERNEL_ACCOUNT = re.compile(r"(\d+) registers, (\d+) bytes of shared memory \((\d+) dynamic\), "
+                            r"(\d+) bytes spilled, (\d+) bytes of stack frame")
+
+
+def kernel_account(compile_stderr):
+    """Registers per thread, shared memory, spills and stack frame from
+    mkc compile's account, or None where it built no kernel."""
+    found = KERNEL_ACCOUNT.search(compile_stderr)
+    if not found:
+        return None
+    keys = ("registers", "shared_bytes", "dynamic_shared_bytes", "spill_bytes", "stack_frame_bytes")
+    return dict(zip(keys, map(int, found.groups())))
+
+
 def compile_shape(run, mkc, config, context, work, name, reuse=False):
     """The shape's mk IR (scripts/fused_module.py), then a .mk for
-    `context` positions with random weights. Returns what was built."""
+    `context` positions with random weights. Returns what was built, with
+    the kernel's registers and spills (`kernel`) when it was compiled now."""
     mlir = os.path.join(work, f"{name}.mlir")
     mk = os.path.join(work, f"{name}-c{context}.mk")
     result = {"context": context, "mk": mk}
@@ -35,9 +52,12 @@ def compile_shape(run, mkc, config, context, work, name, reuse=False):
     else:
         run([sys.executable, os.path.join(ROOT, "scripts", "fused_module.py"), config, "-o", mlir])
         started = time.time()
-        run([mkc, "compile", mlir, "--emit=mk", "--random-weights", f"--max-context={context}",
-             "-o", mk])
+        _, said = run([mkc, "compile", mlir, "--emit=mk", "--random-weights",
+                       f"--max-context={context}", "-o", mk], with_stderr=True)
         result["compile_seconds"] = round(time.time() - started, 1)
+        account = kernel_account(said)
+        if account:
+            result["kernel"] = account
     result["mk_bytes"] = os.path.getsize(mk)
     return result
 

@@ -184,9 +184,17 @@ def checks_section(merged):
     return lines
 
 
+def kernel_cell(account):
+    """ptxas's figures of a build's kernel (mkc compile's account)."""
+    if not account:
+        return "—"
+    return (f"{account['registers']} registers, {account['spill_bytes']} B spilled, "
+            f"{account['dynamic_shared_bytes'] / 1024:.0f} KiB dynamic shared")
+
+
 def builds_section(merged):
-    lines = ["| shape | compiled for | mkc compile s | .mk | tasks | weights GB | KV per position (bf16) |",
-             "| --- | --- | --- | --- | --- | --- | --- |"]
+    lines = ["| shape | compiled for | mkc compile s | .mk | tasks | weights GB | KV per position (bf16) | kernel (ptxas) |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- |"]
     for name, entry in merged.items():
         mkc = entry.get("mkc")
         if not mkc or "build" not in mkc:
@@ -195,7 +203,8 @@ def builds_section(merged):
             if build:
                 lines.append(f"| {name} | {build['context']} positions | {cell(build.get('compile_seconds'), '{:.0f}')} | "
                              f"{build['mk_bytes'] / 2**30:.2f} GiB | {mkc.get('tasks', '—')} | "
-                             f"{mkc.get('weight_bytes', 0) / 1e9:.3f} | {mkc['kv_bytes_per_position'] / 1024:.1f} KiB |")
+                             f"{mkc.get('weight_bytes', 0) / 1e9:.3f} | {mkc['kv_bytes_per_position'] / 1024:.1f} KiB | "
+                             f"{kernel_cell(build.get('kernel'))} |")
     return lines
 
 

@@ -10,9 +10,10 @@
 //   cubin     the megakernel compiled by NVRTC, to -o FILE; its registers,
 //             shared memory and spills on stderr
 //   mk        the .mk artifact (compiler/driver/WriteArtifact.h), to -o FILE,
-//             with the cubin level's kernel (none with --no-kernel, or where
-//             NVRTC is missing: such a file runs on the CPU only); the level
-//             taken when -o names a .mk file and --emit is not given
+//             with the cubin level's kernel and its account (none with
+//             --no-kernel, or where NVRTC is missing: such a file runs on
+//             the CPU only); the level taken when -o names a .mk file and
+//             --emit is not given
 // cubin and mk end with one line on stderr saying what was written.
 //
 // Each level is the one before it plus one stage. Adding one takes its
@@ -312,6 +313,19 @@ int emitTasks(mlir::MLIRContext &context, const CompileArguments &options) {
   return writeOutput(options.output, text.str());
 }
 
+// ptxas's account of the megakernel, on stderr: what a change to the device
+// code costs in registers and spills, for every build (bench/harness.py
+// keeps it with the results).
+std::string kernelAccount(const CompiledKernel &kernel, uint32_t numSms) {
+  return llvm::formatv(
+      "mkc: compiled the megakernel for {0} in {1:f2} s: {2} registers, {3} bytes of shared "
+      "memory ({4} dynamic), {5} bytes spilled, {6} bytes of stack frame, {7} threads x {8} "
+      "CTAs\n",
+      kernel.arch, kernel.compileSeconds, kernel.registers, kernel.sharedBytes,
+      kernel.dynamicSharedBytes, kernel.spillBytes, kernel.stackFrameBytes, kernel.threads,
+      numSms);
+}
+
 // The megakernel: its source, or its CUBIN with ptxas's account on stderr.
 int emitKernel(mlir::MLIRContext &context, const CompileArguments &options) {
   auto compiled = compileWith(context, options);
@@ -328,13 +342,7 @@ int emitKernel(mlir::MLIRContext &context, const CompileArguments &options) {
     auto kernel = compileMegakernel(compiled->tasks, compiled->schedule, options.arch, options.kernelOptions);
     if (!kernel)
       return refuse(llvm::toString(kernel.takeError()));
-    llvm::errs() << llvm::formatv(
-        "mkc: compiled the megakernel for {0} in {1:f2} s: {2} registers, {3} bytes of shared "
-        "memory ({4} dynamic), {5} bytes spilled, {6} bytes of stack frame, {7} threads x {8} "
-        "CTAs\n",
-        kernel->arch, kernel->compileSeconds, kernel->registers, kernel->sharedBytes,
-        kernel->dynamicSharedBytes, kernel->spillBytes, kernel->stackFrameBytes, kernel->threads,
-        compiled->schedule.numSms);
+    llvm::errs() << kernelAccount(*kernel, compiled->schedule.numSms);
     text.assign(kernel->cubin.begin(), kernel->cubin.end());
   }
   if (int status = writeOutput(options.output, text))
@@ -427,6 +435,7 @@ int emitArtifact(mlir::MLIRContext &context, const CompileArguments &options) {
                                 compiled->imported.tokens, artifact))
     return status;
   artifact.targetArch = options.arch;
+  std::string account; // printed once the phase's line is done
   if (options.kernel) {
     CompilePhases::Phase phase(&phases, "kernel");
     auto nvrtc = Nvrtc::get();
@@ -438,10 +447,12 @@ int emitArtifact(mlir::MLIRContext &context, const CompileArguments &options) {
       auto kernel = compileMegakernel(compiled->tasks, compiled->schedule, options.arch, options.kernelOptions);
       if (!kernel)
         return refuse(llvm::toString(kernel.takeError()));
+      account = kernelAccount(*kernel, compiled->schedule.numSms);
       artifact.cubin = std::move(kernel->cubin);
       artifact.ptx = std::move(kernel->ptx);
     }
   }
+  llvm::errs() << account;
   std::string kernel =
       artifact.cubin.empty() && artifact.ptx.empty()
           ? std::string("no kernel (runs on the CPU only)")

@@ -89,6 +89,18 @@ def cpu_run(build, tmp):
     with open(os.path.join(out_dir, "README.md")) as f:
         readme = f.read()
     expect_in(readme, "| harness-tiny (context 8) | 6 | — |", "the CPU run's README")
+    # ptxas's account of the build's kernel, wherever NVRTC builds one.
+    version = subprocess.run([os.path.join(build, "compiler", "tools", "mkc"), "--version"],
+                             capture_output=True, text=True).stdout
+    kernel = part["build"].get("kernel")
+    if "NVRTC: not found" in version:
+        if kernel is not None:
+            fail(f"a kernel's account without NVRTC: {kernel}")
+    elif kernel is None or kernel["registers"] <= 0 or kernel["dynamic_shared_bytes"] <= 0:
+        fail(f"NVRTC is here ({version.splitlines()[1:2]}), but the build's kernel account is {kernel}")
+    else:
+        expect_in(readme, f"| {kernel['registers']} registers, {kernel['spill_bytes']} B spilled, ",
+                  "the builds' kernels")
     expect_in(readme, "## Where a layer's time goes: harness-tiny", "the CPU run's README")
 
 
@@ -113,7 +125,10 @@ def synthetic_parts(folder):
     write("llama-3.2-1b.mkc.json", {
         "kind": "mkc", "shape": "llama-3.2-1b", "config": "bench/configs/llama-3.2-1b-shaped.json",
         "steps": 32, "rate_bytes_per_s": 4.5e12, "weight_bytes": 2.25e9, "kv_bytes_per_position": 32768,
-        "tasks": 100, "build": {"context": 32800, "mk_bytes": 2**31, "compile_seconds": 20},
+        "tasks": 100, "build": {"context": 32800, "mk_bytes": 2**31, "compile_seconds": 20,
+                                "kernel": {"registers": 128, "shared_bytes": 166544,
+                                           "dynamic_shared_bytes": 165504, "spill_bytes": 8,
+                                           "stack_frame_bytes": 40}},
         "positions": {"1": timed(1.0), "32768": timed(2.0)},
         "small_context": {"context": 544, "mk_bytes": 2**31, "positions": {"1": timed(0.9)}},
         "checks": [{"start": 0, "tokens": 4, "max_relative_error": 1e-5, "rtol": 1e-3, "argmax_agree": 4}]})
@@ -170,6 +185,9 @@ def report(tmp):
     expect_in(readme, "4.500 TB/s", "the rate")
     expect_in(readme, "| layer1.qkv | Gemv | 2 | 0.0 | 15.0 | 15.0 | 10 | 4 | 0.00 |", "the waterfall table")
     expect_in(readme, "python3 bench/harness.py --out X", "the commands")
+    expect_in(readme, "| 32800 positions | 20 | 2.00 GiB | 100 | 2.250 | 32.0 KiB | 128 registers, 8 B spilled, "
+              "162 KiB dynamic shared |", "the builds' kernels")
+    expect_in(readme, "| 544 positions | — | 2.00 GiB | 100 | 2.250 | 32.0 KiB | — |", "a build without an account")
     with open(os.path.join(folder, "decode.json")) as f:
         merged = json.load(f)
     if sorted(merged["shapes"]) != ["llama-3.2-1b", "smollm2-135m"] or len(merged["rows"]) != 4:
