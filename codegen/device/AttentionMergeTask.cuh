@@ -7,7 +7,8 @@
 //
 // Load, compute and store per thread: one (head, dimension) each, reading
 // every chunk's m and l (the same for the whole head, served by L1) and its
-// o entry, kBatch chunks a round so that their loads are in flight together.
+// o entry, kBatch chunks a round so that their loads are in flight together
+// (all three in one round when the chunks in use fit one batch).
 // The order is fixed, so every run gives the same bits. kBatch is 12, not
 // 16: the merge's three arrays are where the whole kernel's registers peak
 // (bench/register_peaks.py), and at 16 the builds with staged attention
@@ -42,29 +43,25 @@ __device__ void attentionMergeTask(const TaskContext &context, const MkTaskRecor
       return c < chunks ? headChunks[c * Layout::kPartialLength + j] : otherwise;
     };
 
-    float max = negativeInfinity();
-    for (long long c0 = 0; c0 < chunks; c0 += kBatch) {
-      float maxima[kBatch], sums[kBatch];
+    // A batch's m and l, and its o entries where `o` is asked for.
+    auto loadBatch = [&](long long c0, float(&maxima)[kBatch], float(&sums)[kBatch], float *o) {
 #pragma unroll
       for (int k = 0; k < kBatch; ++k) {
         maxima[k] = entry(c0 + k, Layout::kMax, 0.0f);
         sums[k] = entry(c0 + k, Layout::kSum, 0.0f);
+        if (o != nullptr)
+          o[k] = entry(c0 + k, d, 0.0f);
       }
+    };
+    float max = negativeInfinity(), sum = 0.0f, weighted = 0.0f;
+    auto raiseMax = [&](const float(&maxima)[kBatch], const float(&sums)[kBatch]) {
 #pragma unroll
       for (int k = 0; k < kBatch; ++k)
         if (sums[k] != 0.0f)
           max = fmaxf(max, maxima[k]);
-    }
-
-    float sum = 0.0f, weighted = 0.0f;
-    for (long long c0 = 0; c0 < chunks; c0 += kBatch) {
-      float maxima[kBatch], sums[kBatch], o[kBatch];
-#pragma unroll
-      for (int k = 0; k < kBatch; ++k) {
-        maxima[k] = entry(c0 + k, Layout::kMax, 0.0f);
-        sums[k] = entry(c0 + k, Layout::kSum, 0.0f);
-        o[k] = entry(c0 + k, d, 0.0f);
-      }
+    };
+    auto addBatch = [&](const float(&maxima)[kBatch], const float(&sums)[kBatch],
+                        const float(&o)[kBatch]) {
 #pragma unroll
       for (int k = 0; k < kBatch; ++k) {
         if (sums[k] == 0.0f)
@@ -72,6 +69,25 @@ __device__ void attentionMergeTask(const TaskContext &context, const MkTaskRecor
         float scale = expf(maxima[k] - max);
         sum = fmaf(sums[k], scale, sum);
         weighted = fmaf(o[k], scale, weighted);
+      }
+    };
+    float maxima[kBatch], sums[kBatch], o[kBatch];
+    if (chunks <= kBatch) {
+      // One batch (short positions: 9 chunks at 480 in a build for 528):
+      // m, l and o asked for together, one round trip to L2, not two, on
+      // the layer's critical path.
+      loadBatch(0, maxima, sums, o);
+      raiseMax(maxima, sums);
+      addBatch(maxima, sums, o);
+    } else {
+      // The max over every chunk first, then the sums rescaled to it.
+      for (long long c0 = 0; c0 < chunks; c0 += kBatch) {
+        loadBatch(c0, maxima, sums, nullptr);
+        raiseMax(maxima, sums);
+      }
+      for (long long c0 = 0; c0 < chunks; c0 += kBatch) {
+        loadBatch(c0, maxima, sums, o);
+        addBatch(maxima, sums, o);
       }
     }
     // NaN sums go on to the logits, where the argmax reports them.
