@@ -1,6 +1,7 @@
 #include "compiler/inspect/TaskGraphText.h"
 
 #include "compiler/inspect/TaskLabels.h"
+#include "core/protocol/SharedMemory.h"
 #include "core/taskgraph/TaskNames.h"
 #include "compiler/schedule/ScheduleBalance.h"
 #include "compiler/schedule/ScheduleSimulation.h"
@@ -203,9 +204,14 @@ void printTaskListing(std::ostream &os, const TaskGraph &graph) {
       if (!op.biases.empty())
         os << ", biases";
     }
-    if (op.kind == OpKind::Attention)
+    if (op.kind == OpKind::Attention) {
       os << ", " << op.numHeads << " heads, " << op.numKvHeads << " kv heads, head dim "
          << op.headDim << ", " << op.numChunks << " chunks of " << op.chunkSize;
+      const int64_t group = op.numKvHeads > 0 ? op.numHeads / op.numKvHeads : 0;
+      if (attentionChunkStaged(op.headDim, group, op.chunkSize))
+        os << ", staged through " << attentionStages(op.headDim, group, op.chunkSize)
+           << " slots of " << attentionBlockRows(op.headDim, op.chunkSize) << " positions";
+    }
     os << "\n";
   }
   os << "events:\n";
