@@ -2,7 +2,7 @@
 # The landed form, to run before anything else on the next H200 call: the
 # ring only for chunks of 256 positions or more, the register path below,
 # and the merge's single round of loads when its chunks fit one batch.
-# Not run yet: the session's device time ran out before it (README.md).
+# Not run yet (README.md).
 #   1. the chunk kind on both paths (--num-sms=8 --longest-attention-chunk
 #      =1024 cycles the ring) and the merge kind against the CPU reference;
 #   2. scripts/compare_builds_gpu.sh: every fixture's logits and greedy
