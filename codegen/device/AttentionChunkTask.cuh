@@ -341,9 +341,11 @@ __device__ void attentionChunkTask(const TaskContext &context, const MkTaskRecor
   headRmsNorm<kHeadDim, kThreads>(context, queries, 0, kGroup, op.qNorm, op.eps);
   consumerSync<kThreads>();
   rotateHeads<kHeadDim, kRotaryDim, kThreads>(context, op, queries, kGroup, position);
+  // Barriers order q's rotation before the scores: finishNewEntries's, or
+  // (staged) the first block's in the ring.
   if (newEntries)
-    finishNewEntries(); // its barriers also order q's rotation before the scores
-  else
+    finishNewEntries();
+  else if constexpr (!kStaged)
     consumerSync<kThreads>();
 
   if constexpr (kStaged) {
@@ -455,7 +457,9 @@ __device__ void attentionChunkTask(const TaskContext &context, const MkTaskRecor
       sums[head] = sum;
     }
   }
-  consumerSync<kThreads>();
+  // The weights before o: here, or (staged) the first value block's barrier.
+  if constexpr (!kStaged)
+    consumerSync<kThreads>();
 
   // Compute and store: o, by warps that own a dimension (whole warps, for
   // the shuffles); then m and l. A lane's positions run valueSlice,
