@@ -25,8 +25,6 @@
 //
 //   for each step:
 //     for each task of this CTA's queue (its entry already in shared memory):
-//       an attention chunk past the position: it and the empty chunks that
-//         follow it pass at once (their triggers added, no entry copied)
 //       loader starts copying the next entry
 //       consumers run the task: loads of constants | awaitInputs() | the rest
 //       loader finishes the copy; barrier
@@ -38,7 +36,6 @@
 
 #include "codegen/device/Common.cuh"
 #include "codegen/device/Events.cuh"
-#include "core/protocol/AttentionLayout.h"
 #include "codegen/device/Prefetch.cuh"
 #include "codegen/device/WeightRing.cuh"
 
@@ -237,22 +234,6 @@ struct InputsWritten {
 // The loop.
 // ---------------------------------------------------------------------------
 
-// How many tasks from this queue entry on pass without running at the
-// step's position: an attention chunk past the position and the later
-// chunks right after it in the queue (entry.emptyFollowers), all empty
-// (core/protocol/AttentionLayout.h); 0 when the task runs. An empty chunk
-// touches no memory, so it needs no input: its trigger is added at once,
-// and a build for a long context pays little at short positions for the
-// chunks it does not use (otherwise each costs a queue entry's copy, a wait
-// and a barrier).
-__device__ __forceinline__ unsigned emptyTasksFrom(const MkQueueEntry &entry, long long position) {
-  if (entry.task.kind != MK_TASK_ATTENTION_CHUNK ||
-      !attentionChunkEmpty(position, entry.task.end, entry.operation.numChunks,
-                           entry.operation.chunkSize))
-    return 0;
-  return 1 + entry.emptyFollowers;
-}
-
 // The consumers' part of the launch: every task of the CTA's queue, every
 // step, until the last step, an EOS, an error or a timeout.
 template <class Tasks, int kThreads>
@@ -270,21 +251,9 @@ __device__ void consumeQueue(InterpreterState &state, TaskContext &context,
       const MkQueueEntry &entry = state.entries[slot];
       // Read now: the loader overwrites this entry while the next task runs.
       const unsigned triggerEvent = entry.task.trigger;
-      const unsigned passing = emptyTasksFrom(entry, context.position);
-      const unsigned after = k + (passing > 0 ? passing : 1);
       MkQueueEntry &next = state.entries[slot ^ 1];
       if (Role::loader()) // the last task's next is the first of the next step
-        loaderStart(next, entries[after < count ? after : 0]);
-      if (passing > 0) { // no trace times: the trace leaves these tasks out
-        if (Role::controller())
-          addRelease(context.counters + triggerEvent, passing);
-        if (Role::loader())
-          loaderFinish();
-        consumerSync<kThreads>();
-        k = after - 1;
-        slot ^= 1;
-        continue;
-      }
+        loaderStart(next, entries[k + 1 < count ? k + 1 : 0]);
       context.taskId = entry.id;
       Tasks::run(context, entry.task, entry.operation, AwaitInputs<kThreads>{state, context, entry});
       if (state.taskAbandoned) {

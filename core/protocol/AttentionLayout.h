@@ -82,16 +82,6 @@ MK_HOST_DEVICE constexpr mk_i64 attentionChunksInUse(mk_i64 position, mk_i64 num
   return (position + span) / span; // ceil((position + 1) / span)
 }
 
-// Whether chunk `chunk` is empty at a step at `position`. Chunks empty from
-// the first past the position on, so when one is empty every later chunk of
-// the operation is too: the megakernel passes over a run of them at once
-// (MkQueueEntry::emptyFollowers), touching nothing, as the merge reads only
-// the chunks in use.
-MK_HOST_DEVICE constexpr bool attentionChunkEmpty(mk_i64 position, mk_i64 chunk, mk_i64 numChunks,
-                                                  mk_i64 chunkSize) {
-  return chunk >= attentionChunksInUse(position, numChunks, chunkSize);
-}
-
 } // namespace mk
 
 #endif

@@ -14,13 +14,7 @@
  * step after the previous one (the embedding of token t+1 waits on the
  * argmax of token t); in step 0 such a wait asks for nothing. The GPU's
  * counters are 32 bits wide: the validator refuses a graph whose counts could
- * pass 2^32 within its maximum context.
- *
- * A task that touches no memory at a step may add its one without waiting,
- * since nothing it would order is there: the megakernel passes over the
- * attention chunks past the step's position so (codegen/device/
- * Interpreter.cuh). No wait sees the difference: a count counts the same
- * tasks, some of them sooner. */
+ * pass 2^32 within its maximum context. */
 #ifndef MKC_CORE_PROTOCOL_EVENTPROTOCOL_H
 #define MKC_CORE_PROTOCOL_EVENTPROTOCOL_H
 

@@ -104,7 +104,7 @@ typedef struct MkStream {
 
 /* The three %globaltimer times (ns) the CTA running a task writes into the
  * trace for each step it runs it; a step the launch did not reach keeps its
- * zeros, as does an empty attention chunk the kernel passed over. The wait is [MK_TRACE_WAIT, MK_TRACE_START), the task itself
+ * zeros. The wait is [MK_TRACE_WAIT, MK_TRACE_START), the task itself
  * [MK_TRACE_START, MK_TRACE_END), its trigger right after. */
 enum MkTraceTime {
   MK_TRACE_WAIT = 0,  /* began waiting on the task's events */

@@ -25,7 +25,7 @@
 #include "core/protocol/TaskKindList.h"
 
 #define MK_BLOB_MAGIC 0x42534b4du /* "MKSB" */
-#define MK_BLOB_VERSION 5u /* 2: task records carry their kernel variant; 3: no attention prepare; 4: queue entries; 5: empty chunks' followers */
+#define MK_BLOB_VERSION 4u /* 2: task records carry their kernel variant; 3: no attention prepare; 4: queue entries */
 
 /* TaskKind values (core/protocol/TaskKindList.h) and Epilogue values, as in
  * core/taskgraph/TaskGraph.h. */
@@ -112,13 +112,7 @@ typedef struct MkResolvedWait {
  * region from task.firstWait + MK_ENTRY_WAITS. */
 typedef struct MkQueueEntry {
   MkTaskRecord task;
-  mk_u32 id;
-  /* AttentionChunk: how many entries right after this one in its queue are
-   * chunks of the same operation with the same trigger and later chunks.
-   * When this chunk is empty at a step, so are they
-   * (attentionChunkEmpty): the kernel passes over all of them at once,
-   * adding their triggers together, and copies no entry of theirs. */
-  mk_u32 emptyFollowers;
+  mk_u32 id, reserved;
   MkResolvedWait waits[MK_ENTRY_WAITS];
   MkOperationRecord operation;
 } MkQueueEntry;

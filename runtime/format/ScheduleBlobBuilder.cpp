@@ -173,27 +173,6 @@ MkQueueEntry queueEntry(const Task &task, const MkTaskRecord &record,
   return entry;
 }
 
-// For each entry of one queue, its emptyFollowers: the entries right after
-// it that are chunks of the same attention operation, with the same trigger
-// and a later chunk (the tile's end) than its own, each of which is then
-// empty whenever it is.
-void countEmptyFollowers(MkQueueEntry *queue, size_t count) {
-  for (size_t k = 0; k < count; ++k) {
-    const MkTaskRecord &chunk = queue[k].task;
-    if (chunk.kind != MK_TASK_ATTENTION_CHUNK)
-      continue;
-    size_t next = k + 1;
-    while (next < count) {
-      const MkTaskRecord &follower = queue[next].task;
-      if (follower.kind != MK_TASK_ATTENTION_CHUNK || follower.op != chunk.op ||
-          follower.trigger != chunk.trigger || follower.end <= chunk.end)
-        break;
-      ++next;
-    }
-    queue[k].emptyFollowers = static_cast<mk_u32>(next - k - 1);
-  }
-}
-
 // The blob's bytes, region by region.
 class BlobWriter {
 public:
@@ -268,8 +247,6 @@ std::vector<uint8_t> buildScheduleBlob(
                               std::to_string(tasks.size()) + ", or its operation is not the graph's");
     entries.push_back(queueEntry(graph.tasks[id], tasks[id], operations[tasks[id].op], events));
   }
-  for (const MkQueue &queue : queues)
-    countEmptyFollowers(entries.data() + queue.first, queue.count);
 
   BlobWriter writer;
   MkBlobHeader header{};

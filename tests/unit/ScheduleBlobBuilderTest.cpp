@@ -4,7 +4,6 @@
 // norms and biases, and what the blob cannot hold is refused by name.
 #include "ToyArtifact.h"
 
-#include "core/protocol/AttentionLayout.h"
 #include "runtime/format/Bf16.h"
 #include "runtime/format/ScheduleBlobBuilder.h"
 
@@ -136,93 +135,6 @@ TEST(ScheduleBlob, QueueEntriesHoldEachQueuedTaskWithItsOperationAndResolvedWait
     }
   }
   EXPECT_GT(resolved, 0u) << "the toy graph's tasks have waits to resolve";
-}
-
-// The toy graph's tasks in one queue, in graph order but for the first
-// attention operation's chunks: where the first of them was, the chunks
-// given in `order` as (KV head, chunk). Its blob's entries, in queue order.
-std::vector<MkQueueEntry> entriesWithChunksInOrder(
-    const toy::ToyModel &model, const BuiltArtifact &built,
-    const std::vector<std::pair<uint64_t, uint64_t>> &order) {
-  const TaskGraph &graph = model.graph;
-  uint32_t attention = 0;
-  while (graph.operations[attention].kind != OpKind::Attention)
-    ++attention;
-  auto chunkOf = [&](uint64_t head, uint64_t chunk) {
-    for (const Task &task : graph.tasks)
-      if (task.kind == TaskKind::AttentionChunk && task.op == attention && task.begin == head &&
-          task.end == chunk)
-        return task.id;
-    ADD_FAILURE() << "the toy graph has no chunk " << chunk << " of KV head " << head;
-    return 0u;
-  };
-  Schedule schedule{1, {{}}};
-  bool placed = false;
-  for (const Task &task : graph.tasks) {
-    if (task.kind != TaskKind::AttentionChunk || task.op != attention) {
-      schedule.queues[0].push_back(task.id);
-    } else if (!placed) {
-      for (auto [head, chunk] : order)
-        schedule.queues[0].push_back(chunkOf(head, chunk));
-      placed = true;
-    }
-  }
-  auto params = [&](const std::string &name) { return model.weights.find(name)->values; };
-  std::vector<uint8_t> blob = buildScheduleBlob(graph, schedule, built.artifact.weights, params);
-  MkBlobHeader header = readBlobHeader(blob);
-  return records<MkQueueEntry>(blob, header.entriesOffset, header.numTasks);
-}
-
-// A chunk's emptyFollowers are the chunks right after it in its queue of the
-// same operation, trigger and a later chunk: whenever it is empty, so is
-// each of them, which is what lets the kernel pass over them unrun.
-TEST(ScheduleBlob, AnEmptyChunksFollowersAreLaterChunksOfItsOperation) {
-  toy::ToyModel model = toy::buildToyModel(1);
-  auto built = toy::buildToyArtifact(model);
-  // The toy has 2 KV heads of 3 chunks (kMaxContext 12, kChunkSize 4),
-  // each head's chunks triggering its own event (its merge's).
-  std::vector<std::pair<uint64_t, uint64_t>> order = {{0, 0}, {0, 2}, {0, 1},
-                                                      {1, 1}, {1, 2}, {1, 0}};
-  std::vector<MkQueueEntry> entries = entriesWithChunksInOrder(model, *built, order);
-  std::vector<std::pair<uint64_t, uint32_t>> chunkFollowers;
-  std::vector<uint32_t> triggers;
-  for (const MkQueueEntry &entry : entries) {
-    if (entry.task.kind == MK_TASK_ATTENTION_CHUNK && chunkFollowers.size() < order.size()) {
-      chunkFollowers.push_back({entry.task.end, entry.emptyFollowers});
-      triggers.push_back(entry.task.trigger);
-    } else if (entry.task.kind != MK_TASK_ATTENTION_CHUNK) {
-      EXPECT_EQ(entry.emptyFollowers, 0u) << "task " << entry.id << " is no chunk";
-    }
-  }
-  ASSERT_EQ(triggers.size(), order.size());
-  ASSERT_NE(triggers[0], triggers[3]) << "the toy's KV heads trigger one event";
-  // Head 0's chunk 0: chunks 2 and 1 after it, then head 1's trigger; its
-  // chunk 2: chunk 1 is not later; its chunk 1: head 1 next. Head 1's chunk
-  // 1: chunk 2, then chunk 0 is not later; the last two: nothing after them
-  // that is later, then the merge.
-  std::vector<std::pair<uint64_t, uint32_t>> expected = {{0, 2}, {2, 0}, {1, 0},
-                                                         {1, 1}, {2, 0}, {0, 0}};
-  EXPECT_EQ(chunkFollowers, expected);
-
-  // At every position, a chunk the kernel finds empty has only empty chunks
-  // of its operation and trigger among the followers it passes over.
-  for (int64_t position = 0; position < toy::kMaxContext; ++position)
-    for (size_t k = 0; k < entries.size(); ++k) {
-      const MkQueueEntry &entry = entries[k];
-      const MkOperationRecord &op = entry.operation;
-      if (entry.task.kind != MK_TASK_ATTENTION_CHUNK ||
-          !attentionChunkEmpty(position, entry.task.end, op.numChunks, op.chunkSize))
-        continue;
-      ASSERT_LE(k + entry.emptyFollowers, entries.size() - 1);
-      for (size_t f = k + 1; f <= k + entry.emptyFollowers; ++f) {
-        const MkTaskRecord &follower = entries[f].task;
-        EXPECT_EQ(follower.kind, MK_TASK_ATTENTION_CHUNK);
-        EXPECT_EQ(follower.op, entry.task.op);
-        EXPECT_EQ(follower.trigger, entry.task.trigger);
-        EXPECT_TRUE(attentionChunkEmpty(position, follower.end, op.numChunks, op.chunkSize))
-            << "chunk " << follower.end << " at position " << position;
-      }
-    }
 }
 
 TEST(ScheduleBlob, BuffersGetDisjointAlignedPlacesInTheirArenas) {
