@@ -2,6 +2,7 @@
 
 #include "compiler/schedule/TaskCost.h"
 #include "compiler/taskgraph/TaskGraphAnalysis.h"
+#include "core/taskgraph/TaskKind.h"
 
 #include <algorithm>
 #include <map>
@@ -17,6 +18,32 @@ namespace {
 // earliest one count as equally early; among them the weight bytes of the
 // layer decide.
 constexpr double kStartTolerance = 0.1;
+
+// The ready task to place next: the first of `ready`, or, when that is a
+// tile whose work follows the step's position, the ready tile of its
+// operation and kind of the lowest rank (the first of them on a tie). At the
+// compiled context every chunk of an attention operation costs the same, but
+// at a short position only the first chunks have work: placed by chunk index,
+// they take one SM each in the first round of chunk tasks, rather than
+// queueing two to an SM behind each other while other SMs hold only empty
+// chunks (chunks placed head by head did: measured ~4 us a layer on the
+// Llama-3.2-1B shape built for 32800 positions, bench/NOTES.md).
+using ReadySet = std::set<std::tuple<double, double, uint32_t>>;
+
+ReadySet::iterator nextToPlace(const TaskGraph &graph, ReadySet &ready) {
+  ReadySet::iterator chosen = ready.begin();
+  const Task &first = graph.tasks[std::get<2>(*chosen)];
+  auto rank = describeKind(first.kind).positionRank;
+  if (rank == nullptr)
+    return chosen;
+  for (auto it = std::next(ready.begin()); it != ready.end(); ++it) {
+    const Task &task = graph.tasks[std::get<2>(*it)];
+    if (task.op == first.op && task.kind == first.kind &&
+        rank(task) < rank(graph.tasks[std::get<2>(*chosen)]))
+      chosen = it;
+  }
+  return chosen;
+}
 
 } // namespace
 
@@ -46,7 +73,7 @@ Schedule scheduleTasks(const TaskGraph &graph, const TargetDescription &target) 
   }
 
   // (ready time, -remaining path, id): earliest first, then the most urgent.
-  std::set<std::tuple<double, double, uint32_t>> ready;
+  ReadySet ready;
   std::vector<double> readyTime(count, 0.0), smFree(sms, 0.0);
   for (uint32_t task = 0; task < count; ++task)
     if (waiting[task] == 0)
@@ -54,8 +81,9 @@ Schedule scheduleTasks(const TaskGraph &graph, const TargetDescription &target) 
 
   std::map<int32_t, std::vector<uint64_t>> layerBytes;
   while (!ready.empty()) {
-    uint32_t task = std::get<2>(*ready.begin());
-    ready.erase(ready.begin());
+    auto next = nextToPlace(graph, ready);
+    uint32_t task = std::get<2>(*next);
+    ready.erase(next);
     auto &bytes = layerBytes[graph.operations[graph.tasks[task].op].layer];
     bytes.resize(sms, 0);
 

@@ -2,7 +2,9 @@
 //
 // List scheduling: tasks are taken in the order they become ready (all their
 // same-step producers placed; earliest ready time first, then the longest
-// remaining path), and each is appended to the SM where it can start
+// remaining path; of an operation's tiles whose work follows the step's
+// position, attention chunks, the lowest rank first: TaskKindDescription::
+// positionRank), and each is appended to the SM where it can start
 // earliest, preferring, among SMs that can start it about as early, the one
 // that has streamed the fewest weight bytes in the task's layer. Because
 // every task is appended after all its producers, each SM's queue follows

@@ -63,6 +63,11 @@ struct TaskKindDescription {
   // at most (the cost model's bytes).
   uint64_t (*weightElements)(const Operation &op, const Task &task);
   uint64_t (*cacheElements)(const Operation &op, const Task &task);
+  // For the scheduler, a kind whose tiles have work only from some position
+  // of the step on: a rank that grows with that position (an attention
+  // chunk's index: the chunks past the position are empty); nullptr when
+  // every step gives a tile the same work.
+  uint64_t (*positionRank)(const Task &task) = nullptr;
 
   // The device: the function template in codegen/device/ that runs the kind,
   // the parameters that pick its instantiation, their values for an

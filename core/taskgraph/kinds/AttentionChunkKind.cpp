@@ -55,6 +55,10 @@ uint64_t weightElements(const Operation &op, const Task &) {
 // At most a whole chunk of keys and values: the most a chunk covers.
 uint64_t cacheElements(const Operation &op, const Task &) { return 2 * op.chunkSize * op.headDim; }
 
+// The chunk's index: chunk c has positions only once the step's position
+// reaches c spans (core/protocol/AttentionLayout.h).
+uint64_t positionRank(const Task &task) { return task.end; }
+
 std::vector<int64_t> variant(const Operation &op) {
   return {op.headDim, op.numHeads / op.numKvHeads, op.chunkSize, op.rotaryDim};
 }
@@ -75,6 +79,7 @@ extern const TaskKindDescription kAttentionChunkKind = {
     .footprint = footprint,
     .weightElements = weightElements,
     .cacheElements = cacheElements,
+    .positionRank = positionRank,
     .deviceFunction = "attentionChunkTask",
     .variantParameters = {{"headDim"}, {"group"}, {"chunk"}, {"rotaryDim"}},
     .variantArguments = variant,
