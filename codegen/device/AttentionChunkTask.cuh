@@ -10,18 +10,14 @@
 // v into the caches for later steps; the chunk holding the position takes
 // them from shared memory.
 //
-// A chunk waits on its loads, not on arithmetic: a short one loads a round
-// of keys or values into registers at a time, the first round before it
-// waits for its inputs; a long one is bound by the bytes it keeps in
-// flight, so it stages its keys and values in shared memory (StagingRing):
-// blocks of cache rows copied by cp.async, which holds no register, all but
-// one of the ring's slots in flight, the first blocks asked for before the
-// task waits. Builds whose chunks reach 256 positions have the ring, and a
-// chunk takes it at a step where its span fills a block; spans follow the
-// position, so at short positions the same chunk takes the register path
-// (core/protocol/SharedMemory.h draws both lines and sizes the ring). The
-// two paths are two instantiations of attentionChunkRun, so that neither
-// path's registers weigh on the other's.
+// A chunk waits on its loads, not on arithmetic: a short one (up to 128
+// positions) loads a round of keys or values into registers at a time, the
+// first round before it waits for its inputs; a long one is bound by the
+// bytes it keeps in flight, so it stages its keys and values in shared
+// memory (StagingRing): blocks of cache rows copied by cp.async, which holds
+// no register, all but one of the ring's slots in flight, the first blocks
+// asked for before the task waits (core/protocol/SharedMemory.h draws the
+// line and sizes the ring).
 //
 // Load: the first keys and values (a round, or the ring's first blocks);
 // after the wait, the group's q, this step's k and v into shared memory.
@@ -80,10 +76,8 @@ __device__ void headRmsNorm(const TaskContext &context, float *x, int firstHead,
 
 // Rotates heads [0, heads) of x in place at `position`, pair by pair; the
 // dimensions past kRotaryDim stay as they are.
-// Not inlined: sincosf's path for large angles keeps a local array, and
-// inlined into both of the chunk's paths it made the kernel spill.
 template <int kHeadDim, int kRotaryDim, int kThreads>
-__device__ __noinline__ void rotateHeads(const TaskContext &context, const MkOperationRecord &op, float *x,
+__device__ void rotateHeads(const TaskContext &context, const MkOperationRecord &op, float *x,
                             int heads, long long position) {
   constexpr int kHalf = kRotaryDim / 2;
   if constexpr (kHalf > 0) {
@@ -175,17 +169,14 @@ struct StagingRing {
   }
 };
 
-// The chunk of `task` covering `count` positions from `first` at this step,
-// through the ring (kStaged) or through registers.
-template <bool kStaged, int kHeadDim, int kGroup, int kChunk, int kRotaryDim, int kThreads,
-          class AwaitInputs>
-__device__ void attentionChunkRun(const TaskContext &context, const MkTaskRecord &task,
-                                  const MkOperationRecord &op, const AwaitInputs &awaitInputs,
-                                  long long first, int count) {
+template <int kHeadDim, int kGroup, int kChunk, int kRotaryDim, int kThreads, class AwaitInputs>
+__device__ void attentionChunkTask(const TaskContext &context, const MkTaskRecord &task,
+                                   const MkOperationRecord &op, const AwaitInputs &awaitInputs) {
   using Layout = AttentionShape<kHeadDim, kGroup>;
-  // Whether the build reserves the ring's shared memory.
-  constexpr bool kRingReserved = attentionChunkStaged(kHeadDim, kGroup, kChunk);
-  static_assert(kRingReserved || !kStaged, "the ring only where its memory is reserved");
+  // Chunks long enough to be bound by the bytes in flight stage their keys
+  // and values in the ring; shorter ones load them into registers, a round
+  // at a time (core/protocol/SharedMemory.h says where the line is).
+  constexpr bool kStaged = attentionChunkStaged(kHeadDim, kGroup, kChunk);
   using Ring = StagingRing<kHeadDim, kGroup, kChunk, kThreads>;
   const AttentionLayout layout = Layout::of(op);
   constexpr int kWarps = kThreads / kWarpSize;
@@ -195,18 +186,14 @@ __device__ void attentionChunkRun(const TaskContext &context, const MkTaskRecord
   constexpr int kKeySlices = (kHeadDim + kKeyLanes - 1) / kKeyLanes;
   constexpr int kKeysPerWarp = kWarpSize / kKeyLanes;
   constexpr int kKeysPerPass = kWarps * kKeysPerWarp;
-  // The most positions this path covers: the register path of a build with
-  // the ring runs only spans shorter than a block (attentionChunkStagedAt),
-  // and loops bounded by that keep fewer registers live than by the chunk.
-  constexpr int kMostPositions = kRingReserved && !kStaged ? Ring::kRows : kChunk;
-  constexpr int kKeyPasses = (kMostPositions + kKeysPerPass - 1) / kKeysPerPass;
+  constexpr int kKeyPasses = (kChunk + kKeysPerPass - 1) / kKeysPerPass;
   constexpr int kKeyPassesPerBlock = (Ring::kRows + kKeysPerPass - 1) / kKeysPerPass;
   // o: each warp owns kValueLanes dimensions, each dimension kValueSlices
   // lanes taking every kValueSlices-th position, kValueBatch values a round
   // (registers) or the positions of a block (staged).
   constexpr int kValueLanes = static_cast<int>(attentionValueLanes(kHeadDim, kWarps));
   constexpr int kValueSlices = kWarpSize / kValueLanes;
-  constexpr int kValuesPerLane = (kMostPositions + kValueSlices - 1) / kValueSlices;
+  constexpr int kValuesPerLane = (kChunk + kValueSlices - 1) / kValueSlices;
   constexpr int kValueBatch = kValuesPerLane < 8 ? kValuesPerLane : 8;
   constexpr int kValueBatches = (kValuesPerLane + kValueBatch - 1) / kValueBatch;
   constexpr int kValuesPerBlock = (Ring::kRows + kValueSlices - 1) / kValueSlices;
@@ -216,6 +203,10 @@ __device__ void attentionChunkRun(const TaskContext &context, const MkTaskRecord
                 "a lane's values follow one stride across blocks");
 
   unsigned long long group = task.begin, chunk = task.end;
+  const long long span = attentionSpan(context.position, op.numChunks, kChunk);
+  long long first = static_cast<long long>(chunk) * span;
+  long long last = min(first + span, context.position + 1);
+  int count = last > first ? static_cast<int>(last - first) : 0;
   float *queries = context.shared;                  // [kGroup][kHeadDim]
   float *newKey = queries + Layout::kGroupLength;   // [kHeadDim], right after q
   float *newValue = newKey + kHeadDim;              // [kHeadDim]
@@ -226,7 +217,7 @@ __device__ void attentionChunkRun(const TaskContext &context, const MkTaskRecord
   static_assert(Layout::kGroupLength + 2 * kHeadDim + kGroup * kChunk + 2 * kGroup <=
                         static_cast<int>(attentionStagingOffset(kHeadDim, kGroup, kChunk)) &&
                     attentionStagingOffset(kHeadDim, kGroup, kChunk) +
-                            (kRingReserved ? Ring::kStages * Ring::kSlotFloats : 0) ==
+                            (kStaged ? Ring::kStages * Ring::kSlotFloats : 0) ==
                         attentionChunkSharedFloats(kHeadDim, kGroup, kChunk, kRotaryDim),
                 "the carving above is what core/protocol/SharedMemory.h reserves");
   const long long position = context.position;
@@ -524,25 +515,6 @@ __device__ void attentionChunkRun(const TaskContext &context, const MkTaskRecord
     partial[Layout::kMax] = maxima[head];
     partial[Layout::kSum] = sums[head];
   }
-}
-
-template <int kHeadDim, int kGroup, int kChunk, int kRotaryDim, int kThreads, class AwaitInputs>
-__device__ void attentionChunkTask(const TaskContext &context, const MkTaskRecord &task,
-                                   const MkOperationRecord &op, const AwaitInputs &awaitInputs) {
-  const long long span = attentionSpan(context.position, op.numChunks, kChunk);
-  const long long first = static_cast<long long>(task.end) * span;
-  const long long last = min(first + span, context.position + 1);
-  const int count = last > first ? static_cast<int>(last - first) : 0;
-  // The same for every thread (core/protocol/SharedMemory.h).
-  if constexpr (attentionChunkStaged(kHeadDim, kGroup, kChunk)) {
-    if (attentionChunkStagedAt(kHeadDim, kGroup, kChunk, count)) {
-      attentionChunkRun<true, kHeadDim, kGroup, kChunk, kRotaryDim, kThreads>(
-          context, task, op, awaitInputs, first, count);
-      return;
-    }
-  }
-  attentionChunkRun<false, kHeadDim, kGroup, kChunk, kRotaryDim, kThreads>(
-      context, task, op, awaitInputs, first, count);
 }
 
 } // namespace mk::gpu

@@ -9,12 +9,11 @@
 // every chunk's m and l (the same for the whole head, served by L1) and its
 // o entry, kBatch chunks a round so that their loads are in flight together
 // (all three in one round when the chunks in use fit one batch).
-// The order is fixed, so every run gives the same bits. kBatch is 11: the
-// merge's three arrays are where the whole kernel's registers peak
-// (bench/register_peaks.py); at 16 the builds with staged attention chunks
-// spilled, at 12 those that also keep the register path for short spans
-// (sm_80); the chunk counts measured (9 at 480 in a build for 528, 17 at
-// 512 and 33 at 32736 in one for 32800) take as many rounds at 11 as at 16.
+// The order is fixed, so every run gives the same bits. kBatch is 12, not
+// 16: the merge's three arrays are where the whole kernel's registers peak
+// (bench/register_peaks.py), and at 16 the builds with staged attention
+// chunks spilled; the chunk counts measured (9 at 480 in a build for 528,
+// 17 at 512 and 33 at 32736 in one for 32800) take as many rounds at 12.
 #ifndef MKC_CODEGEN_DEVICE_ATTENTIONMERGETASK_CUH
 #define MKC_CODEGEN_DEVICE_ATTENTIONMERGETASK_CUH
 
@@ -30,7 +29,7 @@ __device__ void attentionMergeTask(const TaskContext &context, const MkTaskRecor
     return;
   using Layout = AttentionShape<kHeadDim, kGroup>;
   const AttentionLayout layout = Layout::of(op);
-  constexpr int kBatch = 11;
+  constexpr int kBatch = 12;
   unsigned long long group = task.begin;
   long long chunks = attentionChunksInUse(context.position, op.numChunks, op.chunkSize);
   const float *partials = context.activations + op.partials;

@@ -32,9 +32,7 @@ struct TaskContext {
   // position of the running task's first slot there.
   unsigned char *ring;
   unsigned long long ringPosition;
-  // The launch's step (below the compiled context, so 32 bits: a 64-bit
-  // step live across every task made long builds spill) and its position.
-  int step;
+  long long step;
   long long position;
   unsigned taskId;
 };

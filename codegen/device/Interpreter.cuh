@@ -244,8 +244,9 @@ __device__ void consumeQueue(InterpreterState &state, TaskContext &context,
   const unsigned argmaxEvent = context.tasks[state.argmaxTask].trigger;
   const unsigned argmaxTriggers = context.events[argmaxEvent].triggerCount;
   unsigned slot = 0; // which of state.entries holds the running task's
-  for (context.step = 0; context.step < control->steps; ++context.step) {
-    context.position = control->firstPosition + context.step;
+  for (long long step = 0; step < control->steps; ++step) {
+    context.step = step;
+    context.position = control->firstPosition + step;
     for (unsigned k = 0; k < count; ++k) {
       const MkQueueEntry &entry = state.entries[slot];
       // Read now: the loader overwrites this entry while the next task runs.
@@ -277,10 +278,9 @@ __device__ void consumeQueue(InterpreterState &state, TaskContext &context,
 
     context.taskId = 0xffffffffu; // a timeout here is no task's
     if (Role::controller())
-      state.stepEnded[context.step & 1] =
-          controllerStepEnds(context, argmaxEvent, argmaxTriggers, context.step);
+      state.stepEnded[step & 1] = controllerStepEnds(context, argmaxEvent, argmaxTriggers, step);
     consumerSync<kThreads>();
-    if (state.stepEnded[context.step & 1])
+    if (state.stepEnded[step & 1])
       return;
   }
 }

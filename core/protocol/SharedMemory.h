@@ -59,8 +59,7 @@ MK_HOST_DEVICE constexpr mk_u64 attentionStagingOffset(mk_i64 headDim, mk_i64 gr
 // a ring of `attentionStages` slots of which all but one are in flight. A
 // chunk of 1024 positions loaded a round of registers at a time was
 // latency-bound at a third of its SM's share of HBM; the ring keeps up to
-// 96 KiB in flight. Chunks of up to 128 positions keep the register path
-// (and so, at a step, does any chunk covering fewer positions than a block):
+// 96 KiB in flight. Chunks of up to 128 positions keep the register path:
 // through the ring, steps whose spans were 32 positions measured 1-4% slower
 // a token (bench/NOTES.md), and a short chunk's few rounds of loads are
 // issued before the task waits anyway.
@@ -123,17 +122,6 @@ MK_HOST_DEVICE constexpr mk_i64 attentionStages(mk_i64 headDim, mk_i64 group, mk
 }
 MK_HOST_DEVICE constexpr bool attentionChunkStaged(mk_i64 headDim, mk_i64 group, mk_i64 chunk) {
   return chunk >= 256 && attentionStages(headDim, group, chunk) >= 2;
-}
-// Whether a chunk of such a build takes the ring at a step where it covers
-// `positions`: only once they fill a block. A shorter span keeps the
-// register path, whose few rounds of loads cost less than the ring's
-// blocks and barriers: at position 512 a build for 32800 positions spans 32
-// positions a chunk, ~3.5 us a chunk through the ring (the waterfall of
-// bench/results/2026-12-02-h200-decode). Both paths give the same bits.
-MK_HOST_DEVICE constexpr bool attentionChunkStagedAt(mk_i64 headDim, mk_i64 group, mk_i64 chunk,
-                                                     mk_i64 positions) {
-  return attentionChunkStaged(headDim, group, chunk) &&
-         positions >= attentionBlockRows(headDim, chunk);
 }
 
 MK_HOST_DEVICE constexpr mk_u64 attentionChunkSharedFloats(mk_i64 headDim, mk_i64 group,

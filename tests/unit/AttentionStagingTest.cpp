@@ -5,7 +5,6 @@
 // the device's reads assume, the ring must keep a chunk's reads in flight
 // within its budget, and the task's shared memory must be the carving plus
 // the ring only where the ring is used.
-#include "core/protocol/AttentionLayout.h"
 #include "core/protocol/SharedMemory.h"
 
 #include <gtest/gtest.h>
@@ -105,26 +104,6 @@ TEST(AttentionStagingTest, MeasuredShapes) {
   // Builds for 528 positions: chunks of 32 or 64, the register path.
   EXPECT_FALSE(attentionChunkStaged(64, 4, 64));
   EXPECT_FALSE(attentionChunkStaged(64, 3, 32));
-}
-
-// At a step, a chunk of a build with the ring takes it only when its span
-// fills a block; shorter spans, and builds without the ring, keep registers.
-TEST(AttentionStagingTest, ARingBuildStagesOnlySpansThatFillABlock) {
-  for (int64_t headDim : {64, 80, 128})
-    for (int64_t group : {1, 2, 4, 8}) {
-      int64_t chunk = 1024, rows = attentionBlockRows(headDim, chunk);
-      ASSERT_TRUE(attentionChunkStaged(headDim, group, chunk)) << headDim << " x " << group;
-      EXPECT_FALSE(attentionChunkStagedAt(headDim, group, chunk, 0));
-      EXPECT_FALSE(attentionChunkStagedAt(headDim, group, chunk, rows - 1));
-      EXPECT_TRUE(attentionChunkStagedAt(headDim, group, chunk, rows));
-      EXPECT_TRUE(attentionChunkStagedAt(headDim, group, chunk, chunk));
-      EXPECT_FALSE(attentionChunkStagedAt(headDim, group, 64, 64));
-    }
-  // The 1B shape built for 32800: spans of 32 at position 512 through
-  // registers, of 128 at 4096 and of 1008 at 32736 through the ring.
-  EXPECT_FALSE(attentionChunkStagedAt(64, 4, 1024, attentionSpan(512, 33, 1024)));
-  EXPECT_TRUE(attentionChunkStagedAt(64, 4, 1024, attentionSpan(4096, 33, 1024)));
-  EXPECT_TRUE(attentionChunkStagedAt(64, 4, 1024, attentionSpan(32736, 33, 1024)));
 }
 
 } // namespace
