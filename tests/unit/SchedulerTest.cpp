@@ -9,6 +9,7 @@
 #include "compiler/schedule/Scheduler.h"
 #include "compiler/taskgraph/ChunkDependencies.h"
 #include "compiler/taskgraph/LowerToTasks.h"
+#include "core/protocol/AttentionLayout.h"
 
 #include <gtest/gtest.h>
 
@@ -74,6 +75,41 @@ TEST_F(SchedulerTest, EachLayerIsBalancedOverTheSmsOfA1bModel) {
   ASSERT_TRUE(result.completed) << result.problem;
   // Streaming every weight once at the full bandwidth is the floor.
   EXPECT_GT(result.secondsPerStep, double(step.total) / target.memoryBandwidth);
+}
+
+// The cost model prices every attention chunk at the compiled context, but
+// at a step's position only the chunks below it have work: placed by chunk
+// index, those with work spread over the SMs, one each while they fit one
+// round. The 1B shape built for 32800 positions has 8 KV heads of 33
+// chunks, two rounds over 132 SMs; placed head by head, chunk c of heads h
+// and h + 4 shared an SM, and at position 1 two chunks with work ran there
+// one behind the other (bench/NOTES.md).
+TEST_F(SchedulerTest, TheChunksWithWorkAtAPositionSpreadOverTheSms) {
+  ModelShape shape = test::llama1bShape();
+  shape.layers = 2;
+  TaskGraph graph = lower(shape, 132, 32800);
+  Schedule schedule = scheduleTasks(graph, target);
+  for (int64_t position : {0, 1, 100, 400, 512, 1000, 4000, 32000})
+    for (uint32_t opIndex = 0; opIndex < graph.operations.size(); ++opIndex) {
+      const Operation &op = graph.operations[opIndex];
+      if (op.kind != OpKind::Attention)
+        continue;
+      ASSERT_EQ(op.numChunks, 33) << "the shape this test describes";
+      int64_t inUse = attentionChunksInUse(position, op.numChunks, op.chunkSize);
+      uint64_t busy = static_cast<uint64_t>(inUse * op.numKvHeads);
+      uint64_t most = 0;
+      for (const std::vector<uint32_t> &queue : schedule.queues) {
+        uint64_t here = 0;
+        for (uint32_t id : queue) {
+          const Task &task = graph.tasks[id];
+          here += task.kind == TaskKind::AttentionChunk && task.op == opIndex &&
+                  static_cast<int64_t>(task.end) < inUse;
+        }
+        most = std::max(most, here);
+      }
+      EXPECT_EQ(most, (busy + schedule.numSms - 1) / schedule.numSms)
+          << op.name << " at position " << position << ": " << busy << " chunks with work";
+    }
 }
 
 TEST_F(SchedulerTest, TheSimulationCatchesAConsumerQueuedBeforeItsProducer) {
