@@ -36,11 +36,13 @@ ReadySet::iterator nextToPlace(const TaskGraph &graph, ReadySet &ready) {
   auto rank = describeKind(first.kind).positionRank;
   if (rank == nullptr)
     return chosen;
+  uint64_t lowest = rank(first);
   for (auto it = std::next(ready.begin()); it != ready.end(); ++it) {
     const Task &task = graph.tasks[std::get<2>(*it)];
-    if (task.op == first.op && task.kind == first.kind &&
-        rank(task) < rank(graph.tasks[std::get<2>(*chosen)]))
+    if (task.op == first.op && task.kind == first.kind && rank(task) < lowest) {
+      lowest = rank(task);
       chosen = it;
+    }
   }
   return chosen;
 }
