@@ -203,7 +203,7 @@ __device__ void attentionChunkTask(const TaskContext &context, const MkTaskRecor
                 "a lane's values follow one stride across blocks");
 
   unsigned long long group = task.begin, chunk = task.end;
-  const long long span = attentionSpan(context.position, op.numChunks, kChunk);
+  const long long span = attentionSpan(context.position, op.chunksPerRound, op.numChunks, kChunk);
   long long first = static_cast<long long>(chunk) * span;
   long long last = min(first + span, context.position + 1);
   int count = last > first ? static_cast<int>(last - first) : 0;

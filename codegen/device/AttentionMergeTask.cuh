@@ -31,7 +31,8 @@ __device__ void attentionMergeTask(const TaskContext &context, const MkTaskRecor
   const AttentionLayout layout = Layout::of(op);
   constexpr int kBatch = 12;
   unsigned long long group = task.begin;
-  long long chunks = attentionChunksInUse(context.position, op.numChunks, op.chunkSize);
+  long long chunks = attentionChunksInUse(context.position, op.chunksPerRound, op.numChunks,
+                                        op.chunkSize);
   const float *partials = context.activations + op.partials;
   float *out = context.activations + op.output + layout.query(group);
 

@@ -74,7 +74,8 @@ void operation(std::ostream &os, const Operation &op) {
       os << ", \"eps\": " << number(op.eps);
     os << ", \"keyCache\": " << op.keyCache << ", \"valueCache\": " << op.valueCache
        << ", \"partials\": " << op.partials
-       << ", \"chunkSize\": " << op.chunkSize << ", \"numChunks\": " << op.numChunks;
+       << ", \"chunkSize\": " << op.chunkSize << ", \"numChunks\": " << op.numChunks
+       << ", \"chunksPerRound\": " << op.chunksPerRound;
   }
   os << "}";
 }

@@ -216,6 +216,8 @@ private:
     op.chunkSize = attentionChunkSize(maxContext, op.numKvHeads, target.numSms,
                                       target.longestAttentionChunk);
     op.numChunks = (maxContext + op.chunkSize - 1) / op.chunkSize;
+    op.chunksPerRound =
+        std::min(op.numChunks, attentionChunksPerRound(op.numKvHeads, target.numSms));
 
     std::string layer = "layer" + std::to_string(op.layer);
     uint64_t slots = shape.sequences * maxContext * op.numKvHeads * op.headDim;

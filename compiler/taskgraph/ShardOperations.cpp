@@ -165,6 +165,8 @@ private:
     sharded.chunkSize = attentionChunkSize(graph.maxContext, sharded.numKvHeads, target.numSms,
                                            target.longestAttentionChunk);
     sharded.numChunks = (graph.maxContext + sharded.chunkSize - 1) / sharded.chunkSize;
+    sharded.chunksPerRound = std::min(
+        sharded.numChunks, attentionChunksPerRound(sharded.numKvHeads, target.numSms));
     uint64_t slot = sharded.numKvHeads * op.headDim;
     graph.buffers[op.output].elements = graph.rows * sharded.outputLength;
     for (uint32_t cache : {op.keyCache, op.valueCache})

@@ -177,6 +177,11 @@ private:
 
 } // namespace
 
+int64_t attentionChunksPerRound(int64_t numKvHeads, uint32_t numSms) {
+  uint64_t kvHeads = std::max<int64_t>(numKvHeads, 1);
+  return static_cast<int64_t>(std::max<uint64_t>(numSms / kvHeads, 1));
+}
+
 int64_t attentionChunkSize(int64_t maxContext, int64_t numKvHeads, uint32_t numSms,
                            uint64_t longestChunk) {
   // The smallest power of two that cuts the context into at most `chunks`
@@ -184,8 +189,7 @@ int64_t attentionChunkSize(int64_t maxContext, int64_t numKvHeads, uint32_t numS
   auto sizeFor = [&](uint64_t chunks) {
     return std::bit_ceil(ceilDiv(std::max<int64_t>(maxContext, 1), chunks));
   };
-  uint64_t kvHeads = std::max<int64_t>(numKvHeads, 1);
-  uint64_t chunksPerKvHead = std::clamp<uint64_t>(numSms / kvHeads, 1, kMostChunks);
+  uint64_t chunksPerKvHead = std::min<uint64_t>(attentionChunksPerRound(numKvHeads, numSms), kMostChunks);
   uint64_t longest = std::max(longestChunk, kShortestChunk);
   uint64_t size = std::clamp(sizeFor(chunksPerKvHead), kShortestChunk, longest);
   return static_cast<int64_t>(std::max(size, sizeFor(kMostChunks)));

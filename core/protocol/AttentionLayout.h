@@ -10,8 +10,9 @@
 //   chunks            at a step at position p, chunk c covers the positions
 //                     [c * span, min((c + 1) * span, p + 1)), span =
 //                     attentionSpan(p, ...): the positions up to p split evenly
-//                     over the chunks, so that the work follows the position,
-//                     not the compiled context; the chunks past p are empty
+//                     over the chunks of one round of tasks over the SMs, so
+//                     that the work follows the position, not the compiled
+//                     context; the chunks past p are empty
 //
 // All offsets count elements from the start of their buffer. The device
 // builds the layout with headDim and group as compile-time constants, so
@@ -55,30 +56,46 @@ struct AttentionLayout {
   }
 };
 
-// Positions per chunk at a step at `position`: (position + 1) / numChunks
-// rounded up to a multiple of kAttentionSpanGrain (whole rounds of the
-// device's key loads), at least kShortestSpan, and at most the compiled
-// chunk size, which bounds a chunk's scores in shared memory. numChunks *
-// chunkSize covers the compiled context, so numChunks spans always cover
-// the positions up to `position`. The shortest span keeps the merge short
-// at small positions: a chunk of 32 positions costs about what one of 16
-// does (measured on the H200, 2026-12-01), and spans of 16 at position 512
-// in a build for 32768 positions gave the merge 33 chunks, 5 us a layer.
+// Positions per chunk at a step at `position`. The positions up to it split
+// evenly over the chunks of one round of tasks over the SMs (the
+// operation's chunksPerRound, at most numChunks) while that fits the
+// compiled chunk size, which bounds a chunk's scores in shared memory: a
+// step then needs one round of chunk tasks. Past that, over all numChunks
+// chunks, at most chunkSize each (numChunks * chunkSize covers the compiled
+// context), as evenly as that allows. An even span is rounded up to a
+// multiple of kAttentionSpanGrain (whole rounds of the device's key loads)
+// and is at least kShortestSpan.
+//
+// Measured on the H200 (2026-12-02, the 1B shape built for 32800: 33
+// chunks of 1024, 16 a round): spread over all 33 chunks, position 512 took
+// 17 chunks a KV head, 136 tasks for 132 SMs in two rounds (1.033 ms a
+// token; spread over one round's 16, 0.976); spread over one round past its
+// reach, position 32736 took 32 chunks of 1024 where 33 of 1008 do (+1.2%).
+// The shortest span keeps the merge short at small positions: a chunk of 32
+// positions costs about what one of 16 does (measured, 2026-12-01).
 constexpr mk_i64 kAttentionSpanGrain = 16;
 constexpr mk_i64 kShortestSpan = 32;
 
-MK_HOST_DEVICE constexpr mk_i64 attentionSpan(mk_i64 position, mk_i64 numChunks,
-                                              mk_i64 chunkSize) {
-  mk_i64 even = (position + numChunks) / numChunks; // ceil((position + 1) / numChunks)
+// (position + 1) / chunks, rounded up to the grain, at least the shortest.
+MK_HOST_DEVICE constexpr mk_i64 attentionEvenSpan(mk_i64 position, mk_i64 chunks) {
+  mk_i64 even = (position + chunks) / chunks; // ceil((position + 1) / chunks)
   mk_i64 span = (even + kAttentionSpanGrain - 1) / kAttentionSpanGrain * kAttentionSpanGrain;
-  span = span > kShortestSpan ? span : kShortestSpan;
+  return span > kShortestSpan ? span : kShortestSpan;
+}
+
+MK_HOST_DEVICE constexpr mk_i64 attentionSpan(mk_i64 position, mk_i64 chunksPerRound,
+                                              mk_i64 numChunks, mk_i64 chunkSize) {
+  mk_i64 oneRound = attentionEvenSpan(position, chunksPerRound);
+  if (oneRound <= chunkSize)
+    return oneRound;
+  mk_i64 span = attentionEvenSpan(position, numChunks);
   return span < chunkSize ? span : chunkSize;
 }
 
 // The chunks holding a position at a step at `position`: the merge reads these.
-MK_HOST_DEVICE constexpr mk_i64 attentionChunksInUse(mk_i64 position, mk_i64 numChunks,
-                                                     mk_i64 chunkSize) {
-  mk_i64 span = attentionSpan(position, numChunks, chunkSize);
+MK_HOST_DEVICE constexpr mk_i64 attentionChunksInUse(mk_i64 position, mk_i64 chunksPerRound,
+                                                     mk_i64 numChunks, mk_i64 chunkSize) {
+  mk_i64 span = attentionSpan(position, chunksPerRound, numChunks, chunkSize);
   return (position + span) / span; // ceil((position + 1) / span)
 }
 

@@ -106,6 +106,10 @@ struct Operation {
   uint32_t partials = 0; // Scratch [numHeads][numChunks][headDim + 2]: o, max, sum
   int64_t chunkSize = 0; // positions per AttentionChunk task (attentionChunkSize)
   int64_t numChunks = 0; // ceil(maxContext / chunkSize)
+  // The chunks a step spreads its positions over (attentionSpan): those of
+  // a KV head that one round of chunk tasks over the SMs runs at once,
+  // numSms / numKvHeads, at most numChunks.
+  int64_t chunksPerRound = 0;
 };
 
 // ---------------------------------------------------------------------------

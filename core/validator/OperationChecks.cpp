@@ -193,6 +193,9 @@ std::string OperationCheck::attention() {
   if (op.numChunks != chunks)
     return cat("has numChunks ", op.numChunks, ", expected ceil(maxContext ", graph.maxContext,
                " / chunkSize ", op.chunkSize, ") = ", chunks);
+  if (op.chunksPerRound < 1 || op.chunksPerRound > op.numChunks)
+    return cat("has chunksPerRound ", op.chunksPerRound, ", expected a number in [1, numChunks ",
+               op.numChunks, "]");
   for (auto [norm, role] : {std::pair{&op.qNorm, "q norm"}, {&op.kNorm, "k norm"}}) {
     if (norm->name.empty())
       continue;

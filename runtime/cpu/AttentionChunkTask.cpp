@@ -123,7 +123,7 @@ std::vector<float> attendRow(TaskContext &context, const AttentionLayout &layout
           -std::numeric_limits<float>::infinity();
     return partials;
   }
-  int64_t span = attentionSpan(row.position, op.numChunks, op.chunkSize);
+  int64_t span = attentionSpan(row.position, op.chunksPerRound, op.numChunks, op.chunkSize);
   int64_t first = chunk * span;
   int64_t last = std::min<int64_t>(first + span, row.position + 1);
 

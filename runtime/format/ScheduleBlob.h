@@ -25,7 +25,7 @@
 #include "core/protocol/TaskKindList.h"
 
 #define MK_BLOB_MAGIC 0x42534b4du /* "MKSB" */
-#define MK_BLOB_VERSION 4u /* 2: task records carry their kernel variant; 3: no attention prepare; 4: queue entries */
+#define MK_BLOB_VERSION 5u /* 2: task records carry their kernel variant; 3: no attention prepare; 4: queue entries; 5: chunksPerRound */
 
 /* TaskKind values (core/protocol/TaskKindList.h) and Epilogue values, as in
  * core/taskgraph/TaskGraph.h. */
@@ -91,6 +91,8 @@ typedef struct MkOperationRecord {
   float eps, scale;
   /* Attention */
   mk_i64 numHeads, numKvHeads, headDim, rotaryDim, chunkSize, numChunks;
+  mk_i64 chunksPerRound; /* the chunks a step's positions spread over (attentionSpan) */
+  mk_u64 reserved;       /* zero: keeps a queue entry whole 16-byte units */
   mk_u64 qNorm, kNorm, invFreq;  /* params offsets, or MK_NO_OFFSET */
   mk_u64 keyCache, valueCache;   /* KV-arena offsets: [maxContext][numKvHeads][headDim] each */
   mk_u64 partials;               /* activation-arena offset (scratch) */

@@ -10,8 +10,8 @@ namespace mk {
 
 static_assert(sizeof(MkBlobHeader) == 160 && sizeof(MkQueue) == 8 && sizeof(MkTaskRecord) == 32 &&
                   sizeof(MkWaitRecord) == 8 && sizeof(MkEventRecord) == 8 &&
-                  sizeof(MkOperationRecord) == 232 && sizeof(MkResolvedWait) == 16 &&
-                  sizeof(MkQueueEntry) == 336,
+                  sizeof(MkOperationRecord) == 248 && sizeof(MkResolvedWait) == 16 &&
+                  sizeof(MkQueueEntry) == 352,
               "the blob's records have no padding, so NVRTC and the host agree on them");
 static_assert(sizeof(MkQueueEntry) % 16 == 0, "queue entries are copied in 16-byte units");
 
@@ -112,6 +112,7 @@ public:
     record.rotaryDim = op.rotaryDim;
     record.chunkSize = op.chunkSize;
     record.numChunks = op.numChunks;
+    record.chunksPerRound = op.chunksPerRound;
     record.qNorm = params.vector(op.qNorm);
     record.kNorm = params.vector(op.kNorm);
     record.invFreq = params.floats(op.invFreq);

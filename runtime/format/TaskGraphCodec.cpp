@@ -173,6 +173,7 @@ template <class Codec, class Op> void codeOperation(Codec &c, Op &op) {
   c.u32(op.partials);
   c.i64(op.chunkSize);
   c.i64(op.numChunks);
+  c.i64(op.chunksPerRound);
 }
 
 template <class Codec, class T> void codeTask(Codec &c, T &task) {

@@ -254,32 +254,62 @@ TEST(AttentionChunkSizeTest, PowersOfTwoWithinBoundsForAnyContext) {
 
 // At every position of every compiled context, the chunks' spans cover the
 // positions up to it exactly once, no chunk holds more than its compiled
-// size, and the span follows the position: a short position uses short
-// spans even when compiled for a long context.
+// size, the span follows the position (a short position uses short spans
+// even when compiled for a long context), and a step uses no more chunks
+// than one round over the SMs runs at once while one round can hold it.
 TEST(AttentionSpanTest, ChunksCoverThePositionAndFollowIt) {
   for (int64_t maxContext : {1, 8, 64, 100, 512, 544, 4096, 8192, 32768, 32800})
     for (int64_t kvHeads : {1, 2, 8})
       for (uint32_t sms : {8u, 132u}) {
         int64_t chunkSize = attentionChunkSize(maxContext, kvHeads, sms);
         int64_t numChunks = (maxContext + chunkSize - 1) / chunkSize;
+        int64_t round = std::min(numChunks, attentionChunksPerRound(kvHeads, sms));
         for (int64_t p = 0; p < maxContext; p += (p < 300 ? 1 : 97)) {
-          int64_t span = attentionSpan(p, numChunks, chunkSize);
-          int64_t used = attentionChunksInUse(p, numChunks, chunkSize);
+          int64_t span = attentionSpan(p, round, numChunks, chunkSize);
+          int64_t used = attentionChunksInUse(p, round, numChunks, chunkSize);
           ASSERT_GE(span, 1) << maxContext << " " << p;
           ASSERT_LE(span, chunkSize) << maxContext << " " << p;
           ASSERT_LE(used, numChunks) << maxContext << " " << p;
           ASSERT_LE((used - 1) * span, p) << maxContext << " " << p;
           ASSERT_GT(used * span, p) << maxContext << " " << p;
-          int64_t even = (p + numChunks) / numChunks;
+          bool oneRound = std::max<int64_t>((p + round) / round, kShortestSpan) <= chunkSize;
+          if (oneRound)
+            ASSERT_LE(used, round) << maxContext << " " << p << ": a second round";
+          int64_t chunks = oneRound ? round : numChunks;
+          int64_t even = (p + chunks) / chunks;
           ASSERT_LT(span, std::max<int64_t>(even, kShortestSpan) + kAttentionSpanGrain)
               << maxContext << " " << p << ": a span longer than the position needs";
         }
       }
-  EXPECT_EQ(attentionSpan(100, 64, 512), 32);
-  EXPECT_EQ(attentionChunksInUse(100, 64, 512), 4);
-  EXPECT_EQ(attentionSpan(100, 64, 16), 16); // never past the compiled chunk
-  EXPECT_EQ(attentionSpan(8000, 64, 512), 128);
-  EXPECT_EQ(attentionSpan(32767, 64, 512), 512);
+  EXPECT_EQ(attentionSpan(100, 64, 64, 512), 32);
+  EXPECT_EQ(attentionChunksInUse(100, 64, 64, 512), 4);
+  EXPECT_EQ(attentionSpan(100, 64, 64, 16), 16); // never past the compiled chunk
+  EXPECT_EQ(attentionSpan(8000, 64, 64, 512), 128);
+  EXPECT_EQ(attentionSpan(32767, 64, 64, 512), 512);
+}
+
+// The 1B shape built for 32800 positions on 132 SMs: 33 chunks of 1024 per
+// KV head, 16 of them a round. At position 512 the step spreads over those
+// 16: 11 chunks of 48, 88 tasks in one round, where spreading over all 33
+// took 17 chunks of 32, 136 tasks for 132 SMs. Past 16 x 1024 positions one
+// round cannot hold a step, and the positions spread over all 33 chunks:
+// 33 of 1008 at 32736, not 32 of 1024.
+TEST(AttentionSpanTest, TheOneBShapeTakesOneRoundWhileOneRoundHoldsTheStep) {
+  int64_t chunkSize = attentionChunkSize(32800, 8, 132);
+  ASSERT_EQ(chunkSize, 1024);
+  int64_t round = attentionChunksPerRound(8, 132);
+  ASSERT_EQ(round, 16);
+  EXPECT_EQ(attentionSpan(512, round, 33, chunkSize), 48);
+  EXPECT_EQ(attentionChunksInUse(512, round, 33, chunkSize), 11);
+  EXPECT_EQ(attentionChunksInUse(512, 33, 33, chunkSize), 17);
+  EXPECT_EQ(attentionChunksInUse(4096, round, 33, chunkSize), 16);
+  EXPECT_EQ(attentionSpan(16383, round, 33, chunkSize), 1024); // the last step one round holds
+  EXPECT_EQ(attentionChunksInUse(16383, round, 33, chunkSize), 16);
+  EXPECT_EQ(attentionSpan(16384, round, 33, chunkSize), 512);
+  EXPECT_EQ(attentionSpan(32736, round, 33, chunkSize), 1008);
+  EXPECT_EQ(attentionChunksInUse(32736, round, 33, chunkSize), 33);
+  EXPECT_EQ(attentionChunksPerRound(8, 4), 1);
+  EXPECT_EQ(attentionChunksPerRound(0, 132), 132);
 }
 
 TEST_F(LowerToTasksTest, AttentionHasChunksAndAMergePerKvHead) {
@@ -296,6 +326,7 @@ TEST_F(LowerToTasksTest, AttentionHasChunksAndAMergePerKvHead) {
     EXPECT_EQ(attention.chunkSize, chunkSize);
     int64_t chunks = (maxContext + chunkSize - 1) / chunkSize;
     EXPECT_EQ(attention.numChunks, chunks);
+    EXPECT_EQ(attention.chunksPerRound, std::min<int64_t>(chunks, 4));
     EXPECT_EQ(attention.qNorm.rows, 32u);
     EXPECT_EQ(graph.buffers[attention.keyCache].elements, uint64_t(maxContext) * 2 * 32);
     std::map<TaskKind, int> kinds;

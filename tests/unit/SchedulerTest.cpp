@@ -95,7 +95,8 @@ TEST_F(SchedulerTest, TheChunksWithWorkAtAPositionSpreadOverTheSms) {
       if (op.kind != OpKind::Attention)
         continue;
       ASSERT_EQ(op.numChunks, 33) << "the shape this test describes";
-      int64_t inUse = attentionChunksInUse(position, op.numChunks, op.chunkSize);
+      ASSERT_EQ(op.chunksPerRound, 16) << "132 SMs over 8 KV heads";
+      int64_t inUse = attentionChunksInUse(position, op.chunksPerRound, op.numChunks, op.chunkSize);
       uint64_t busy = static_cast<uint64_t>(inUse * op.numKvHeads);
       uint64_t most = 0;
       for (const std::vector<uint32_t> &queue : schedule.queues) {

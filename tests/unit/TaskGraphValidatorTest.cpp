@@ -248,6 +248,15 @@ TEST(TaskGraphValidator, RefusesHugeAndInconsistentSizes) {
                 {"'layer1.attention'"});
   expectRefused([&](TaskGraph &graph, Schedule &) { attention(graph).numChunks = 1 << 30; },
                 {"numChunks"});
+  // The span rule divides by chunksPerRound, and more than numChunks would
+  // spread a step's positions past the partials.
+  expectRefused([&](TaskGraph &graph, Schedule &) { attention(graph).chunksPerRound = 0; },
+                {"chunksPerRound 0", "[1, numChunks"});
+  expectRefused(
+      [&](TaskGraph &graph, Schedule &) {
+        attention(graph).chunksPerRound = attention(graph).numChunks + 1;
+      },
+      {"chunksPerRound", "[1, numChunks"});
   expectRefused([&](TaskGraph &graph, Schedule &) { attention(graph).numKvHeads = 3; },
                 {"not a multiple"});
   expectRefused([&](TaskGraph &graph, Schedule &) { attention(graph).invFreq.pop_back(); },
@@ -336,7 +345,7 @@ TEST(TaskGraphValidator, SurvivesRandomCorruption) {
     TaskGraph &graph = model.graph;
     Task &task = graph.tasks[random() % graph.tasks.size()];
     Operation &op = graph.operations[random() % graph.operations.size()];
-    switch (random() % 16) {
+    switch (random() % 17) {
     case 0: task.begin = pick(); break;
     case 1: task.end = pick(); break;
     case 2: task.op = pick(); break;
@@ -353,6 +362,7 @@ TEST(TaskGraphValidator, SurvivesRandomCorruption) {
     case 13: graph.events[random() % graph.events.size()].triggerCount = pick(); break;
     case 14: model.schedule.queues[0].push_back(pick()); break;
     case 15: op.output = pick(); break;
+    case 16: op.chunksPerRound = pick(); break;
     }
     if (!validateSchedule(graph, model.schedule).empty()) {
       ++refused;

@@ -131,6 +131,7 @@ uint32_t Builder::attention(int64_t layer, uint32_t qkv, uint32_t output, uint32
   op.valueCache = buffer(layerName(layer, "values"), BufferKind::KVCache, kMaxContext * slot);
   op.chunkSize = kChunkSize;
   op.numChunks = (kMaxContext + kChunkSize - 1) / kChunkSize;
+  op.chunksPerRound = op.numChunks;
   uint64_t partial = kHeadDim + 2, chunks = op.numChunks, group = kHeads / kKvHeads;
   op.partials = buffer(layerName(layer, "partials"), BufferKind::Scratch, kHeads * chunks * partial);
   uint32_t index = operation(op);

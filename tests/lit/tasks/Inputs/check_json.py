@@ -19,4 +19,5 @@ print("trigger counts match:",
 print("kinds:", " ".join(sorted({op["kind"] for op in graph["operations"]})))
 attention = next(op for op in graph["operations"] if op["kind"] == "Attention")
 print(f"attention: {attention['numHeads']} heads, {attention['numKvHeads']} kv heads, "
-      f"{attention['numChunks']} chunks of {attention['chunkSize']}")
+      f"{attention['numChunks']} chunks of {attention['chunkSize']}, "
+      f"{attention['chunksPerRound']} a round")
