@@ -73,12 +73,22 @@ struct AttentionLayout {
 // reach, position 32736 took 32 chunks of 1024 where 33 of 1008 do (+1.2%).
 // The shortest span keeps the merge short at small positions: a chunk of 32
 // positions costs about what one of 16 does (measured, 2026-12-01).
+//
+// The divisions are 32-bit: a 64-bit one is a called subroutine on the GPU,
+// and every chunk and merge task computes its span before its first load.
+// Positions and chunk counts are below 2^31 (the validator's bound on
+// maxContext), so ceil((position + 1) / d) = position / d + 1 fits.
 constexpr mk_i64 kAttentionSpanGrain = 16;
 constexpr mk_i64 kShortestSpan = 32;
 
+// ceil((position + 1) / divisor) for position in [0, 2^31), divisor in [1, 2^32).
+MK_HOST_DEVICE constexpr mk_i64 attentionCeilDiv(mk_i64 position, mk_i64 divisor) {
+  return static_cast<mk_i64>(static_cast<mk_u32>(position) / static_cast<mk_u32>(divisor)) + 1;
+}
+
 // (position + 1) / chunks, rounded up to the grain, at least the shortest.
 MK_HOST_DEVICE constexpr mk_i64 attentionEvenSpan(mk_i64 position, mk_i64 chunks) {
-  mk_i64 even = (position + chunks) / chunks; // ceil((position + 1) / chunks)
+  mk_i64 even = attentionCeilDiv(position, chunks);
   mk_i64 span = (even + kAttentionSpanGrain - 1) / kAttentionSpanGrain * kAttentionSpanGrain;
   return span > kShortestSpan ? span : kShortestSpan;
 }
@@ -95,8 +105,7 @@ MK_HOST_DEVICE constexpr mk_i64 attentionSpan(mk_i64 position, mk_i64 chunksPerR
 // The chunks holding a position at a step at `position`: the merge reads these.
 MK_HOST_DEVICE constexpr mk_i64 attentionChunksInUse(mk_i64 position, mk_i64 chunksPerRound,
                                                      mk_i64 numChunks, mk_i64 chunkSize) {
-  mk_i64 span = attentionSpan(position, chunksPerRound, numChunks, chunkSize);
-  return (position + span) / span; // ceil((position + 1) / span)
+  return attentionCeilDiv(position, attentionSpan(position, chunksPerRound, numChunks, chunkSize));
 }
 
 } // namespace mk

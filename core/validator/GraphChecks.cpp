@@ -13,6 +13,11 @@ bool knownKind(BufferKind kind) { return kind <= BufferKind::Token; }
 std::string checkBuffers(const TaskGraph &graph) {
   if (graph.maxContext <= 0)
     return cat("maxContext is ", graph.maxContext, ", expected a positive number of positions");
+  // Positions are 32-bit where every engine splits them over attention
+  // chunks (core/protocol/AttentionLayout.h).
+  if (graph.maxContext > INT32_MAX)
+    return cat("maxContext is ", graph.maxContext, ", over the 2^31 - 1 positions of the "
+               "attention's 32-bit position arithmetic");
   // Tensor parallel: a rank of at most 64 (more GPUs than one host has).
   if (graph.ranks <= 0 || graph.ranks > 64 || graph.rank < 0 || graph.rank >= graph.ranks)
     return cat("the graph is rank ", graph.rank, " of ", graph.ranks,

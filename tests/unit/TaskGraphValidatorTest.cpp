@@ -68,19 +68,24 @@ TEST(TaskGraphValidator, RefusesAMissingDependency) {
 TEST(TaskGraphValidator, RefusesCountersThatWouldPassThirtyTwoBits) {
   expectRefused(
       [](TaskGraph &graph, Schedule &) {
-        int64_t longer = int64_t(1) << 31;
+        int64_t longer = (int64_t(1) << 31) - 1; // the longest context there is
         for (Buffer &buffer : graph.buffers)
           if (buffer.kind == BufferKind::KVCache)
             buffer.elements = buffer.elements / graph.maxContext * longer;
         for (Operation &op : graph.operations)
           if (op.kind == OpKind::Attention) {
-            op.numChunks = longer / op.chunkSize;
+            op.numChunks = (longer + op.chunkSize - 1) / op.chunkSize;
             graph.buffers[op.partials].elements =
                 uint64_t(op.numHeads) * op.numChunks * (op.headDim + 2);
           }
         graph.maxContext = longer;
       },
-      {"times a step: over 2147483648 steps its counter would pass the GPU's 32 bits"});
+      {"times a step: over 2147483647 steps its counter would pass the GPU's 32 bits"});
+}
+
+TEST(TaskGraphValidator, RefusesAContextPastThirtyOneBits) {
+  expectRefused([](TaskGraph &graph, Schedule &) { graph.maxContext = int64_t(1) << 31; },
+                {"maxContext is 2147483648, over the 2^31 - 1 positions"});
 }
 
 TEST(TaskGraphValidator, RefusesAMissingStepDependency) {
@@ -263,7 +268,7 @@ TEST(TaskGraphValidator, RefusesHugeAndInconsistentSizes) {
                 {"rotary frequencies"});
   expectRefused([](TaskGraph &graph, Schedule &) { graph.maxContext = 0; }, {"maxContext"});
   expectRefused([](TaskGraph &graph, Schedule &) { graph.maxContext = std::numeric_limits<int64_t>::max(); },
-                {"KV cache"});
+                {"maxContext is 9223372036854775807", "2^31 - 1"});
   expectRefused([](TaskGraph &graph, Schedule &) { graph.operations[1].eps = std::nanf(""); },
                 {"eps"});
   expectRefused([](TaskGraph &graph, Schedule &) { graph.operations[1].weights[1].cols = 3; },
