@@ -90,9 +90,9 @@ typedef struct MkOperationRecord {
   mk_u64 norm; /* params offset of the RMSNorm weight [inputLength], or MK_NO_OFFSET */
   float eps, scale;
   /* Attention */
-  mk_i64 numHeads, numKvHeads, headDim, rotaryDim, chunkSize, numChunks;
-  mk_i64 chunksPerRound; /* the chunks a step's positions spread over (attentionSpan) */
-  mk_u64 reserved;       /* zero: keeps a queue entry whole 16-byte units */
+  mk_i64 numHeads, numKvHeads, headDim, rotaryDim, chunkSize;
+  mk_i32 numChunks;      /* below 2^31, as maxContext (the validator) */
+  mk_i32 chunksPerRound; /* the chunks a step's positions spread over (attentionSpan) */
   mk_u64 qNorm, kNorm, invFreq;  /* params offsets, or MK_NO_OFFSET */
   mk_u64 keyCache, valueCache;   /* KV-arena offsets: [maxContext][numKvHeads][headDim] each */
   mk_u64 partials;               /* activation-arena offset (scratch) */

@@ -10,8 +10,8 @@ namespace mk {
 
 static_assert(sizeof(MkBlobHeader) == 160 && sizeof(MkQueue) == 8 && sizeof(MkTaskRecord) == 32 &&
                   sizeof(MkWaitRecord) == 8 && sizeof(MkEventRecord) == 8 &&
-                  sizeof(MkOperationRecord) == 248 && sizeof(MkResolvedWait) == 16 &&
-                  sizeof(MkQueueEntry) == 352,
+                  sizeof(MkOperationRecord) == 232 && sizeof(MkResolvedWait) == 16 &&
+                  sizeof(MkQueueEntry) == 336,
               "the blob's records have no padding, so NVRTC and the host agree on them");
 static_assert(sizeof(MkQueueEntry) % 16 == 0, "queue entries are copied in 16-byte units");
 
@@ -28,6 +28,13 @@ uint32_t narrow(uint64_t value, const std::string &what) {
     throw ScheduleBlobError(what + " (" + std::to_string(value) +
                             ") does not fit the blob's 32-bit field");
   return static_cast<uint32_t>(value);
+}
+
+mk_i32 narrowCount(int64_t value, const std::string &what) {
+  if (value < 0 || value > INT32_MAX)
+    throw ScheduleBlobError(what + " (" + std::to_string(value) +
+                            ") does not fit the blob's 31-bit count");
+  return static_cast<mk_i32>(value);
 }
 
 class ParamsBuilder {
@@ -111,8 +118,8 @@ public:
     record.headDim = op.headDim;
     record.rotaryDim = op.rotaryDim;
     record.chunkSize = op.chunkSize;
-    record.numChunks = op.numChunks;
-    record.chunksPerRound = op.chunksPerRound;
+    record.numChunks = narrowCount(op.numChunks, "numChunks");
+    record.chunksPerRound = narrowCount(op.chunksPerRound, "chunksPerRound");
     record.qNorm = params.vector(op.qNorm);
     record.kNorm = params.vector(op.kNorm);
     record.invFreq = params.floats(op.invFreq);
