@@ -206,8 +206,8 @@ void printTaskListing(std::ostream &os, const TaskGraph &graph) {
     }
     if (op.kind == OpKind::Attention) {
       os << ", " << op.numHeads << " heads, " << op.numKvHeads << " kv heads, head dim "
-         << op.headDim << ", " << op.numChunks << " chunks of " << op.chunkSize << " (" << op.chunksPerRound
-         << " a round)";
+         << op.headDim << ", " << op.numChunks << " chunks of " << op.chunkSize << " ("
+         << op.chunksPerRound << " a round)";
       const int64_t group = op.numKvHeads > 0 ? op.numHeads / op.numKvHeads : 0;
       if (attentionChunkStaged(op.headDim, group, op.chunkSize))
         os << ", staged through " << attentionStages(op.headDim, group, op.chunkSize)

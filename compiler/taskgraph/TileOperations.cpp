@@ -189,7 +189,8 @@ int64_t attentionChunkSize(int64_t maxContext, int64_t numKvHeads, uint32_t numS
   auto sizeFor = [&](uint64_t chunks) {
     return std::bit_ceil(ceilDiv(std::max<int64_t>(maxContext, 1), chunks));
   };
-  uint64_t chunksPerKvHead = std::min<uint64_t>(attentionChunksPerRound(numKvHeads, numSms), kMostChunks);
+  uint64_t chunksPerKvHead =
+      std::min<uint64_t>(attentionChunksPerRound(numKvHeads, numSms), kMostChunks);
   uint64_t longest = std::max(longestChunk, kShortestChunk);
   uint64_t size = std::clamp(sizeFor(chunksPerKvHead), kShortestChunk, longest);
   return static_cast<int64_t>(std::max(size, sizeFor(kMostChunks)));

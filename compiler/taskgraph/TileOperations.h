@@ -11,17 +11,17 @@
 
 namespace mk {
 
+// The chunks of each KV head that one round of chunk tasks over the SMs
+// runs at once: numSms / numKvHeads, at least one. An attention operation's
+// chunksPerRound is this, at most its numChunks.
+int64_t attentionChunksPerRound(int64_t numKvHeads, uint32_t numSms);
+
 // Positions per AttentionChunk task, a power of two: the context cut into
 // at most numSms / numKvHeads chunks per KV head (at least one), so that one
 // layer's chunk tasks fill the SMs once (132 SMs, 8 KV heads, context 512:
 // 16 chunks of 32), kept within [16, longestChunk] positions (a power of
 // two, 256 by default) and at most 64 chunks per KV head (with the default,
 // past 16384 positions the 64-chunk bound wins: chunks grow).
-// The chunks of each KV head that one round of chunk tasks over the SMs
-// runs at once: numSms / numKvHeads, at least one. An attention operation's
-// chunksPerRound is this, at most its numChunks.
-int64_t attentionChunksPerRound(int64_t numKvHeads, uint32_t numSms);
-
 int64_t attentionChunkSize(int64_t maxContext, int64_t numKvHeads, uint32_t numSms,
                            uint64_t longestChunk = 256);
 
