@@ -213,11 +213,7 @@ private:
     op.interleaved = attention.getInterleaved();
     op.inputLength = lengthOf(attention.getQkv());
     op.outputLength = lengthOf(attention.getResult());
-    op.chunkSize = attentionChunkSize(maxContext, op.numKvHeads, target.numSms,
-                                      target.longestAttentionChunk);
-    op.numChunks = (maxContext + op.chunkSize - 1) / op.chunkSize;
-    op.chunksPerRound =
-        std::min(op.numChunks, attentionChunksPerRound(op.numKvHeads, target.numSms));
+    cutAttentionIntoChunks(op, maxContext, target);
 
     std::string layer = "layer" + std::to_string(op.layer);
     uint64_t slots = shape.sequences * maxContext * op.numKvHeads * op.headDim;

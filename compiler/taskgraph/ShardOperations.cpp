@@ -162,11 +162,7 @@ private:
     sharded.numKvHeads = op.numKvHeads / ranks;
     sharded.inputLength = (sharded.numHeads + 2 * sharded.numKvHeads) * op.headDim;
     sharded.outputLength = sharded.numHeads * op.headDim;
-    sharded.chunkSize = attentionChunkSize(graph.maxContext, sharded.numKvHeads, target.numSms,
-                                           target.longestAttentionChunk);
-    sharded.numChunks = (graph.maxContext + sharded.chunkSize - 1) / sharded.chunkSize;
-    sharded.chunksPerRound = std::min(
-        sharded.numChunks, attentionChunksPerRound(sharded.numKvHeads, target.numSms));
+    cutAttentionIntoChunks(sharded, graph.maxContext, target);
     uint64_t slot = sharded.numKvHeads * op.headDim;
     graph.buffers[op.output].elements = graph.rows * sharded.outputLength;
     for (uint32_t cache : {op.keyCache, op.valueCache})

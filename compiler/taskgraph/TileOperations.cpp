@@ -196,6 +196,13 @@ int64_t attentionChunkSize(int64_t maxContext, int64_t numKvHeads, uint32_t numS
   return static_cast<int64_t>(std::max(size, sizeFor(kMostChunks)));
 }
 
+void cutAttentionIntoChunks(Operation &op, int64_t maxContext, const TargetDescription &target) {
+  op.chunkSize = attentionChunkSize(maxContext, op.numKvHeads, target.numSms,
+                                    target.longestAttentionChunk);
+  op.numChunks = (maxContext + op.chunkSize - 1) / op.chunkSize;
+  op.chunksPerRound = std::min(op.numChunks, attentionChunksPerRound(op.numKvHeads, target.numSms));
+}
+
 void tileOperations(TaskGraph &graph, const TargetDescription &target) {
   graph.tasks.clear();
   graph.events.clear();

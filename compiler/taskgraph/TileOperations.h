@@ -25,6 +25,10 @@ int64_t attentionChunksPerRound(int64_t numKvHeads, uint32_t numSms);
 int64_t attentionChunkSize(int64_t maxContext, int64_t numKvHeads, uint32_t numSms,
                            uint64_t longestChunk = 256);
 
+// An attention operation's chunkSize, numChunks (covering maxContext) and
+// chunksPerRound, from its numKvHeads and the target.
+void cutAttentionIntoChunks(Operation &op, int64_t maxContext, const TargetDescription &target);
+
 // Fills graph.tasks and graph.events from graph.buffers and graph.operations
 // (in program order; attention ops with chunkSize and numChunks set). Each
 // task waits on the events of the operations that produce what it reads;
