@@ -20,7 +20,8 @@ Per command: the streaming rate (bench/stream/stream_bandwidth.cu, the
 floor's denominator). Per shape (bench/shapes.py: known names, or a config
 .json):
   1. scripts/fused_module.py CONFIG, then `mkc compile --random-weights
-     --max-context C`, C = the largest position + --steps; ptxas's account
+     --max-context C --kv-cache K`, C = the largest position + --steps, K
+     --kv-cache (default bf16); ptxas's account
      of the kernel (registers, spills, shared memory) goes in the report's
      table of builds;
   2. the check: teacher-forced logits of a few tokens by `mkrun --device
@@ -110,7 +111,7 @@ def run_mkc(a, shape, run, tmp, mkc, mkrun, rate, stream):
     built = []
     try:
         build = mkc_decode.compile_shape(run, mkc, shape["config_path"], shape["context"], work,
-                                         shape["name"], reuse=a.reuse_mk)
+                                         shape["name"], reuse=a.reuse_mk, kv_cache=a.kv_cache)
         built.append(build["mk"])
         part["build"] = build
         write_json(path, part)
@@ -160,7 +161,8 @@ def run_mkc(a, shape, run, tmp, mkc, mkrun, rate, stream):
                 os.remove(build["mk"])
                 built.remove(build["mk"])
             small = mkc_decode.compile_shape(run, mkc, shape["config_path"], shape["small_context"],
-                                             work, shape["name"], reuse=a.reuse_mk)
+                                             work, shape["name"], reuse=a.reuse_mk,
+                                             kv_cache=a.kv_cache)
             built.append(small["mk"])
             small["positions"] = {}
             part["small_context"] = small
@@ -234,6 +236,8 @@ def main():
                     help="where the .mlir and .mk files go (each .mk is removed after its shape)")
     ap.add_argument("--keep-mk", action="store_true", help="keep the .mk files in --work")
     ap.add_argument("--reuse-mk", action="store_true", help="use a .mk already in --work")
+    ap.add_argument("--kv-cache", choices=["bf16", "f32"], default="bf16",
+                    help="the KV caches mkc compiles (default bf16, as the floor counts them)")
     ap.add_argument("--check-rtol", type=float, default=1e-3,
                     help="the most max|gpu - cpu| / max|cpu| of the check's logits")
     ap.add_argument("--check-tokens", type=int, help="tokens of the check (default per shape: 4, 8B 2)")

@@ -161,6 +161,8 @@ void emitDispatcher(std::ostream &os, const KernelVariants &variants,
      << "  static constexpr unsigned long long kWeightRingOffset = model::kTaskSharedBytes;\n"
      << "  static constexpr int kGemvLoadsInFlight = " << options.gemvLoadsInFlight << ";\n"
      << "  static constexpr int kGemvEarlySlots = model::kGemvEarlySlots;\n"
+     << "  static constexpr bool kGemvCopyFirstBatch = " << (options.gemvEarlyCopy ? "true" : "false")
+     << ";\n"
      << "  static constexpr int kStaticSharedReserve = " << kStaticSharedReserve << ";\n\n"
      << "  template <class AwaitInputs>\n"
      << "  __device__ static void run(const mk::gpu::TaskContext &context, const MkTaskRecord &task,\n"

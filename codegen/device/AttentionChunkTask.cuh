@@ -31,6 +31,9 @@
 // shuffles. Both paths sum in the same order, so they give the same bits,
 // and every run gives the same bits.
 // Store: chunk 0 this step's k and v; the partials [o, m, l] of each head.
+// A bf16 cache (kCacheBytes 2) keeps the step's k and v rounded to bf16, and
+// every chunk attends to the rounded values, the step's own included, as
+// the CPU executor does.
 #ifndef MKC_CODEGEN_DEVICE_ATTENTIONCHUNKTASK_CUH
 #define MKC_CODEGEN_DEVICE_ATTENTIONCHUNKTASK_CUH
 
@@ -101,33 +104,45 @@ __device__ void rotateHeads(const TaskContext &context, const MkOperationRecord 
 // shared-memory slots (core/protocol/SharedMemory.h sizes it): block i of
 // the stream is key block i for i < blocks, value block i - blocks after.
 // Every thread copies its share of a block's rows and commits one cp.async
-// group per block, so the thread's groups complete in stream order.
-template <int kHeadDim, int kGroup, int kChunk, int kThreads>
+// group per block, so the thread's groups complete in stream order. Rows
+// keep the cache's elements (kCacheBytes each) as they are.
+template <int kHeadDim, int kGroup, int kChunk, int kCacheBytes, int kThreads>
 struct StagingRing {
-  static constexpr int kRows = static_cast<int>(attentionBlockRows(kHeadDim, kChunk));
+  using Cache = typename CacheElementOf<kCacheBytes>::Type;
+  static constexpr int kRows = static_cast<int>(attentionBlockRows(kHeadDim, kChunk, kCacheBytes));
   // (A chunk without a ring still names the type; it never uses it.)
-  static constexpr int kStages = static_cast<int>(
-      attentionStages(kHeadDim, kGroup, kChunk) > 2 ? attentionStages(kHeadDim, kGroup, kChunk) : 2);
-  static constexpr int kSlotFloats = static_cast<int>(attentionSlotFloats(kHeadDim, kChunk));
-  static constexpr int kKeyRow = static_cast<int>(attentionKeyRowFloats(kHeadDim));
-  static constexpr int kValueRow = static_cast<int>(attentionValueRowFloats(kHeadDim));
+  static constexpr int kStages =
+      static_cast<int>(attentionStages(kHeadDim, kGroup, kChunk, kCacheBytes) > 2
+                           ? attentionStages(kHeadDim, kGroup, kChunk, kCacheBytes)
+                           : 2);
+  static constexpr int kSlotFloats =
+      static_cast<int>(attentionSlotFloats(kHeadDim, kChunk, kCacheBytes));
+  // Rows in cache elements.
+  static constexpr int kKeyRow = static_cast<int>(attentionKeyRow(kHeadDim, kCacheBytes));
+  static constexpr int kValueRow = static_cast<int>(attentionValueRow(kHeadDim, kCacheBytes));
   // 16-byte copies where a row is whole 16-byte units (the caches' offsets
-  // are 64-float aligned: runtime/format/ScheduleBlobBuilder.h), else 4.
-  static constexpr int kUnitFloats = kHeadDim % 4 == 0 ? 4 : 1;
-  static constexpr int kUnitsPerRow = kHeadDim / kUnitFloats;
+  // are 64-float aligned: runtime/format/ScheduleBlobBuilder.h), else 4
+  // bytes (f32 only: a bf16 cache's head dimension is a multiple of 8).
+  static constexpr int kUnitElements = kHeadDim * kCacheBytes % 16 == 0 ? 16 / kCacheBytes : 1;
+  static constexpr int kUnitsPerRow = kHeadDim / kUnitElements;
+  static_assert(kUnitElements * kCacheBytes == 16 || kCacheBytes == 4,
+                "bf16 rows are copied in 16-byte units");
   static_assert(kKeyRow >= kHeadDim && kValueRow >= kHeadDim &&
-                    kRows * (kKeyRow > kValueRow ? kKeyRow : kValueRow) <= kSlotFloats,
+                    kRows * (kKeyRow > kValueRow ? kKeyRow : kValueRow) * kCacheBytes <=
+                        kSlotFloats * 4,
                 "a block's rows fit its slot");
 
   float *slots;
-  // The chunk's first position's key and value rows, the floats from one
+  // The chunk's first position's key and value rows, the elements from one
   // position's row to the next, the positions (`count`), and the one row
   // never copied (this step's own, which chunk 0 may be writing: -1 none).
-  const float *keyRows, *valueRows;
+  const Cache *keyRows, *valueRows;
   int rowStride, count, skippedRow;
   int blocks; // per stream half: ceil(count / kRows)
 
-  __device__ float *slot(int i) const { return slots + (i % kStages) * kSlotFloats; }
+  __device__ Cache *slot(int i) const {
+    return reinterpret_cast<Cache *>(slots + (i % kStages) * kSlotFloats);
+  }
 
   // Asks for block i of the stream (nothing past its end) and commits a
   // group either way, so the group count stays in step with i.
@@ -135,14 +150,14 @@ struct StagingRing {
     if (i < 2 * blocks) {
       const bool key = i < blocks;
       const int firstRow = (key ? i : i - blocks) * kRows, row = key ? kKeyRow : kValueRow;
-      const float *from = key ? keyRows : valueRows;
-      float *into = slot(i);
+      const Cache *from = key ? keyRows : valueRows;
+      Cache *into = slot(i);
       for (int u = threadIdx.x; u < kRows * kUnitsPerRow; u += kThreads) {
-        int r = u / kUnitsPerRow, part = (u % kUnitsPerRow) * kUnitFloats, t = firstRow + r;
+        int r = u / kUnitsPerRow, part = (u % kUnitsPerRow) * kUnitElements, t = firstRow + r;
         if (t >= count || t == skippedRow)
           continue;
-        const float *source = from + static_cast<long long>(t) * rowStride + part;
-        if constexpr (kUnitFloats == 4)
+        const Cache *source = from + static_cast<long long>(t) * rowStride + part;
+        if constexpr (kUnitElements * kCacheBytes == 16)
           copyAsync16(into + r * row + part, source, true);
         else
           copyAsync4(into + r * row + part, source);
@@ -161,7 +176,7 @@ struct StagingRing {
   // Block i, once every thread's copies of it have landed; the slot the
   // barrier frees (block i - 1's, which every thread has finished reading)
   // takes block i + kStages - 1. Every consumer calls it, for i = 0, 1, ...
-  __device__ __forceinline__ const float *await(int i) const {
+  __device__ __forceinline__ const Cache *await(int i) const {
     copyWaitAllBut<kStages - 2>();
     consumerSync<kThreads>();
     issue(i + kStages - 1);
@@ -169,15 +184,19 @@ struct StagingRing {
   }
 };
 
-template <int kHeadDim, int kGroup, int kChunk, int kRotaryDim, int kThreads, class AwaitInputs>
+template <int kHeadDim, int kGroup, int kChunk, int kRotaryDim, int kCacheBytes, int kThreads,
+          class AwaitInputs>
 __device__ void attentionChunkTask(const TaskContext &context, const MkTaskRecord &task,
                                    const MkOperationRecord &op, const AwaitInputs &awaitInputs) {
   using Layout = AttentionShape<kHeadDim, kGroup>;
+  // The caches' elements: f32, or bf16 (read as f32, written rounded).
+  using Element = CacheElementOf<kCacheBytes>;
+  using Cache = typename Element::Type;
   // Chunks long enough to be bound by the bytes in flight stage their keys
   // and values in the ring; shorter ones load them into registers, a round
   // at a time (core/protocol/SharedMemory.h says where the line is).
-  constexpr bool kStaged = attentionChunkStaged(kHeadDim, kGroup, kChunk);
-  using Ring = StagingRing<kHeadDim, kGroup, kChunk, kThreads>;
+  constexpr bool kStaged = attentionChunkStaged(kHeadDim, kGroup, kChunk, kCacheBytes);
+  using Ring = StagingRing<kHeadDim, kGroup, kChunk, kCacheBytes, kThreads>;
   const AttentionLayout layout = Layout::of(op);
   constexpr int kWarps = kThreads / kWarpSize;
   // Scores: kKeyLanes lanes per key, kKeysPerPass keys per pass (a round of
@@ -218,11 +237,14 @@ __device__ void attentionChunkTask(const TaskContext &context, const MkTaskRecor
                         static_cast<int>(attentionStagingOffset(kHeadDim, kGroup, kChunk)) &&
                     attentionStagingOffset(kHeadDim, kGroup, kChunk) +
                             (kStaged ? Ring::kStages * Ring::kSlotFloats : 0) ==
-                        attentionChunkSharedFloats(kHeadDim, kGroup, kChunk, kRotaryDim),
+                        attentionChunkSharedFloats(kHeadDim, kGroup, kChunk, kRotaryDim,
+                                                   kCacheBytes),
                 "the carving above is what core/protocol/SharedMemory.h reserves");
   const long long position = context.position;
-  const float *keys = context.kv + op.keyCache;
-  const float *values = context.kv + op.valueCache;
+  // (Cache offsets count f32 elements of the KV arena, whatever the cache
+  // keeps: runtime/format/ScheduleBlobBuilder.h.)
+  const Cache *keys = reinterpret_cast<const Cache *>(context.kv + op.keyCache);
+  const Cache *values = reinterpret_cast<const Cache *>(context.kv + op.valueCache);
   float *partials = context.activations + op.partials;
   int warp = threadIdx.x / kWarpSize, lane = threadIdx.x % kWarpSize;
   int keyLane = lane % kKeyLanes;
@@ -244,10 +266,16 @@ __device__ void attentionChunkTask(const TaskContext &context, const MkTaskRecor
     consumerSync<kThreads>();
     rotateHeads<kHeadDim, kRotaryDim, kThreads>(context, op, newKey, 1, position);
     consumerSync<kThreads>();
+    // Every chunk attends to what the cache keeps, this step's entry too.
+    if constexpr (kCacheBytes != 4) {
+      for (int i = threadIdx.x; i < 2 * kHeadDim; i += kThreads)
+        newKey[i] = Element::round(newKey[i]);
+      consumerSync<kThreads>();
+    }
     if (chunk == 0)
       for (int i = threadIdx.x; i < 2 * kHeadDim; i += kThreads)
-        (i < kHeadDim ? context.kv + op.keyCache : context.kv + op.valueCache)
-            [layout.cacheEntry(position, group) + i % kHeadDim] = newKey[i];
+        reinterpret_cast<Cache *>(context.kv + (i < kHeadDim ? op.keyCache : op.valueCache))
+            [layout.cacheEntry(position, group) + i % kHeadDim] = Element::write(newKey[i]);
   };
 
   // Store: an empty chunk's partials (count is the same for every thread).
@@ -278,11 +306,12 @@ __device__ void attentionChunkTask(const TaskContext &context, const MkTaskRecor
   auto fromCache = [&](int t) { return t < count && t != newSlot; };
   auto loadKey = [&](int pass, float (&slice)[kKeySlices]) {
     int t = keyPosition(pass);
-    const float *key = t == newSlot ? newKey : keys + layout.cacheEntry(first + t, group);
+    const Cache *cached = keys + layout.cacheEntry(first + t, group);
 #pragma unroll
     for (int s = 0; s < kKeySlices; ++s) {
       int d = keyLane + s * kKeyLanes;
-      slice[s] = t < count && d < kHeadDim ? key[d] : 0.0f;
+      slice[s] = t < count && d < kHeadDim ? (t == newSlot ? newKey[d] : Element::read(cached[d]))
+                                           : 0.0f;
     }
   };
   auto loadValues = [&](int batch, float (&value)[kValueBatch]) {
@@ -290,8 +319,9 @@ __device__ void attentionChunkTask(const TaskContext &context, const MkTaskRecor
     for (int k = 0; k < kValueBatch; ++k) {
       int t = valuePosition(batch * kValueBatch + k);
       value[k] = t < count && valueDim < kHeadDim
-                     ? (t == newSlot ? newValue[valueDim]
-                                     : values[layout.cacheEntry(first + t, group) + valueDim])
+                     ? (t == newSlot
+                            ? newValue[valueDim]
+                            : Element::read(values[layout.cacheEntry(first + t, group) + valueDim]))
                      : 0.0f;
     }
   };
@@ -313,17 +343,17 @@ __device__ void attentionChunkTask(const TaskContext &context, const MkTaskRecor
     ring.start();
   } else {
     int t = keyPosition(0);
-    const float *cached = keys + layout.cacheEntry(first + t, group);
+    const Cache *cached = keys + layout.cacheEntry(first + t, group);
 #pragma unroll
     for (int s = 0; s < kKeySlices; ++s) {
       int d = keyLane + s * kKeyLanes;
-      key[s] = fromCache(t) && d < kHeadDim ? cached[d] : 0.0f;
+      key[s] = fromCache(t) && d < kHeadDim ? Element::read(cached[d]) : 0.0f;
     }
 #pragma unroll
     for (int k = 0; k < kValueBatch; ++k) {
       int tv = valuePosition(k);
       value[k] = fromCache(tv) && valueDim < kHeadDim
-                     ? values[layout.cacheEntry(first + tv, group) + valueDim]
+                     ? Element::read(values[layout.cacheEntry(first + tv, group) + valueDim])
                      : 0.0f;
     }
   }
@@ -354,7 +384,7 @@ __device__ void attentionChunkTask(const TaskContext &context, const MkTaskRecor
     // reads from shared memory are most of the block's). A warp's keys are
     // consecutive, so it skips a pass, or a block, as a whole.
     for (int block = 0; block < ring.blocks; ++block) {
-      const float *slot = ring.await(block);
+      const Cache *slot = ring.await(block);
       float slice[kKeyPassesPerBlock][kKeySlices];
       bool active = false;
 #pragma unroll
@@ -364,11 +394,13 @@ __device__ void attentionChunkTask(const TaskContext &context, const MkTaskRecor
         active |= warpActive;
         int row = keyPosition(pass), t = block * Ring::kRows + row;
         bool inside = warpActive && row < Ring::kRows && t < count;
-        const float *staged = t == newSlot ? newKey : slot + row * Ring::kKeyRow;
+        const Cache *staged = slot + row * Ring::kKeyRow;
 #pragma unroll
         for (int s = 0; s < kKeySlices; ++s) {
           int d = keyLane + s * kKeyLanes;
-          slice[pass][s] = inside && d < kHeadDim ? staged[d] : 0.0f;
+          slice[pass][s] = inside && d < kHeadDim
+                               ? (t == newSlot ? newKey[d] : Element::read(staged[d]))
+                               : 0.0f;
         }
       }
       if (!active)
@@ -471,14 +503,15 @@ __device__ void attentionChunkTask(const TaskContext &context, const MkTaskRecor
   const bool ownsDimension = warp * kValueLanes < kHeadDim;
   if constexpr (kStaged) {
     for (int block = 0; block < ring.blocks; ++block) {
-      const float *slot = ring.await(ring.blocks + block);
+      const Cache *slot = ring.await(ring.blocks + block);
       if (!ownsDimension)
         continue;
 #pragma unroll 8
       for (int k = 0; k < kValuesPerBlock; ++k) {
         int row = valuePosition(k), t = block * Ring::kRows + row;
         if (row < Ring::kRows && t < count && valueDim < kHeadDim) {
-          float staged = t == newSlot ? newValue[valueDim] : slot[row * Ring::kValueRow + valueDim];
+          float staged = t == newSlot ? newValue[valueDim]
+                                      : Element::read(slot[row * Ring::kValueRow + valueDim]);
 #pragma unroll
           for (int head = 0; head < kGroup; ++head)
             weighted[head] = fmaf(scores[head * kChunk + t], staged, weighted[head]);

@@ -49,6 +49,30 @@ __device__ __forceinline__ float bf16High(unsigned pair) { return __uint_as_floa
 __device__ __forceinline__ float bf16ToFloat(unsigned short bits) {
   return __uint_as_float(static_cast<unsigned>(bits) << 16);
 }
+// The nearest bf16, ties to even, a NaN kept quiet: the same bits as the
+// host's toBf16 (runtime/format/Bf16.h), so that every engine keeps the
+// same KV cache.
+__device__ __forceinline__ unsigned short floatToBf16(float value) {
+  unsigned bits = __float_as_uint(value);
+  if ((bits & 0x7fffffffu) > 0x7f800000u)
+    return static_cast<unsigned short>((bits >> 16) | 0x0040u);
+  return static_cast<unsigned short>((bits + 0x7fffu + ((bits >> 16) & 1u)) >> 16);
+}
+
+// A KV cache element: f32 (4 bytes) or bf16 (2), read as f32.
+template <int kCacheBytes> struct CacheElementOf;
+template <> struct CacheElementOf<4> {
+  using Type = float;
+  __device__ static float read(float value) { return value; }
+  __device__ static float write(float value) { return value; }
+  __device__ static float round(float value) { return value; }
+};
+template <> struct CacheElementOf<2> {
+  using Type = unsigned short;
+  __device__ static float read(unsigned short bits) { return bf16ToFloat(bits); }
+  __device__ static unsigned short write(float value) { return floatToBf16(value); }
+  __device__ static float round(float value) { return bf16ToFloat(floatToBf16(value)); }
+};
 
 // Eight bf16 weights in one 16-byte load. Weights never change during a
 // launch, so the non-coherent path is safe, and each byte is read once, so

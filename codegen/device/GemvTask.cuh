@@ -207,7 +207,8 @@ struct RowStream {
 };
 
 template <int kInput, int kEpilogue, bool kNorm, bool kBias, int kThreads, int kLoadsInFlight,
-          int kEarlySlots, int kSharedBytes, int kRingSlots, int kRingSlotBytes, class AwaitInputs>
+          int kEarlySlots, bool kCopyFirstBatch, int kSharedBytes, int kRingSlots, int kRingSlotBytes,
+          class AwaitInputs>
 __device__ void gemvTask(const TaskContext &context, const MkTaskRecord &task,
                          const MkOperationRecord &op, const AwaitInputs &awaitInputs) {
   static_assert(kThreads % kWarpSize == 0, "whole warps");
@@ -235,8 +236,9 @@ __device__ void gemvTask(const TaskContext &context, const MkTaskRecord &task,
   // The warp's batches of weights, pass by pass (the loop bound is the
   // warp's first row, so a warp's lanes run the same passes and every
   // shuffle has all 32 of them). Where the kernel left shared memory for
-  // them (kEarlySlots), batch 0 is copied into the thread's slots before
-  // the input is ready. Rows too short to give a batch the loads in flight
+  // them (kEarlySlots) and kCopyFirstBatch asks for it, batch 0 is copied
+  // into the thread's slots before the input is ready (off by default: the
+  // SM's event polls queue behind the copies, KernelOptions). Rows too short to give a batch the loads in flight
   // wanted cannot cover HBM's latency with one batch: there, with two
   // stages of slots, batch i + 1 is copied while batch i is summed. Longer
   // rows load into registers after batch 0: the copies' round trip through
@@ -254,7 +256,7 @@ __device__ void gemvTask(const TaskContext &context, const MkTaskRecord &task,
   constexpr bool kShortRows = kStageSlots < kLoadsInFlight;
   constexpr int kStages = !Stream::kVector || kRing                           ? 0
                           : kShortRows && kEarlySlots >= 2 * kStageSlots ? 2
-                          : kEarlySlots >= kStageSlots                       ? 1
+                          : kCopyFirstBatch && kEarlySlots >= kStageSlots    ? 1
                                                                              : 0;
   static_assert(kStages == 0 || gemvSharedBytesWithEarlyWeights(kInput, kThreads, kEarlySlots) <=
                                     kSharedBytes,

@@ -193,6 +193,12 @@ llvm::Expected<bool> parseCompileOption(llvm::StringRef arg, CompileOptions &opt
     options.target.longestAttentionChunk = static_cast<uint64_t>(*parsed);
     return true;
   }
+  if (flag == "--kv-cache") {
+    if (value != "f32" && value != "bf16")
+      return error(flag + " must be f32 or bf16, got '" + value + "'");
+    options.target.kvCache = value == "bf16" ? CacheElement::BF16 : CacheElement::F32;
+    return true;
+  }
   // Past 1024 rows a step is a prompt, not a chunk of one (kMaxStepRows).
   if (flag == "--prefill-chunk") {
     auto parsed = positive(flag, value);

@@ -105,7 +105,8 @@ void printJson(std::ostream &os, const TaskGraph &graph, const Schedule *schedul
     const Buffer &buffer = graph.buffers[i];
     os << (i ? ",\n    " : "\n    ") << "{\"name\": " << jsonString(buffer.name)
        << ", \"kind\": " << jsonString(bufferKindName(buffer.kind))
-       << ", \"elements\": " << buffer.elements << "}";
+       << ", \"elements\": " << buffer.elements << ", \"element\": "
+       << jsonString(buffer.element == CacheElement::BF16 ? "bf16" : "f32") << "}";
   }
   os << "\n  ],\n  \"operations\": [";
   for (size_t i = 0; i < graph.operations.size(); ++i) {

@@ -187,7 +187,8 @@ void printTaskListing(std::ostream &os, const TaskGraph &graph) {
   for (uint32_t i = 0; i < graph.buffers.size(); ++i) {
     const Buffer &buffer = graph.buffers[i];
     os << "  " << i << " " << buffer.name << ": " << bufferKindName(buffer.kind) << ", "
-       << buffer.elements << " elements\n";
+       << buffer.elements << (buffer.element == CacheElement::BF16 ? " bf16" : "")
+       << " elements\n";
   }
   os << "operations:\n";
   for (uint32_t i = 0; i < graph.operations.size(); ++i) {
@@ -209,9 +210,13 @@ void printTaskListing(std::ostream &os, const TaskGraph &graph) {
          << op.headDim << ", " << op.numChunks << " chunks of " << op.chunkSize << " ("
          << op.chunksPerRound << " a round)";
       const int64_t group = op.numKvHeads > 0 ? op.numHeads / op.numKvHeads : 0;
-      if (attentionChunkStaged(op.headDim, group, op.chunkSize))
-        os << ", staged through " << attentionStages(op.headDim, group, op.chunkSize)
-           << " slots of " << attentionBlockRows(op.headDim, op.chunkSize) << " positions";
+      const CacheElement element = graph.buffers[op.keyCache].element;
+      const int64_t cacheBytes = static_cast<int64_t>(bytesPerCacheElement(element));
+      os << ", " << (element == CacheElement::BF16 ? "bf16" : "f32") << " KV cache";
+      if (attentionChunkStaged(op.headDim, group, op.chunkSize, cacheBytes))
+        os << ", staged through " << attentionStages(op.headDim, group, op.chunkSize, cacheBytes)
+           << " slots of " << attentionBlockRows(op.headDim, op.chunkSize, cacheBytes)
+           << " positions";
     }
     os << "\n";
   }

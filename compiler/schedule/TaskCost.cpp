@@ -18,8 +18,11 @@ uint64_t taskStreamedBytes(const TaskGraph &graph, const Task &task) {
   for (const BufferRange &read : task.reads)
     if (graph.buffers[read.buffer].kind != BufferKind::KVCache)
       bytes += (read.end - read.begin) * kActivationBytes;
-  bytes += describeKind(task.kind).cacheElements(graph.operations[task.op], task) *
-           kActivationBytes;
+  const Operation &op = graph.operations[task.op];
+  uint64_t cacheBytes = op.kind == OpKind::Attention
+                            ? bytesPerCacheElement(graph.buffers[op.keyCache].element)
+                            : kActivationBytes;
+  bytes += describeKind(task.kind).cacheElements(op, task) * cacheBytes;
   return bytes;
 }
 

@@ -217,8 +217,14 @@ private:
 
     std::string layer = "layer" + std::to_string(op.layer);
     uint64_t slots = shape.sequences * maxContext * op.numKvHeads * op.headDim;
+    // The GPU copies a cache's rows in 16-byte units.
+    if (target.kvCache == CacheElement::BF16 && op.headDim % 8 != 0)
+      return opError(attention, "a bf16 KV cache needs a head dimension that is a multiple of 8, "
+                                "this one's is " + llvm::Twine(op.headDim) +
+                                " (--kv-cache=f32 keeps it in f32)");
     op.keyCache = addBuffer(layer + ".keys", BufferKind::KVCache, slots);
     op.valueCache = addBuffer(layer + ".values", BufferKind::KVCache, slots);
+    graph.buffers[op.keyCache].element = graph.buffers[op.valueCache].element = target.kvCache;
     op.partials = addBuffer(layer + ".partials", BufferKind::Scratch,
                             shape.rows * op.numHeads * op.numChunks * (op.headDim + 2));
     addOperation(std::move(op), attention.getResult());

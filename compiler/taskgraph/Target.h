@@ -20,6 +20,10 @@ struct TargetDescription {
   // shorter chunks give a long context more chunk tasks than SMs, run in
   // rounds, which cost their interpreter overhead even while empty.
   uint64_t longestAttentionChunk = 256;
+  // How the KV caches keep their values (`--kv-cache`). BF16 halves the
+  // bytes a long context reads every step; F32 keeps the step's k and v as
+  // computed.
+  CacheElement kvCache = CacheElement::F32;
 };
 
 } // namespace mk

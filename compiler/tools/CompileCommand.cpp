@@ -81,6 +81,9 @@ const char *const kCompileHelp =
     "                           chunk task covers, a power of two from 16 to 16384,\n"
     "                           default 256 (longer: fewer chunk tasks in a build\n"
     "                           for a long context)\n"
+    "  --kv-cache=f32|bf16      (tasks and later) how the KV caches keep keys and\n"
+    "                           values, default f32; bf16 rounds what each step\n"
+    "                           writes and halves the bytes a long context reads\n"
     "  --prefill-chunk=M        (tasks and later) also a step of M prompt tokens,\n"
     "                           2-1024, that the CPU executor runs prompts through,\n"
     "                           M positions a step (docs/m-token-steps.md)\n"
@@ -101,6 +104,9 @@ const char *const kCompileHelp =
     "  --weight-ring            (cuda, cubin, mk) a producer warp streams the gemvs'\n"
     "                           weights into shared memory ahead of their tasks\n"
     "                           (sm_90 and later; off by default: measured slower)\n"
+    "  --gemv-early-copy        (cuda, cubin, mk) gemvs of long rows copy their first\n"
+    "                           weights into shared memory while they wait (off by\n"
+    "                           default: measured slower)\n"
     "  --eos=ID,...             (mk) the tokens that end generation (default: the\n"
     "                           tokenizer files', else a GGUF file's)\n"
     "  --tokenizer=DIR          (mk) the folder of tokenizer.json and, when there,\n"
@@ -175,6 +181,8 @@ int parseArguments(int argc, char **argv, CompileArguments &options) {
       options.kernel = false;
     } else if (arg == "--weight-ring") {
       options.kernelOptions.weightRing = true;
+    } else if (arg == "--gemv-early-copy") {
+      options.kernelOptions.gemvEarlyCopy = true;
     } else if (arg == "--random-weights") {
       options.randomSeed = 987654321;
     } else if (arg.consume_front("--random-weights=")) {

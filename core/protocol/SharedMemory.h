@@ -48,7 +48,9 @@ MK_HOST_DEVICE constexpr mk_u64 gemvSharedBytesWithEarlyWeights(mk_i64 input, mk
 // the group's q heads, this step's k and v (q and k normed and rotated in
 // place), the q heads' scores over the chunk, and per head the max score
 // and the sum of exponentials, in that order; then, 16-byte aligned, the
-// staging ring of a long chunk.
+// staging ring of a long chunk. `cacheBytes` is the size of a cache
+// element (4: f32, 2: bf16, Buffer::element); staged rows keep the cache's
+// elements as they are.
 MK_HOST_DEVICE constexpr mk_u64 attentionStagingOffset(mk_i64 headDim, mk_i64 group,
                                                        mk_i64 chunk) {
   return static_cast<mk_u64>(((group + 2) * headDim + group * chunk + 2 * group + 3) / 4 * 4);
@@ -66,11 +68,13 @@ MK_HOST_DEVICE constexpr mk_u64 attentionStagingOffset(mk_i64 headDim, mk_i64 gr
 //
 // Rows a block holds: up to 128 positions (two rounds of the scores' keys
 // at 512 threads, which share their reads of q), fewer where the rows would
-// pass 32 KiB (each block costs a barrier); a power of two, so that a whole
-// number of the value lanes' strides fits.
-MK_HOST_DEVICE constexpr mk_i64 attentionBlockRows(mk_i64 headDim, mk_i64 chunk) {
+// pass 8192 elements: a thread holds its keys of a block in registers, and
+// bf16 blocks of 128 rows of 128 spilled (the Qwen3-0.6B shape); a power of
+// two, so that a whole number of the value lanes' strides fits.
+MK_HOST_DEVICE constexpr mk_i64 attentionBlockRows(mk_i64 headDim, mk_i64 chunk,
+                                                   mk_i64 /*cacheBytes*/) {
   mk_i64 rows = 128;
-  while (rows > 8 && rows * headDim * 4 > 32 * 1024)
+  while (rows > 8 && rows * headDim > 8 * 1024)
     rows /= 2;
   return rows < chunk ? rows : chunk;
 }
@@ -83,53 +87,63 @@ MK_HOST_DEVICE constexpr mk_i64 attentionValueLanes(mk_i64 headDim, mk_i64 warps
     lanes *= 2;
   return lanes;
 }
-// A staged row's floats: the head padded to a multiple of 4 (whole 16-byte
-// copies) whose remainder mod 32 banks is `residue`, so that the rows a warp
-// reads together fall in different banks: keys are read 8 lanes a row, 4
-// rows a warp (residue 8); values by attentionValueLanes lanes a row at the
-// megakernel's 16 warps. Only the speed depends on the padding.
-MK_HOST_DEVICE constexpr mk_i64 attentionPaddedRow(mk_i64 headDim, mk_i64 residue) {
-  mk_i64 row = (headDim + 3) / 4 * 4, want = (residue + 3) / 4 * 4 % 32;
-  while (row % 32 != want)
-    row += 4;
+// A staged row's elements: the head padded to whole 16-byte copies, its
+// 4-byte words' remainder mod 32 banks that of `residue` elements (rounded
+// up to a copy), so that the rows a warp reads together fall in different
+// banks: keys are read 8 lanes a row, 4 rows a warp (residue 8); values by
+// attentionValueLanes lanes a row at the megakernel's 16 warps. Only the
+// speed depends on the padding.
+MK_HOST_DEVICE constexpr mk_i64 attentionPaddedRow(mk_i64 headDim, mk_i64 residue,
+                                                   mk_i64 cacheBytes) {
+  mk_i64 unit = 16 / cacheBytes;
+  mk_i64 row = (headDim + unit - 1) / unit * unit;
+  mk_i64 want = (residue + unit - 1) / unit * unit * cacheBytes / 4 % 32;
+  while (row * cacheBytes / 4 % 32 != want)
+    row += unit;
   return row;
 }
-MK_HOST_DEVICE constexpr mk_i64 attentionKeyRowFloats(mk_i64 headDim) {
-  return attentionPaddedRow(headDim, 8);
+MK_HOST_DEVICE constexpr mk_i64 attentionKeyRow(mk_i64 headDim, mk_i64 cacheBytes) {
+  return attentionPaddedRow(headDim, 8, cacheBytes);
 }
-MK_HOST_DEVICE constexpr mk_i64 attentionValueRowFloats(mk_i64 headDim) {
-  return attentionPaddedRow(headDim, attentionValueLanes(headDim, 16));
+MK_HOST_DEVICE constexpr mk_i64 attentionValueRow(mk_i64 headDim, mk_i64 cacheBytes) {
+  return attentionPaddedRow(headDim, attentionValueLanes(headDim, 16), cacheBytes);
 }
-MK_HOST_DEVICE constexpr mk_i64 attentionSlotFloats(mk_i64 headDim, mk_i64 chunk) {
-  mk_i64 key = attentionKeyRowFloats(headDim), value = attentionValueRowFloats(headDim);
-  return attentionBlockRows(headDim, chunk) * (key > value ? key : value);
+// A slot in floats (4-byte words): a block of key rows or of value rows.
+MK_HOST_DEVICE constexpr mk_i64 attentionSlotFloats(mk_i64 headDim, mk_i64 chunk,
+                                                    mk_i64 cacheBytes) {
+  mk_i64 key = attentionKeyRow(headDim, cacheBytes), value = attentionValueRow(headDim, cacheBytes);
+  return attentionBlockRows(headDim, chunk, cacheBytes) * (key > value ? key : value) * cacheBytes /
+         4;
 }
 // Slots in the ring: enough for 96 KiB of rows in flight besides the one
 // being read, no more than a whole chunk's blocks of keys and values need
 // (all of them in flight), and within 144 KiB and what leaves the task at
 // most 192 KiB of shared memory in all (a CTA has 227 KiB on Hopper).
 // Fewer than 2 (a chunk whose scores fill the shared memory): no ring.
-MK_HOST_DEVICE constexpr mk_i64 attentionStages(mk_i64 headDim, mk_i64 group, mk_i64 chunk) {
-  mk_i64 rows = attentionBlockRows(headDim, chunk);
-  mk_i64 blockBytes = rows * headDim * 4;
+MK_HOST_DEVICE constexpr mk_i64 attentionStages(mk_i64 headDim, mk_i64 group, mk_i64 chunk,
+                                                mk_i64 cacheBytes) {
+  mk_i64 rows = attentionBlockRows(headDim, chunk, cacheBytes);
+  mk_i64 blockBytes = rows * headDim * cacheBytes;
   mk_i64 stages = 1 + (96 * 1024 + blockBytes - 1) / blockBytes;
   mk_i64 whole = 2 * ((chunk + rows - 1) / rows) + 1;
   stages = stages < whole ? stages : whole;
   mk_i64 left = 192 * 1024 - static_cast<mk_i64>(attentionStagingOffset(headDim, group, chunk)) * 4;
   mk_i64 budget = left < 144 * 1024 ? left : 144 * 1024;
-  mk_i64 fit = budget > 0 ? budget / (attentionSlotFloats(headDim, chunk) * 4) : 0;
+  mk_i64 fit = budget > 0 ? budget / (attentionSlotFloats(headDim, chunk, cacheBytes) * 4) : 0;
   return stages < fit ? stages : fit;
 }
-MK_HOST_DEVICE constexpr bool attentionChunkStaged(mk_i64 headDim, mk_i64 group, mk_i64 chunk) {
-  return chunk >= 256 && attentionStages(headDim, group, chunk) >= 2;
+MK_HOST_DEVICE constexpr bool attentionChunkStaged(mk_i64 headDim, mk_i64 group, mk_i64 chunk,
+                                                   mk_i64 cacheBytes) {
+  return chunk >= 256 && attentionStages(headDim, group, chunk, cacheBytes) >= 2;
 }
 
 MK_HOST_DEVICE constexpr mk_u64 attentionChunkSharedFloats(mk_i64 headDim, mk_i64 group,
-                                                           mk_i64 chunk, mk_i64 /*rotaryDim*/) {
+                                                           mk_i64 chunk, mk_i64 /*rotaryDim*/,
+                                                           mk_i64 cacheBytes) {
   return attentionStagingOffset(headDim, group, chunk) +
-         (attentionChunkStaged(headDim, group, chunk)
-              ? static_cast<mk_u64>(attentionStages(headDim, group, chunk) *
-                                    attentionSlotFloats(headDim, chunk))
+         (attentionChunkStaged(headDim, group, chunk, cacheBytes)
+              ? static_cast<mk_u64>(attentionStages(headDim, group, chunk, cacheBytes) *
+                                    attentionSlotFloats(headDim, chunk, cacheBytes))
               : 0);
 }
 

@@ -14,7 +14,7 @@ KernelVariants listKernelVariants(const TaskGraph &graph) {
   std::vector<Key> keyOfTask;
   for (const Task &task : graph.tasks) {
     const Operation &op = graph.operations[task.op];
-    Key key{task.kind, describeKind(task.kind).variantArguments(op)};
+    Key key{task.kind, describeKind(task.kind).variantArguments(graph, op)};
     std::vector<std::string> &names = operations[key];
     if (std::find(names.begin(), names.end(), op.name) == names.end())
       names.push_back(op.name);

@@ -36,10 +36,20 @@ enum class BufferKind : uint8_t {
   Token,      // the rows' tokens (read by Embed, written by Argmax)
 };
 
+// How a KV cache keeps its values. BF16: every engine rounds what a step
+// writes to the nearest bf16 (ties to even) before any task reads it, and
+// the GPU stores 2 bytes an element, half the bytes every later step reads.
+enum class CacheElement : uint8_t { F32, BF16 };
+
+inline uint64_t bytesPerCacheElement(CacheElement element) {
+  return element == CacheElement::BF16 ? 2 : 4;
+}
+
 struct Buffer {
   std::string name;
   BufferKind kind = BufferKind::Activation;
   uint64_t elements = 0;
+  CacheElement element = CacheElement::F32; // BF16 only for a KVCache
 };
 
 // Elements [begin, end) of a buffer. For a KVCache buffer, a range names

@@ -76,7 +76,7 @@ struct TaskKindDescription {
   // the same values.
   const char *deviceFunction;
   std::vector<VariantParameter> variantParameters;
-  std::vector<int64_t> (*variantArguments)(const Operation &op);
+  std::vector<int64_t> (*variantArguments)(const TaskGraph &graph, const Operation &op);
   const char *kernelArguments;
   const char *sharedFloatsFunction;
   uint64_t (*sharedFloats)(const std::vector<int64_t> &variant);

@@ -38,6 +38,10 @@ std::string checkBuffers(const TaskGraph &graph) {
       return cat("KV cache '", buffer.name, "' has ", buffer.elements,
                  " elements, not a positive multiple of ", graph.sequences,
                  " sequences x maxContext ", graph.maxContext);
+    if (buffer.element != CacheElement::F32 &&
+        (buffer.kind != BufferKind::KVCache || buffer.element != CacheElement::BF16))
+      return cat("buffer '", buffer.name, "' keeps ", int(buffer.element),
+                 "-coded elements: only a KV cache may keep bf16 (1), every buffer f32 (0)");
     if ((buffer.kind == BufferKind::Activation || buffer.kind == BufferKind::Scratch) &&
         buffer.elements % graph.rows != 0)
       return cat("buffer '", buffer.name, "' has ", buffer.elements,

@@ -228,6 +228,8 @@ std::string OperationCheck::attentionBuffers() {
       return problem;
   if (op.keyCache == op.valueCache)
     return "uses one buffer as both its key and its value cache";
+  if (graph.buffers[op.keyCache].element != graph.buffers[op.valueCache].element)
+    return "keeps its keys and its values in different element types";
   return buffer(op.partials, "partials", {BufferKind::Scratch}, partials, Size::AtLeast);
 }
 

@@ -11,6 +11,7 @@
 // exp are f32 and sums f64, as in kernels::attention.
 #include "core/taskgraph/OperationLayouts.h"
 #include "runtime/cpu/Tasks.h"
+#include "runtime/format/Bf16.h"
 
 #include "core/kernels/Kernels.h"
 
@@ -102,6 +103,12 @@ private:
                                  context.weights.kNorm, op.eps, op.headDim),
                       op, context.row(r).position);
     values[r] = context.load(op.input, r, layout.value(group), layout.headDim);
+    // What the caches keep is what every chunk attends to, this step's
+    // entries included.
+    if (context.elementOf(op.keyCache) == CacheElement::BF16)
+      for (std::vector<float> *entry : {&keys[r], &values[r]})
+        for (float &value : *entry)
+          value = roundToBf16(value);
   }
 
   TaskContext &context;

@@ -3,6 +3,7 @@
 #include "core/taskgraph/StepRows.h"
 #include "core/taskgraph/TaskNames.h"
 #include "runtime/cpu/CpuExecutor.h"
+#include "runtime/format/Bf16.h"
 
 #include <algorithm>
 #include <atomic>
@@ -140,6 +141,13 @@ void TaskContext::storeSlot(uint32_t cache, int64_t sequence, int64_t position, 
                             std::span<const float> values) {
   int64_t slot = slotIndex(sequence, position);
   uint64_t offset = slot * slotLength(graph, graph.buffers[cache]) + begin;
+  if (graph.buffers[cache].element == CacheElement::BF16) {
+    std::vector<float> rounded(values.begin(), values.end());
+    for (float &value : rounded)
+      value = roundToBf16(value);
+    storeElements(cache, offset, rounded, slot, slot);
+    return;
+  }
   storeElements(cache, offset, values, slot, slot);
 }
 

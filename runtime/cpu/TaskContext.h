@@ -86,7 +86,8 @@ public:
   // Elements [begin, begin + count) of row `r` of an Activation or Scratch buffer.
   std::vector<float> load(uint32_t buffer, uint64_t r, uint64_t begin, uint64_t count);
   void store(uint32_t buffer, uint64_t r, uint64_t begin, std::span<const float> values);
-  // Elements [begin, begin + count) of a KV cache's slot of `sequence` at `position`.
+  // Elements [begin, begin + count) of a KV cache's slot of `sequence` at
+  // `position`; a bf16 cache keeps what is stored rounded to bf16.
   std::vector<float> loadSlot(uint32_t cache, int64_t sequence, int64_t position, uint64_t begin,
                               uint64_t count);
   void storeSlot(uint32_t cache, int64_t sequence, int64_t position, uint64_t begin,
@@ -108,6 +109,7 @@ public:
   void recheckReads();
 
   uint64_t elementsOf(uint32_t buffer) const { return graph.buffers[buffer].elements; }
+  CacheElement elementOf(uint32_t buffer) const { return graph.buffers[buffer].element; }
 
   [[noreturn]] void fail(const std::string &problem) const;
 

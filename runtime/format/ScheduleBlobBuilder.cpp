@@ -293,7 +293,10 @@ ArenaLayout layOutArenas(const TaskGraph &graph) {
   for (const Buffer &buffer : graph.buffers) {
     bool kv = buffer.kind == BufferKind::KVCache;
     uint64_t &end = kv ? layout.kvElements : layout.activationElements;
-    uint64_t elements = buffer.kind == BufferKind::Token ? 2 : buffer.elements;
+    // A bf16 cache packs two of its elements into each f32 element.
+    uint64_t elements = buffer.kind == BufferKind::Token ? 2
+                        : buffer.element == CacheElement::BF16 ? (buffer.elements + 1) / 2
+                                                               : buffer.elements;
     layout.offset.push_back(alignUp(end, kArenaAlignment));
     end = layout.offset.back() + elements;
   }

@@ -6,7 +6,9 @@
 //  - activation arena (f32): the Activation, Scratch and Token buffers in
 //    buffer order, each starting on a multiple of 64 elements (256 bytes);
 //    the Token buffer takes two elements, which hold the int64 token;
-//  - KV arena (f32): the KVCache buffers in buffer order, same alignment;
+//  - KV arena (f32): the KVCache buffers in buffer order, same alignment; a
+//    bf16 cache (Buffer::element) packs two of its elements into each f32
+//    element, little end first, and its offset counts f32 elements;
 //  - params (f32): per operation, in order, its norm, its stacked biases,
 //    its q and k norms, its inverse frequencies, each starting on a multiple
 //    of 4 elements; a norm named by several operations is stored once;

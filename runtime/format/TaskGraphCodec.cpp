@@ -135,7 +135,7 @@ private:
 };
 
 // Smallest encodings, for Decoder::list.
-constexpr size_t kMinBuffer = 13, kMinOperation = 183, kMinTask = 49, kMinEvent = 12;
+constexpr size_t kMinBuffer = 14, kMinOperation = 183, kMinTask = 49, kMinEvent = 12;
 constexpr size_t kMinWeightRef = 20, kMinWait = 8, kMinRange = 20, kMinQueue = 4;
 
 template <class Codec, class Ref> void codeWeightRef(Codec &c, Ref &ref) {
@@ -210,6 +210,7 @@ template <class Codec, class G, class S> void code(Codec &c, G &graph, S &schedu
     c.string(buffer.name);
     c.enumeration(buffer.kind, BufferKind::Token);
     c.u64(buffer.elements);
+    c.enumeration(buffer.element, CacheElement::BF16);
   });
   c.list(graph.operations, "operation", kMinOperation, [&](auto &op) { codeOperation(c, op); });
   c.list(graph.tasks, "task", kMinTask, [&](auto &task) { codeTask(c, task); });

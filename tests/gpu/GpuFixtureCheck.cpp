@@ -1,8 +1,8 @@
 // The megakernel on the GPU against the CPU executor, for one fixture:
 //
-//   mk-gpu-check MODEL.onnx [--max-context=N]
-//   mk-gpu-check SHAPE.mlir [--max-context=N]
-//   mk-gpu-check --toy
+//   mk-gpu-check MODEL.onnx [--max-context=N] [--kv-cache=bf16]
+//   mk-gpu-check SHAPE.mlir [--max-context=N] [--kv-cache=bf16]
+//   mk-gpu-check --toy [--kv-cache=bf16]
 //
 // A .mlir module of mk IR (scripts/fused_module.py CONFIG.json) declares
 // weights without values: it runs with random ones, which is how the kernel
@@ -376,16 +376,17 @@ void checkStreaming(GpuDevice &device, const std::vector<int64_t> &prompt, int64
                 static_cast<long long>(newTokens), times.c_str());
 }
 
-int checkFixture(const std::string &path, int64_t maxContext) {
+int checkFixture(const std::string &path, int64_t maxContext, const TargetDescription &target) {
   std::string whyNot;
   std::unique_ptr<GpuDevice> device = GpuDevice::open(whyNot);
   if (!device) {
     std::printf("SKIP: %s\n", whyNot.c_str());
     return kSkipExit;
   }
-  std::printf("%s, max context %lld, on %s\n", path.c_str(), static_cast<long long>(maxContext),
-              device->describe().c_str());
-  std::optional<Model> model = loadModel(path, maxContext);
+  std::printf("%s, max context %lld, %s KV cache, on %s\n", path.c_str(),
+              static_cast<long long>(maxContext),
+              target.kvCache == CacheElement::BF16 ? "bf16" : "f32", device->describe().c_str());
+  std::optional<Model> model = loadModel(path, maxContext, target);
   if (!model)
     return 1;
   maxContext = model->graph.maxContext;
@@ -526,12 +527,21 @@ int checkFixture(const std::string &path, int64_t maxContext) {
 
 int main(int argc, char **argv) {
   if (argc < 2) {
-    std::fprintf(stderr, "usage: mk-gpu-check MODEL.onnx [--max-context=N] | --toy\n");
+    std::fprintf(stderr,
+                 "usage: mk-gpu-check (MODEL.onnx | --toy) [--max-context=N] [--kv-cache=bf16]\n");
     return 2;
   }
   int64_t maxContext = 2048;
-  for (int i = 2; i < argc; ++i)
-    if (std::strncmp(argv[i], "--max-context=", 14) == 0)
+  mk::TargetDescription target;
+  for (int i = 2; i < argc; ++i) {
+    if (std::strncmp(argv[i], "--max-context=", 14) == 0) {
       maxContext = std::atoll(argv[i] + 14);
-  return mk::checkFixture(argv[1], maxContext);
+    } else if (std::strcmp(argv[i], "--kv-cache=bf16") == 0) {
+      target.kvCache = mk::CacheElement::BF16;
+    } else {
+      std::fprintf(stderr, "mk-gpu-check: unknown argument '%s'\n", argv[i]);
+      return 2;
+    }
+  }
+  return mk::checkFixture(argv[1], maxContext, target);
 }

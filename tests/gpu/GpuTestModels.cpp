@@ -16,6 +16,10 @@ std::optional<Model> loadModel(const std::string &path, int64_t maxContext,
                                const TargetDescription &target) {
   if (path == "--toy") {
     toy::ToyModel model = toy::buildToyModel();
+    // The toy's caches keep what the target asks for, like a lowered model's.
+    for (Buffer &buffer : model.graph.buffers)
+      if (buffer.kind == BufferKind::KVCache)
+        buffer.element = target.kvCache;
     return Model{std::move(model.graph), std::move(model.schedule), std::move(model.weights)};
   }
   mlir::MLIRContext context;

@@ -27,7 +27,8 @@ struct Model {
 };
 
 // `path` "--toy" is the toy graph; otherwise compiled with `maxContext` for
-// `target` (the SMs and the longest attention chunk shape the tasks).
+// `target` (the SMs and the longest attention chunk shape the tasks; the
+// toy's caches take its KV cache element too).
 // Prints why and returns nothing when the model does not compile.
 std::optional<Model> loadModel(const std::string &path, int64_t maxContext,
                                const TargetDescription &target = {});

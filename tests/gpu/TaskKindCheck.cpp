@@ -3,6 +3,7 @@
 //
 //   mk-task-kind-check KIND (--toy | MODEL.onnx) [--max-context=N]
 //                      [--num-sms=N] [--longest-attention-chunk=N]
+//                      [--kv-cache=bf16]
 //
 // (The SMs and the longest chunk shape the tasks: fewer SMs give a KV head
 // fewer, longer attention chunks, as a long context does.)
@@ -33,6 +34,7 @@
 #include "core/taskgraph/TaskKind.h"
 #include "core/taskgraph/TaskNames.h"
 #include "runtime/cpu/CpuExecutor.h"
+#include "runtime/format/Bf16.h"
 #include "runtime/format/ScheduleBlobBuilder.h"
 #include "runtime/format/WeightPacking.h"
 #include "runtime/gpu/GpuDevice.h"
@@ -56,11 +58,27 @@ struct Arenas {
 };
 
 // Where a range of a buffer lies in the arenas: the arena and the element
-// offset of `begin`; KV cache ranges are of the slot at `position`.
+// offset of `begin`; KV cache ranges are of the slot at `position`. A bf16
+// cache's elements are the halves of the arena's f32 elements, element i
+// at byte 2 i (runtime/format/ScheduleBlobBuilder.h).
 struct Placed {
   std::vector<float> *arena;
   uint64_t first, count;
+  bool bf16 = false;
+
+  float at(uint64_t i) const {
+    if (!bf16)
+      return (*arena)[first + i];
+    uint16_t half;
+    std::memcpy(&half, reinterpret_cast<const char *>(arena->data()) + 2 * (first + i), 2);
+    return fromBf16(half);
+  }
+  // The arena's f32 elements the range lies in.
+  uint64_t firstWord() const { return bf16 ? first / 2 : first; }
+  uint64_t endWord() const { return bf16 ? (first + count + 1) / 2 : first + count; }
 };
+
+uint16_t *halvesOf(std::vector<float> &arena) { return reinterpret_cast<uint16_t *>(arena.data()); }
 
 class KindCheck {
 public:
@@ -107,6 +125,9 @@ private:
     uint64_t offset = layout.offset[range.buffer];
     if (buffer.kind == BufferKind::KVCache) {
       uint64_t slot = buffer.elements / graph.maxContext;
+      if (buffer.element == CacheElement::BF16)
+        return {&arenas.kv, 2 * offset + position * slot + range.begin, range.end - range.begin,
+                true};
       return {&arenas.kv, offset + position * slot + range.begin, range.end - range.begin};
     }
     if (buffer.kind == BufferKind::Token)
@@ -122,6 +143,10 @@ private:
       value = normal(random);
     for (float &value : arenas.kv)
       value = normal(random);
+    for (uint32_t buffer = 0; buffer < graph.buffers.size(); ++buffer)
+      if (graph.buffers[buffer].element == CacheElement::BF16)
+        for (uint64_t i = 0; i < graph.buffers[buffer].elements; ++i)
+          halvesOf(arenas.kv)[2 * layout.offset[buffer] + i] = toBf16(normal(random));
     // Partials as the chunks leave them: a positive sum where the chunk
     // holds positions up to `position`, the empty chunk's (o 0, max -inf,
     // sum 0) past it.
@@ -251,10 +276,17 @@ private:
     }
   }
 
+  // The executor keeps every buffer in f32: a bf16 cache's values widened.
   void copyToExecutor(const Arenas &arenas, uint32_t buffer) {
     std::span<float> values = executor.bufferValues(buffer);
     const std::vector<float> &arena =
         graph.buffers[buffer].kind == BufferKind::KVCache ? arenas.kv : arenas.activations;
+    if (graph.buffers[buffer].element == CacheElement::BF16) {
+      const uint16_t *halves = reinterpret_cast<const uint16_t *>(arena.data());
+      for (uint64_t i = 0; i < values.size(); ++i)
+        values[i] = fromBf16(halves[2 * layout.offset[buffer] + i]);
+      return;
+    }
     std::memcpy(values.data(), arena.data() + layout.offset[buffer], values.size_bytes());
   }
 
@@ -262,18 +294,23 @@ private:
     std::span<float> values = executor.bufferValues(buffer);
     std::vector<float> &arena =
         graph.buffers[buffer].kind == BufferKind::KVCache ? arenas.kv : arenas.activations;
+    if (graph.buffers[buffer].element == CacheElement::BF16) {
+      for (uint64_t i = 0; i < values.size(); ++i)
+        halvesOf(arena)[2 * layout.offset[buffer] + i] = toBf16(values[i]);
+      return;
+    }
     std::memcpy(arena.data() + layout.offset[buffer], values.data(), values.size_bytes());
   }
 
   static void markWritten(std::vector<char> &written, const Placed &placed) {
-    std::fill(written.begin() + placed.first, written.begin() + placed.first + placed.count, 1);
+    std::fill(written.begin() + placed.firstWord(), written.begin() + placed.endWord(), 1);
   }
 
   void compareWritten(const Task &task, int64_t position, const BufferRange &range,
                       const Placed &gpu, const Placed &cpu) {
     bool exact = kind == TaskKind::Embed;
     for (uint64_t i = 0; i < gpu.count; ++i) {
-      float a = (*gpu.arena)[gpu.first + i], b = (*cpu.arena)[cpu.first + i];
+      float a = gpu.at(i), b = cpu.at(i);
       bool bothInfinite = std::isinf(a) && std::isinf(b) && (a > 0) == (b > 0);
       double difference = bothInfinite ? 0.0 : std::fabs(double(a) - double(b));
       if (!bothInfinite && std::isfinite(difference))
@@ -323,6 +360,7 @@ private:
 int usage() {
   std::printf("usage: mk-task-kind-check KIND (--toy | MODEL.onnx) [--max-context=N]\n"
               "                          [--num-sms=N] [--longest-attention-chunk=N]\n"
+              "                          [--kv-cache=bf16]\n"
               "KIND: one of");
   for (size_t kind = 0; kind < kNumTaskKinds; ++kind)
     std::printf(" %s", describeKind(static_cast<TaskKind>(kind)).name);
@@ -348,6 +386,8 @@ int main(int argc, char **argv) {
       target.numSms = static_cast<uint32_t>(std::stoul(arg.substr(10)));
     else if (arg.rfind("--longest-attention-chunk=", 0) == 0)
       target.longestAttentionChunk = std::stoull(arg.substr(26));
+    else if (arg == "--kv-cache=bf16")
+      target.kvCache = CacheElement::BF16;
     else
       return usage();
   }

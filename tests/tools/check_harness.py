@@ -92,6 +92,8 @@ def cpu_run(build, tmp):
     # ptxas's account of the build's kernel, wherever NVRTC builds one.
     version = subprocess.run([os.path.join(build, "compiler", "tools", "mkc"), "--version"],
                              capture_output=True, text=True).stdout
+    if part["build"].get("kv_cache") != "bf16":
+        fail(f"the harness builds bf16 KV caches by default: {part['build']}")
     kernel = part["build"].get("kernel")
     if "NVRTC: not found" in version:
         if kernel is not None:
@@ -125,7 +127,7 @@ def synthetic_parts(folder):
     write("llama-3.2-1b.mkc.json", {
         "kind": "mkc", "shape": "llama-3.2-1b", "config": "bench/configs/llama-3.2-1b-shaped.json",
         "steps": 32, "rate_bytes_per_s": 4.5e12, "weight_bytes": 2.25e9, "kv_bytes_per_position": 32768,
-        "tasks": 100, "build": {"context": 32800, "mk_bytes": 2**31, "compile_seconds": 20,
+        "tasks": 100, "build": {"context": 32800, "kv_cache": "bf16", "mk_bytes": 2**31, "compile_seconds": 20,
                                 "kernel": {"registers": 128, "shared_bytes": 166544,
                                            "dynamic_shared_bytes": 165504, "spill_bytes": 8,
                                            "stack_frame_bytes": 40}},
@@ -185,9 +187,10 @@ def report(tmp):
     expect_in(readme, "4.500 TB/s", "the rate")
     expect_in(readme, "| layer1.qkv | Gemv | 2 | 0.0 | 15.0 | 15.0 | 10 | 4 | 0.00 |", "the waterfall table")
     expect_in(readme, "python3 bench/harness.py --out X", "the commands")
-    expect_in(readme, "| 32800 positions | 20 | 2.00 GiB | 100 | 2.250 | 32.0 KiB | 128 registers, 8 B spilled, "
+    expect_in(readme, "| 32800 positions | bf16 | 20 | 2.00 GiB | 100 | 2.250 | 32.0 KiB | 128 registers, 8 B spilled, "
               "162 KiB dynamic shared |", "the builds' kernels")
-    expect_in(readme, "| 544 positions | — | 2.00 GiB | 100 | 2.250 | 32.0 KiB | — |", "a build without an account")
+    expect_in(readme, "| 544 positions | f32 | — | 2.00 GiB | 100 | 2.250 | 32.0 KiB | — |",
+              "a build without an account, from before --kv-cache")
     with open(os.path.join(folder, "decode.json")) as f:
         merged = json.load(f)
     if sorted(merged["shapes"]) != ["llama-3.2-1b", "smollm2-135m"] or len(merged["rows"]) != 4:

@@ -1,6 +1,6 @@
 // The attention chunk's staging ring as core/protocol/SharedMemory.h sizes
 // it, which both the device function and the code generator read: over a
-// sweep of head sizes, groups and chunk sizes, the blocks must tile the
+// sweep of head sizes, groups, chunk sizes and both cache elements (f32, bf16), the blocks must tile the
 // chunk, the rows hold a head in whole 16-byte copies with the bank padding
 // the device's reads assume, the ring must keep a chunk's reads in flight
 // within its budget, and the task's shared memory must be the carving plus
@@ -18,30 +18,49 @@ using namespace mk;
 constexpr mk_i64 kHeadDims[] = {6, 18, 32, 36, 64, 80, 96, 128, 192, 256};
 constexpr mk_i64 kGroups[] = {1, 2, 3, 4, 6, 8};
 constexpr mk_i64 kChunks[] = {32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384};
+// f32 caches, and bf16 ones (whose head dimensions the compiler keeps to
+// multiples of 8: whole 16-byte copies).
+constexpr mk_i64 kCacheBytes[] = {4, 2};
 
-std::string shape(mk_i64 headDim, mk_i64 group, mk_i64 chunk) {
+bool cacheHolds(mk_i64 headDim, mk_i64 cacheBytes) { return cacheBytes == 4 || headDim % 8 == 0; }
+
+std::string shape(mk_i64 headDim, mk_i64 group, mk_i64 chunk, mk_i64 cacheBytes) {
   return "head " + std::to_string(headDim) + ", group " + std::to_string(group) + ", chunk " +
-         std::to_string(chunk);
+         std::to_string(chunk) + ", " + (cacheBytes == 2 ? "bf16" : "f32");
 }
 
 TEST(AttentionStagingTest, BlocksTileTheChunkInWholeCopies) {
-  for (mk_i64 headDim : kHeadDims)
-    for (mk_i64 chunk : kChunks) {
-      SCOPED_TRACE(shape(headDim, 1, chunk));
-      mk_i64 rows = attentionBlockRows(headDim, chunk);
-      EXPECT_GT(rows, 0);
-      EXPECT_EQ(rows & (rows - 1), 0) << "a power of two";
-      EXPECT_EQ(chunk % rows, 0) << "whole blocks (chunks are powers of two)";
-      EXPECT_TRUE(rows * headDim * 4 <= 32 * 1024 || rows == 8);
-      for (mk_i64 row : {attentionKeyRowFloats(headDim), attentionValueRowFloats(headDim)}) {
-        EXPECT_GE(row, headDim);
-        EXPECT_LT(row, headDim + 36) << "at most one bank cycle of padding";
-        EXPECT_EQ(row % 4, 0) << "rows start 16-byte aligned";
-        EXPECT_LE(rows * row, attentionSlotFloats(headDim, chunk));
+  for (mk_i64 bytes : kCacheBytes)
+    for (mk_i64 headDim : kHeadDims)
+      for (mk_i64 chunk : kChunks) {
+        if (!cacheHolds(headDim, bytes))
+          continue;
+        SCOPED_TRACE(shape(headDim, 1, chunk, bytes));
+        mk_i64 rows = attentionBlockRows(headDim, chunk, bytes);
+        EXPECT_GT(rows, 0);
+        EXPECT_EQ(rows & (rows - 1), 0) << "a power of two";
+        EXPECT_EQ(chunk % rows, 0) << "whole blocks (chunks are powers of two)";
+        EXPECT_TRUE(rows * headDim <= 8 * 1024 || rows == 8);
+        const mk_i64 headWords = (headDim * bytes + 3) / 4;
+        for (mk_i64 row : {attentionKeyRow(headDim, bytes), attentionValueRow(headDim, bytes)}) {
+          const mk_i64 words = row * bytes / 4;
+          EXPECT_GE(row, headDim);
+          EXPECT_LT(words, headWords + 36) << "at most one bank cycle of padding";
+          EXPECT_EQ(row * bytes % 16, 0) << "rows start 16-byte aligned";
+          EXPECT_LE(rows * words, attentionSlotFloats(headDim, chunk, bytes));
+        }
+        // Keys are read 8 lanes a row (8 elements) and 4 rows a warp: the
+        // rows' starts 8 elements' words apart in the banks.
+        EXPECT_EQ(attentionKeyRow(headDim, bytes) * bytes / 4 % 32, 8 * bytes / 4);
       }
-      // Keys are read 8 lanes a row and 4 rows a warp: 4 rows 8 banks apart.
-      EXPECT_EQ(attentionKeyRowFloats(headDim) % 32, 8);
-    }
+}
+
+TEST(AttentionStagingTest, F32RowsAreAsMeasured) {
+  // The f32 rows of the landed ring, unchanged by the element size.
+  EXPECT_EQ(attentionKeyRow(64, 4), 72);
+  EXPECT_EQ(attentionValueRow(64, 4), 68);
+  EXPECT_EQ(attentionKeyRow(6, 4), 8);
+  EXPECT_EQ(attentionKeyRow(128, 4), 136);
 }
 
 TEST(AttentionStagingTest, ValueLanesCoverTheHeadOverTheWarps) {
@@ -56,37 +75,40 @@ TEST(AttentionStagingTest, ValueLanesCoverTheHeadOverTheWarps) {
 
 TEST(AttentionStagingTest, RingKeepsReadsInFlightWithinItsBudget) {
   int staged = 0, unstaged = 0;
-  for (mk_i64 headDim : kHeadDims)
-    for (mk_i64 group : kGroups)
-      for (mk_i64 chunk : kChunks) {
-        SCOPED_TRACE(shape(headDim, group, chunk));
-        const mk_i64 stages = attentionStages(headDim, group, chunk);
-        const mk_i64 slotBytes = attentionSlotFloats(headDim, chunk) * 4;
-        const mk_i64 carving = static_cast<mk_i64>(attentionStagingOffset(headDim, group, chunk));
-        EXPECT_EQ(carving % 4, 0);
-        EXPECT_GE(carving, (group + 2) * headDim + group * chunk + 2 * group);
-        const mk_u64 floats = attentionChunkSharedFloats(headDim, group, chunk, 0);
-        if (!attentionChunkStaged(headDim, group, chunk)) {
-          ++unstaged;
-          EXPECT_EQ(floats, static_cast<mk_u64>(carving)) << "no ring, no room for one";
-          EXPECT_TRUE(chunk < 256 || stages < 2);
-          continue;
+  for (mk_i64 bytes : kCacheBytes)
+    for (mk_i64 headDim : kHeadDims)
+      for (mk_i64 group : kGroups)
+        for (mk_i64 chunk : kChunks) {
+          if (!cacheHolds(headDim, bytes))
+            continue;
+          SCOPED_TRACE(shape(headDim, group, chunk, bytes));
+          const mk_i64 stages = attentionStages(headDim, group, chunk, bytes);
+          const mk_i64 slotBytes = attentionSlotFloats(headDim, chunk, bytes) * 4;
+          const mk_i64 carving = static_cast<mk_i64>(attentionStagingOffset(headDim, group, chunk));
+          EXPECT_EQ(carving % 4, 0);
+          EXPECT_GE(carving, (group + 2) * headDim + group * chunk + 2 * group);
+          const mk_u64 floats = attentionChunkSharedFloats(headDim, group, chunk, 0, bytes);
+          if (!attentionChunkStaged(headDim, group, chunk, bytes)) {
+            ++unstaged;
+            EXPECT_EQ(floats, static_cast<mk_u64>(carving)) << "no ring, no room for one";
+            EXPECT_TRUE(chunk < 256 || stages < 2);
+            continue;
+          }
+          ++staged;
+          EXPECT_GE(chunk, 256);
+          EXPECT_GE(stages, 2);
+          EXPECT_LE(stages * slotBytes, 144 * 1024);
+          EXPECT_LE(static_cast<mk_i64>(floats) * 4, 192 * 1024);
+          EXPECT_EQ(floats, static_cast<mk_u64>(carving + stages * slotBytes / 4));
+          // All but one slot in flight: 96 KiB of rows, or every block of the
+          // chunk, unless the budget stops it first.
+          const mk_i64 rows = attentionBlockRows(headDim, chunk, bytes);
+          const mk_i64 inFlight = (stages - 1) * rows * headDim * bytes;
+          const mk_i64 wholeChunk = 2 * chunk * headDim * bytes;
+          const bool budgetBound = (stages + 1) * slotBytes > 144 * 1024 ||
+                                   carving * 4 + (stages + 1) * slotBytes > 192 * 1024;
+          EXPECT_TRUE(inFlight >= 96 * 1024 || inFlight >= wholeChunk || budgetBound);
         }
-        ++staged;
-        EXPECT_GE(chunk, 256);
-        EXPECT_GE(stages, 2);
-        EXPECT_LE(stages * slotBytes, 144 * 1024);
-        EXPECT_LE(static_cast<mk_i64>(floats) * 4, 192 * 1024);
-        EXPECT_EQ(floats, static_cast<mk_u64>(carving + stages * slotBytes / 4));
-        // All but one slot in flight: 96 KiB of rows, or every block of the
-        // chunk, unless the budget stops it first.
-        const mk_i64 rows = attentionBlockRows(headDim, chunk);
-        const mk_i64 inFlight = (stages - 1) * rows * headDim * 4;
-        const mk_i64 wholeChunk = 2 * chunk * headDim * 4;
-        const bool budgetBound = (stages + 1) * slotBytes > 144 * 1024 ||
-                                 carving * 4 + (stages + 1) * slotBytes > 192 * 1024;
-        EXPECT_TRUE(inFlight >= 96 * 1024 || inFlight >= wholeChunk || budgetBound);
-      }
   EXPECT_GT(staged, 0);
   EXPECT_GT(unstaged, 0);
 }
@@ -95,15 +117,22 @@ TEST(AttentionStagingTest, RingKeepsReadsInFlightWithinItsBudget) {
 // what they were measured with.
 TEST(AttentionStagingTest, MeasuredShapes) {
   // Llama-3.2-1B built for 32800 positions: head 64, group 4, chunk 1024.
-  EXPECT_TRUE(attentionChunkStaged(64, 4, 1024));
-  EXPECT_EQ(attentionBlockRows(64, 1024), 128);
-  EXPECT_EQ(attentionStages(64, 4, 1024), 4);
+  EXPECT_TRUE(attentionChunkStaged(64, 4, 1024, 4));
+  EXPECT_EQ(attentionBlockRows(64, 1024, 4), 128);
+  EXPECT_EQ(attentionStages(64, 4, 1024, 4), 4);
   // Qwen3-0.6B: head 128, group 2.
-  EXPECT_EQ(attentionBlockRows(128, 1024), 64);
-  EXPECT_EQ(attentionStages(128, 2, 1024), 4);
+  EXPECT_EQ(attentionBlockRows(128, 1024, 4), 64);
+  EXPECT_EQ(attentionStages(128, 2, 1024, 4), 4);
   // Builds for 528 positions: chunks of 32 or 64, the register path.
-  EXPECT_FALSE(attentionChunkStaged(64, 4, 64));
-  EXPECT_FALSE(attentionChunkStaged(64, 3, 32));
+  EXPECT_FALSE(attentionChunkStaged(64, 4, 64, 4));
+  EXPECT_FALSE(attentionChunkStaged(64, 3, 32, 4));
+  // The same 1B build with bf16 caches: blocks of 128 rows of 144 bytes,
+  // 7 slots (96 KiB in flight).
+  EXPECT_EQ(attentionBlockRows(64, 1024, 2), 128);
+  EXPECT_EQ(attentionKeyRow(64, 2), 72);
+  EXPECT_EQ(attentionStages(64, 4, 1024, 2), 7);
+  // Qwen3-0.6B with bf16 caches: 64 rows, as with f32 (128 spilled).
+  EXPECT_EQ(attentionBlockRows(128, 1024, 2), 64);
 }
 
 } // namespace

@@ -28,13 +28,13 @@ TEST(CodegenTest, SourceInstantiatesEveryShapeOfTheGraph) {
   EXPECT_NE(text.find("constexpr int kNumSms = 4;"), std::string::npos);
   EXPECT_NE(text.find("constexpr int kVocab = " + std::to_string(toy::kVocab) + ";"),
             std::string::npos);
-  EXPECT_NE(text.find("gemvTask<16, MK_EPILOGUE_SILU_MUL, true, false, kThreads, kGemvLoadsInFlight, kGemvEarlySlots, kTaskSharedBytes, kWeightRingSlots, kWeightRingSlotBytes>"),
+  EXPECT_NE(text.find("gemvTask<16, MK_EPILOGUE_SILU_MUL, true, false, kThreads, kGemvLoadsInFlight, kGemvEarlySlots, kGemvCopyFirstBatch, kTaskSharedBytes, kWeightRingSlots, kWeightRingSlotBytes>"),
             std::string::npos);
-  EXPECT_NE(text.find("gemvTask<24, MK_EPILOGUE_RESIDUAL, false, false, kThreads, kGemvLoadsInFlight, kGemvEarlySlots, kTaskSharedBytes, kWeightRingSlots, kWeightRingSlotBytes>"),
+  EXPECT_NE(text.find("gemvTask<24, MK_EPILOGUE_RESIDUAL, false, false, kThreads, kGemvLoadsInFlight, kGemvEarlySlots, kGemvCopyFirstBatch, kTaskSharedBytes, kWeightRingSlots, kWeightRingSlotBytes>"),
             std::string::npos);
-  EXPECT_NE(text.find("gemvTask<16, MK_EPILOGUE_NONE, true, true, kThreads, kGemvLoadsInFlight, kGemvEarlySlots, kTaskSharedBytes, kWeightRingSlots, kWeightRingSlotBytes>"), std::string::npos);
+  EXPECT_NE(text.find("gemvTask<16, MK_EPILOGUE_NONE, true, true, kThreads, kGemvLoadsInFlight, kGemvEarlySlots, kGemvCopyFirstBatch, kTaskSharedBytes, kWeightRingSlots, kWeightRingSlotBytes>"), std::string::npos);
   // Both layers' attention shapes, told apart by their rotary dimensions.
-  std::regex chunk("attentionChunkTask<8, 2, [0-9]+, ([0-9]+), kThreads>");
+  std::regex chunk("attentionChunkTask<8, 2, [0-9]+, ([0-9]+), 4, kThreads>");
   std::set<std::string> rotary;
   for (auto it = std::sregex_iterator(text.begin(), text.end(), chunk); it != std::sregex_iterator();
        ++it)
@@ -57,6 +57,11 @@ TEST(CodegenTest, KernelOptionsBecomeConstants) {
   ASSERT_TRUE(static_cast<bool>(source)) << llvm::toString(source.takeError());
   EXPECT_NE(source->text.find("kPrefetchBytes = 4096;"), std::string::npos);
   EXPECT_NE(source->text.find("kGemvLoadsInFlight = 2;"), std::string::npos);
+  EXPECT_NE(source->text.find("kGemvCopyFirstBatch = false;"), std::string::npos);
+  options.gemvEarlyCopy = true;
+  source = generateKernelSource(model.graph, model.schedule, kHopperSharedBytes, options);
+  ASSERT_TRUE(static_cast<bool>(source)) << llvm::toString(source.takeError());
+  EXPECT_NE(source->text.find("kGemvCopyFirstBatch = true;"), std::string::npos);
 }
 
 // The weight ring, when asked for, takes the shared memory the tasks leave,

@@ -7,9 +7,11 @@
 #include "compiler/driver/Pipeline.h"
 #include "compiler/interpreter/ReferenceInterpreter.h"
 #include "runtime/cpu/CpuExecutor.h"
+#include "runtime/format/Bf16.h"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
 namespace {
@@ -52,6 +54,52 @@ TEST_P(CompiledModelTest, TheScheduleComputesWhatTheIrMeans) {
             << "step " << step << ", logit " << i << (threaded ? ", threaded" : "");
     }
   }
+}
+
+// With bf16 KV caches (--kv-cache=bf16) the caches keep only bf16 values,
+// the logits move by the rounding of k and v, no more: within a bound
+// relative to the largest logit, and not bit for bit the f32 run's.
+TEST_P(CompiledModelTest, Bf16CachesKeepRoundedValues) {
+  std::string path = std::string(MKC_FIXTURES_DIR) + "/" + GetParam();
+  mlir::MLIRContext f32Context, bf16Context;
+  mk::CompileOptions options;
+  options.maxContext = kMaxContext;
+  options.target.numSms = 7;
+  auto f32 = mk::compileToSchedule(f32Context, path, options);
+  ASSERT_TRUE(bool(f32)) << llvm::toString(f32.takeError());
+  options.target.kvCache = mk::CacheElement::BF16;
+  auto bf16 = mk::compileToSchedule(bf16Context, path, options);
+  ASSERT_TRUE(bool(bf16)) << llvm::toString(bf16.takeError());
+
+  mk::CpuExecutorOptions executorOptions;
+  executorOptions.checked = true;
+  executorOptions.threaded = false;
+  mk::CpuExecutor reference(f32->tasks, f32->schedule, f32->imported.weights, executorOptions);
+  mk::CpuExecutor rounded(bf16->tasks, bf16->schedule, bf16->imported.weights, executorOptions);
+  double largest = 0.0, worst = 0.0;
+  bool differs = false;
+  for (size_t step = 0; step < kTokens.size(); ++step) {
+    std::vector<float> expected = reference.step(kTokens[step]);
+    std::vector<float> logits = rounded.step(kTokens[step]);
+    ASSERT_EQ(logits.size(), expected.size());
+    for (size_t i = 0; i < logits.size(); ++i) {
+      largest = std::max(largest, std::fabs(double(expected[i])));
+      worst = std::max(worst, std::fabs(double(logits[i]) - double(expected[i])));
+      differs |= logits[i] != expected[i];
+    }
+  }
+  EXPECT_TRUE(differs) << "the bf16 caches changed nothing: were they rounded?";
+  EXPECT_LE(worst, 1e-2 * largest) << "largest logit " << largest;
+  int caches = 0;
+  for (uint32_t buffer = 0; buffer < bf16->tasks.buffers.size(); ++buffer) {
+    if (bf16->tasks.buffers[buffer].kind != mk::BufferKind::KVCache)
+      continue;
+    ++caches;
+    EXPECT_EQ(bf16->tasks.buffers[buffer].element, mk::CacheElement::BF16);
+    for (float value : rounded.bufferValues(buffer))
+      ASSERT_EQ(value, mk::roundToBf16(value)) << bf16->tasks.buffers[buffer].name;
+  }
+  EXPECT_GT(caches, 0);
 }
 
 INSTANTIATE_TEST_SUITE_P(Fixtures, CompiledModelTest,

@@ -181,6 +181,30 @@ TEST(ScheduleBlob, BuffersGetDisjointAlignedPlacesInTheirArenas) {
   }
 }
 
+// A bf16 cache packs two elements into each f32 element of the KV arena.
+TEST(ScheduleBlob, Bf16CachesTakeHalfTheirElements) {
+  toy::ToyModel model = toy::buildToyModel(4);
+  ArenaLayout f32 = layOutArenas(model.graph);
+  for (Buffer &buffer : model.graph.buffers)
+    if (buffer.kind == BufferKind::KVCache)
+      buffer.element = CacheElement::BF16;
+  ArenaLayout bf16 = layOutArenas(model.graph);
+  EXPECT_EQ(bf16.activationElements, f32.activationElements);
+  uint64_t end = 0;
+  for (uint32_t i = 0; i < model.graph.buffers.size(); ++i) {
+    const Buffer &buffer = model.graph.buffers[i];
+    if (buffer.kind != BufferKind::KVCache) {
+      EXPECT_EQ(bf16.offset[i], f32.offset[i]) << buffer.name;
+      continue;
+    }
+    EXPECT_EQ(bf16.offset[i] % kArenaAlignment, 0u);
+    EXPECT_GE(bf16.offset[i], end) << buffer.name << " overlaps the cache before it";
+    end = bf16.offset[i] + (buffer.elements + 1) / 2;
+  }
+  EXPECT_EQ(bf16.kvElements, end);
+  EXPECT_LT(bf16.kvElements, f32.kvElements);
+}
+
 TEST(ScheduleBlob, ParamsHoldTheRoundedNormsBiasesAndFrequencies) {
   ToyBlob toy;
   const TaskGraph &graph = toy.model.graph;

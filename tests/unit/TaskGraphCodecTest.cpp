@@ -27,6 +27,7 @@ void expectSameGraph(const TaskGraph &a, const TaskGraph &b) {
     EXPECT_EQ(a.buffers[i].name, b.buffers[i].name);
     EXPECT_EQ(a.buffers[i].kind, b.buffers[i].kind);
     EXPECT_EQ(a.buffers[i].elements, b.buffers[i].elements);
+    EXPECT_EQ(a.buffers[i].element, b.buffers[i].element);
   }
   ASSERT_EQ(a.operations.size(), b.operations.size());
   for (size_t i = 0; i < a.operations.size(); ++i) {
@@ -85,6 +86,23 @@ TEST(TaskGraphCodec, RoundTripsTheToyGraphFieldForField) {
     EXPECT_EQ(encodeTaskGraph(graph, schedule), bytes);
     EXPECT_EQ(validateSchedule(graph, schedule), "");
   }
+}
+
+TEST(TaskGraphCodec, KeepsTheCachesElement) {
+  toy::ToyModel model = toy::buildToyModel(4);
+  for (Buffer &buffer : model.graph.buffers)
+    if (buffer.kind == BufferKind::KVCache)
+      buffer.element = CacheElement::BF16;
+  std::vector<uint8_t> bytes = encodeTaskGraph(model.graph, model.schedule);
+  TaskGraph graph;
+  Schedule schedule;
+  ASSERT_EQ(decodeTaskGraph(bytes, graph, schedule), "");
+  int caches = 0;
+  for (size_t i = 0; i < graph.buffers.size(); ++i) {
+    EXPECT_EQ(graph.buffers[i].element, model.graph.buffers[i].element) << i;
+    caches += graph.buffers[i].element == CacheElement::BF16;
+  }
+  EXPECT_EQ(caches, 4); // two layers' keys and values
 }
 
 TEST(TaskGraphCodec, RefusesEveryTruncation) {

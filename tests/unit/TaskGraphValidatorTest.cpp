@@ -275,6 +275,28 @@ TEST(TaskGraphValidator, RefusesHugeAndInconsistentSizes) {
                 {"weight 'layer0.k' is [16, 3], expected [16, 16]"});
 }
 
+// Only KV caches may keep bf16, and an attention's two caches keep the same.
+TEST(TaskGraphValidator, RefusesBf16OutsideTheCachesAndMixedCaches) {
+  auto attention = [](TaskGraph &graph) -> Operation & {
+    return graph.operations[graph.tasks[findTask(graph, TaskKind::AttentionMerge, "layer1.attention", 0)].op];
+  };
+  toy::ToyModel model = buildToyModel(3);
+  for (Buffer &buffer : model.graph.buffers)
+    if (buffer.kind == BufferKind::KVCache)
+      buffer.element = CacheElement::BF16;
+  EXPECT_EQ(validateSchedule(model.graph, model.schedule), "");
+  expectRefused([](TaskGraph &graph, Schedule &) { graph.buffers[2].element = CacheElement::BF16; },
+                {"only a KV cache may keep bf16"});
+  expectRefused(
+      [](TaskGraph &graph, Schedule &) { graph.buffers[2].element = static_cast<CacheElement>(7); },
+      {"7-coded elements"});
+  expectRefused(
+      [&](TaskGraph &graph, Schedule &) {
+        graph.buffers[attention(graph).keyCache].element = CacheElement::BF16;
+      },
+      {"'layer1.attention'", "keys and its values in different element types"});
+}
+
 // Steps of several rows: the toy graph at M rows validates, and each way an
 // M-row graph can be inconsistent is named.
 std::string validateRows(int64_t rows, int64_t sequences,

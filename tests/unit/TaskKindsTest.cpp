@@ -110,7 +110,7 @@ TEST(TaskKindsTest, VariantsCoverEveryTask) {
     const KernelVariant &variant = variants.variants[variants.ofTask[task.id]];
     const TaskKindDescription &kind = describeKind(task.kind);
     EXPECT_EQ(variant.kind, task.kind);
-    EXPECT_EQ(variant.arguments, kind.variantArguments(model.graph.operations[task.op]));
+    EXPECT_EQ(variant.arguments, kind.variantArguments(model.graph, model.graph.operations[task.op]));
     EXPECT_EQ(variant.arguments.size(), kind.variantParameters.size()) << kind.name;
   }
   for (size_t i = 1; i < variants.variants.size(); ++i) {

@@ -21,7 +21,7 @@ TaskFootprint footprint(const TaskGraph &graph, const Operation &op, const Task 
   return footprint;
 }
 
-std::vector<int64_t> variant(const Operation &op) {
+std::vector<int64_t> variant(const TaskGraph &, const Operation &op) {
   return {static_cast<int64_t>(op.outputLength)};
 }
 

@@ -15,7 +15,7 @@ TaskFootprint footprint(const TaskGraph &graph, const Operation &op, const Task 
           {{op.output, 0, static_cast<uint64_t>(graph.rows)}}};
 }
 
-std::vector<int64_t> variant(const Operation &op) {
+std::vector<int64_t> variant(const TaskGraph &, const Operation &op) {
   return {static_cast<int64_t>(op.inputLength)};
 }
 

@@ -59,12 +59,13 @@ uint64_t cacheElements(const Operation &op, const Task &) { return 2 * op.chunkS
 // reaches c spans (core/protocol/AttentionLayout.h).
 uint64_t positionRank(const Task &task) { return task.end; }
 
-std::vector<int64_t> variant(const Operation &op) {
-  return {op.headDim, op.numHeads / op.numKvHeads, op.chunkSize, op.rotaryDim};
+std::vector<int64_t> variant(const TaskGraph &graph, const Operation &op) {
+  return {op.headDim, op.numHeads / op.numKvHeads, op.chunkSize, op.rotaryDim,
+          static_cast<int64_t>(bytesPerCacheElement(graph.buffers[op.keyCache].element))};
 }
 
 uint64_t sharedFloats(const std::vector<int64_t> &v) {
-  return attentionChunkSharedFloats(v[0], v[1], v[2], v[3]);
+  return attentionChunkSharedFloats(v[0], v[1], v[2], v[3], v[4]);
 }
 
 } // namespace
@@ -81,7 +82,7 @@ extern const TaskKindDescription kAttentionChunkKind = {
     .cacheElements = cacheElements,
     .positionRank = positionRank,
     .deviceFunction = "attentionChunkTask",
-    .variantParameters = {{"headDim"}, {"group"}, {"chunk"}, {"rotaryDim"}},
+    .variantParameters = {{"headDim"}, {"group"}, {"chunk"}, {"rotaryDim"}, {"cacheBytes"}},
     .variantArguments = variant,
     .kernelArguments = "kThreads",
     .sharedFloatsFunction = "mk::attentionChunkSharedFloats",

@@ -16,7 +16,7 @@ TaskFootprint footprint(const TaskGraph &graph, const Operation &op, const Task 
   return footprint;
 }
 
-std::vector<int64_t> variant(const Operation &op) {
+std::vector<int64_t> variant(const TaskGraph &, const Operation &op) {
   return {op.headDim, op.numHeads / op.numKvHeads};
 }
 

@@ -19,7 +19,7 @@ TaskFootprint footprint(const TaskGraph &graph, const Operation &op, const Task 
 // depends on the tokens, and next to a step's weights they are few bytes.
 uint64_t weightElements(const Operation &, const Task &task) { return task.end - task.begin; }
 
-std::vector<int64_t> variant(const Operation &op) {
+std::vector<int64_t> variant(const TaskGraph &, const Operation &op) {
   return {static_cast<int64_t>(op.outputLength)};
 }
 

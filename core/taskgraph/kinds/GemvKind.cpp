@@ -27,7 +27,7 @@ uint64_t weightElements(const Operation &op, const Task &task) {
   return stacked * (task.end - task.begin) * perRow + (op.norm.name.empty() ? 0 : op.inputLength);
 }
 
-std::vector<int64_t> variant(const Operation &op) {
+std::vector<int64_t> variant(const TaskGraph &, const Operation &op) {
   return {static_cast<int64_t>(op.inputLength), static_cast<int64_t>(op.epilogue),
           !op.norm.name.empty(), !op.biases.empty()};
 }
@@ -52,7 +52,7 @@ extern const TaskKindDescription kGemvKind = {
     .variantParameters = {{"input"}, {"epilogue", spellEpilogue}, {"norm", spellBoolean},
                           {"bias", spellBoolean}},
     .variantArguments = variant,
-    .kernelArguments = "kThreads, kGemvLoadsInFlight, kGemvEarlySlots, kTaskSharedBytes, kWeightRingSlots, kWeightRingSlotBytes",
+    .kernelArguments = "kThreads, kGemvLoadsInFlight, kGemvEarlySlots, kGemvCopyFirstBatch, kTaskSharedBytes, kWeightRingSlots, kWeightRingSlotBytes",
     .sharedFloatsFunction = "mk::gemvSharedFloats",
     .sharedFloats = sharedFloats,
 };
