@@ -8,9 +8,10 @@
 // block's first EOS step on, or the host's cancel, sets the stop flag, which
 // every CTA reads once this task's event has fired.
 //
-// Load and compute: each thread scans a strided share of the logits keeping
-// its first largest; warps and then the block combine (larger value, or
-// equal value and lower index). A NaN or infinity anywhere raises
+// Load and compute: greedy, from the lm_head tiles' picks where it writes
+// them (a pair a tile, Picks.cuh); else each thread scans a strided share of
+// the logits keeping its first largest; warps and then the block combine
+// (larger value, or equal value and lower index). A NaN or infinity anywhere raises
 // MK_ERROR_NON_FINITE_LOGIT with the lowest such index and stops the launch.
 // With a repetition penalty, all of this reads a penalized copy of the
 // logits (SamplingTask.cuh). Store: one thread.
@@ -18,28 +19,10 @@
 #define MKC_CODEGEN_DEVICE_ARGMAXTASK_CUH
 
 #include "codegen/device/Common.cuh"
+#include "codegen/device/Picks.cuh"
 #include "codegen/device/SamplingTask.cuh"
 
 namespace mk::gpu {
-
-struct Candidate {
-  float value;
-  unsigned index;
-};
-
-__device__ __forceinline__ Candidate better(Candidate a, Candidate b) {
-  return (b.value > a.value || (b.value == a.value && b.index < a.index)) ? b : a;
-}
-
-__device__ __forceinline__ Candidate warpBest(Candidate candidate) {
-#pragma unroll
-  for (int offset = kWarpSize / 2; offset > 0; offset /= 2) {
-    Candidate other{__shfl_xor_sync(kFullMask, candidate.value, offset),
-                    __shfl_xor_sync(kFullMask, candidate.index, offset)};
-    candidate = better(candidate, other);
-  }
-  return candidate;
-}
 
 // Streaming: the host's cancel, read (over the bus: a volatile load of
 // host memory) before the task waits on its inputs, so that its latency
@@ -64,26 +47,16 @@ __device__ __forceinline__ void publishToken(MkControlBlock *control, long long 
                : "memory");
 }
 
-template <int kVocab, int kThreads, class AwaitInputs>
-__device__ void argmaxTask(const TaskContext &context, const MkTaskRecord &,
-                           const MkOperationRecord &op, const AwaitInputs &awaitInputs) {
-  constexpr int kWarps = kThreads / kWarpSize;
-  constexpr unsigned kNone = 0xffffffffu;
-  __shared__ Candidate warpBests[kWarps];
-  __shared__ unsigned firstNonFinite;
-  const float *logits = context.activations + op.input;
-  MkControlBlock *control = context.control;
-  if (threadIdx.x == 0)
-    firstNonFinite = kNone;
-  const unsigned cancelled = threadIdx.x == 0 ? readCancel(control) : 0;
-  if (!awaitInputs()) // its barrier also publishes firstNonFinite
-    return;
-  logits = penalizeRepetitions<kVocab, kThreads>(context, logits);
-
-  // Load and compute. Four logits per 16-byte load when the logits are so
-  // aligned, several loads in flight per thread: one SM reads the whole
-  // vocabulary, so this task's latency is the step's tail.
-  Candidate best{negativeInfinity(), kNone};
+// Load and compute over the whole vocabulary: each thread scans a strided
+// share keeping its first largest, then the block combines. Four logits per
+// 16-byte load when the logits are so aligned, several loads in flight per
+// thread: one SM reads the whole vocabulary, so this is the step's tail.
+// Copies the logits to the control block when it asks for them.
+template <int kVocab, int kThreads>
+__device__ Candidate scanLogits(const TaskContext &context, const float *logits,
+                                unsigned &firstNonFinite, Candidate *warpBests) {
+  const MkControlBlock *control = context.control;
+  Candidate best{negativeInfinity(), kNoIndex};
   float *kept = control->logits ? reinterpret_cast<float *>(control->logits) +
                                       static_cast<unsigned long long>(context.step) * kVocab
                                 : nullptr;
@@ -92,7 +65,7 @@ __device__ void argmaxTask(const TaskContext &context, const MkTaskRecord &,
       kept[i] = value;
     if (!isFinite(value))
       atomicMin(&firstNonFinite, i);
-    else if (value > best.value || best.index == kNone)
+    else if (value > best.value || best.index == kNoIndex)
       best = Candidate{value, i};
   };
   unsigned vectorEnd = 0;
@@ -122,17 +95,46 @@ __device__ void argmaxTask(const TaskContext &context, const MkTaskRecord &,
   }
   for (unsigned i = vectorEnd + threadIdx.x; i < kVocab; i += kThreads)
     consider(logits[i], i);
-  best = warpBest(best);
-  int warp = threadIdx.x / kWarpSize, lane = threadIdx.x % kWarpSize;
-  if (lane == 0)
-    warpBests[warp] = best;
-  consumerSync<kThreads>();
+  return blockBest<kThreads>(best, warpBests);
+}
 
-  best = warpBests[0];
-  for (int w = 1; w < kWarps; ++w)
-    best = better(best, warpBests[w]);
+template <int kVocab, int kThreads, class AwaitInputs>
+__device__ void argmaxTask(const TaskContext &context, const MkTaskRecord &,
+                           const MkOperationRecord &op, const AwaitInputs &awaitInputs) {
+  constexpr int kWarps = kThreads / kWarpSize;
+  constexpr unsigned kNone = kNoIndex;
+  __shared__ Candidate warpBests[kWarps];
+  __shared__ unsigned firstNonFinite;
+  const float *logits = context.activations + op.input;
+  MkControlBlock *control = context.control;
+  if (threadIdx.x == 0)
+    firstNonFinite = kNone;
+  const unsigned cancelled = threadIdx.x == 0 ? readCancel(control) : 0;
+  if (!awaitInputs()) // its barrier also publishes firstNonFinite
+    return;
+  const bool greedy = mk_sampling_is_greedy(&control->sampling);
+  Candidate best{negativeInfinity(), kNone};
+  if (op.partials != MK_NO_OFFSET && greedy && !mk_sampling_has_penalty(&control->sampling) &&
+      !control->logits) {
+    // Greedy from the lm_head tiles' picks: a pair a tile instead of the
+    // vocabulary. A non-finite pick carries its tile's lowest non-finite
+    // index, so their lowest is the scan's.
+    const float2 *picks = reinterpret_cast<const float2 *>(context.activations + op.partials);
+    for (unsigned i = threadIdx.x; i < static_cast<unsigned>(op.numChunks); i += kThreads) {
+      float2 pick = picks[i];
+      unsigned index = __float_as_uint(pick.y);
+      if (isnan(pick.x))
+        atomicMin(&firstNonFinite, index);
+      else
+        best = better(best, Candidate{pick.x, index});
+    }
+    best = blockBest<kThreads>(best, warpBests);
+  } else {
+    logits = penalizeRepetitions<kVocab, kThreads>(context, logits);
+    best = scanLogits<kVocab, kThreads>(context, logits, firstNonFinite, warpBests);
+  }
   unsigned chosen = best.index;
-  if (firstNonFinite == kNone && !mk_sampling_is_greedy(&control->sampling)) {
+  if (firstNonFinite == kNone && !greedy) {
     unsigned sampled = sampleToken<kVocab, kThreads>(context, logits, best.value);
     if (sampled != 0xffffffffu)
       chosen = sampled;

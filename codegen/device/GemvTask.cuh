@@ -11,17 +11,20 @@
 // weights in 16-byte loads, several in flight, accumulates in f32, and the
 // group sums with shuffles. SiluMul rows read the gate row j and the up row
 // N + j together; Residual adds the residual row. Weights never change in a
-// launch, so each thread copies its first batch of weights into shared
-// memory (cp.async) before the task waits for its input: they stream while
-// the producers finish. Rows too short for a batch to hold the loads in
-// flight wanted go on through two stages of copies; longer rows load the
-// rest into registers. With a weight ring (WeightRing.cuh), the ring's
-// producer has copied every pass of rows into shared memory instead.
-// Store: the group's first lane writes the row.
+// launch, so where the kernel asks for it (kCopyFirstBatch, off by default)
+// each thread copies its first batch of weights into shared memory
+// (cp.async) before the task waits for its input. Rows too short for a
+// batch to hold the loads in flight wanted go through two stages of
+// copies; longer rows load into registers. With a weight ring
+// (WeightRing.cuh), the ring's producer has copied every pass of rows into
+// shared memory instead.
+// Store: the group's first lane writes the row; the logits' Gemv also its
+// tile's pick (kPicks, Picks.cuh), which a greedy Argmax reads.
 #ifndef MKC_CODEGEN_DEVICE_GEMVTASK_CUH
 #define MKC_CODEGEN_DEVICE_GEMVTASK_CUH
 
 #include "codegen/device/Common.cuh"
+#include "codegen/device/Picks.cuh"
 #include "core/protocol/GemvGeometry.h"
 #include "codegen/device/WeightRing.cuh"
 #include "core/protocol/SharedMemory.h"
@@ -206,13 +209,36 @@ struct RowStream {
   }
 };
 
-template <int kInput, int kEpilogue, bool kNorm, bool kBias, int kThreads, int kLoadsInFlight,
+// The tile's pick of its outputs (Picks.cuh): each thread's best of the
+// rows it stored (rows grow pass by pass, so its first largest is its
+// lowest), and its lowest non-finite row; the block combines them and one
+// thread stores the pair at the tile's slot.
+template <int kThreads>
+__device__ __forceinline__ void storePick(const TaskContext &context, const MkTaskRecord &task,
+                                          const MkOperationRecord &op, Candidate best,
+                                          unsigned nonFinite) {
+  __shared__ Candidate warpBests[kThreads / kWarpSize];
+  __shared__ unsigned warpNonFinite[kThreads / kWarpSize];
+  nonFinite = warpLowest(nonFinite);
+  if (threadIdx.x % kWarpSize == 0)
+    warpNonFinite[threadIdx.x / kWarpSize] = nonFinite;
+  best = blockBest<kThreads>(best, warpBests); // its barrier publishes warpNonFinite
+  if (threadIdx.x != 0)
+    return;
+  for (int w = 0; w < kThreads / kWarpSize; ++w)
+    nonFinite = min(nonFinite, warpNonFinite[w]);
+  float2 pick = nonFinite != kNoIndex ? make_float2(__int_as_float(0x7fc00000), __uint_as_float(nonFinite))
+                                      : make_float2(best.value, __uint_as_float(best.index));
+  reinterpret_cast<float2 *>(context.activations + op.partials)[task.ordinal] = pick;
+}
+
+template <int kInput, int kEpilogue, bool kNorm, bool kBias, bool kPicks, int kThreads, int kLoadsInFlight,
           int kEarlySlots, bool kCopyFirstBatch, int kSharedBytes, int kRingSlots, int kRingSlotBytes,
           class AwaitInputs>
 __device__ void gemvTask(const TaskContext &context, const MkTaskRecord &task,
                          const MkOperationRecord &op, const AwaitInputs &awaitInputs) {
   static_assert(kThreads % kWarpSize == 0, "whole warps");
-  static_assert(kInput == gemvSharedFloats(kInput, kEpilogue, kNorm, kBias),
+  static_assert(kInput == gemvSharedFloats(kInput, kEpilogue, kNorm, kBias, kPicks),
                 "x is what core/protocol/SharedMemory.h reserves");
   // A SiluMul output row needs the gate row j and the up row N + j.
   constexpr int kRows = kEpilogue == MK_EPILOGUE_SILU_MUL ? 2 : 1;
@@ -287,6 +313,8 @@ __device__ void gemvTask(const TaskContext &context, const MkTaskRecord &task,
   loadGemvInput<kInput, kNorm, kThreads>(context, op, x);
 
   // Compute and store, a pass of rows at a time.
+  Candidate best{0.0f, kNoIndex}; // kPicks: this thread's
+  unsigned nonFinite = kNoIndex;
   for (int pass = 0; pass * kBatchesPerPass < batches; ++pass) {
     unsigned long long row = warpFirst + static_cast<unsigned long long>(pass) * kRowsPerPass +
                              groupInWarp;
@@ -354,9 +382,18 @@ __device__ void gemvTask(const TaskContext &context, const MkTaskRecord &task,
       result = sums[0] / (1.0f + expf(-sums[0])) * sums[1];
     else if constexpr (kEpilogue == MK_EPILOGUE_RESIDUAL)
       result = residual + result;
-    if (active && lane == 0)
+    if (active && lane == 0) {
       out[row] = result;
+      if constexpr (kPicks) {
+        if (!isFinite(result))
+          nonFinite = min(nonFinite, static_cast<unsigned>(row));
+        else if (best.index == kNoIndex || result > best.value)
+          best = Candidate{result, static_cast<unsigned>(row)};
+      }
+    }
   }
+  if constexpr (kPicks)
+    storePick<kThreads>(context, task, op, best, nonFinite);
 }
 
 } // namespace mk::gpu

@@ -199,6 +199,10 @@ llvm::Expected<bool> parseCompileOption(llvm::StringRef arg, CompileOptions &opt
     options.target.kvCache = value == "bf16" ? CacheElement::BF16 : CacheElement::F32;
     return true;
   }
+  if (arg == "--no-logit-picks") {
+    options.target.logitPicks = false;
+    return true;
+  }
   // Past 1024 rows a step is a prompt, not a chunk of one (kMaxStepRows).
   if (flag == "--prefill-chunk") {
     auto parsed = positive(flag, value);

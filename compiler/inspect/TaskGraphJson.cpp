@@ -77,13 +77,15 @@ void operation(std::ostream &os, const Operation &op) {
        << ", \"chunkSize\": " << op.chunkSize << ", \"numChunks\": " << op.numChunks
        << ", \"chunksPerRound\": " << op.chunksPerRound;
   }
+  if (op.picks != kNoBuffer)
+    os << ", \"picks\": " << op.picks << ", \"numPicks\": " << op.numPicks;
   os << "}";
 }
 
 void task(std::ostream &os, const Task &task) {
   os << "{\"id\": " << task.id << ", \"kind\": " << jsonString(taskKindName(task.kind))
      << ", \"op\": " << task.op << ", \"begin\": " << task.begin << ", \"end\": " << task.end
-     << ", \"waits\": ";
+     << ", \"ordinal\": " << task.ordinal << ", \"waits\": ";
   list(os, task.waits, [&](const Wait &wait) {
     os << "{\"event\": " << wait.event << ", \"stepOffset\": " << wait.stepOffset << "}";
   });

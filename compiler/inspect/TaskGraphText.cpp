@@ -205,6 +205,8 @@ void printTaskListing(std::ostream &os, const TaskGraph &graph) {
       if (!op.biases.empty())
         os << ", biases";
     }
+    if (op.picks != kNoBuffer && op.picks < graph.buffers.size())
+      os << ", " << op.numPicks << " picks (" << graph.buffers[op.picks].name << ")";
     if (op.kind == OpKind::Attention) {
       os << ", " << op.numHeads << " heads, " << op.numKvHeads << " kv heads, head dim "
          << op.headDim << ", " << op.numChunks << " chunks of " << op.chunkSize << " ("

@@ -24,6 +24,9 @@ struct TargetDescription {
   // bytes a long context reads every step; F32 keeps the step's k and v as
   // computed.
   CacheElement kvCache = CacheElement::F32;
+  // Whether the logits' Gemv writes its tiles' picks for a greedy Argmax
+  // (Operation::picks; `--no-logit-picks` leaves them out).
+  bool logitPicks = true;
 };
 
 } // namespace mk

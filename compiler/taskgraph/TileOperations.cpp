@@ -31,6 +31,8 @@ public:
   Emitter(TaskGraph &graph, const TargetDescription &target) : graph(graph), target(target) {}
 
   void run() {
+    if (target.logitPicks)
+      addLogitPicks();
     outputEvent.assign(graph.operations.size(), 0);
     for (uint32_t op = 0; op < graph.operations.size(); ++op)
       outputEvent[op] = addEvent(graph.operations[op].name);
@@ -59,22 +61,51 @@ private:
       uint32_t trigger = description.phaseEvent
                              ? addEvent(op.name + "." + description.phaseEvent)
                              : outputEvent[opIndex];
-      for (Tile tile : tilesOf(description.kind, opIndex))
-        addTask(description, opIndex, tile, trigger, waits);
+      std::vector<Tile> tiles = tilesOf(description.kind, opIndex);
+      if (description.kind == TaskKind::Gemv && op.picks != kNoBuffer)
+        sizePicks(op.picks, tiles.size());
+      for (uint32_t ordinal = 0; ordinal < tiles.size(); ++ordinal)
+        addTask(description, opIndex, tiles[ordinal], ordinal, trigger, waits);
       waits = {{trigger, 0}};
     }
+  }
+
+  // The Gemv whose output the Argmax picks from writes its tiles' picks
+  // (Operation::picks): a greedy Argmax then reads a pair per tile, not
+  // the vocabulary. A graph tiled again (a tensor-parallel rank's) keeps
+  // its picks buffer, sized again by sizePicks.
+  void addLogitPicks() {
+    for (Operation &argmax : graph.operations) {
+      if (argmax.kind != OpKind::Argmax || argmax.picks != kNoBuffer)
+        continue;
+      for (Operation &logits : graph.operations)
+        if (logits.kind == OpKind::Gemv && logits.output == argmax.input) {
+          graph.buffers.push_back({logits.name + ".picks", BufferKind::Scratch, 0});
+          argmax.picks = logits.picks = graph.buffers.size() - 1;
+        }
+    }
+  }
+
+  // A pair (value, index) per tile and row of the step, for both the Gemv
+  // and the Argmax.
+  void sizePicks(uint32_t picks, uint64_t tiles) {
+    graph.buffers[picks].elements = static_cast<uint64_t>(graph.rows) * 2 * tiles;
+    for (Operation &op : graph.operations)
+      if (op.picks == picks)
+        op.numPicks = static_cast<int64_t>(tiles);
   }
 
   // Reads, writes and weight bytes come from the kind's description, the
   // same that the validator checks and the executors run.
   void addTask(const TaskKindDescription &description, uint32_t opIndex, Tile tile,
-               uint32_t trigger, std::vector<Wait> waits) {
+               uint32_t ordinal, uint32_t trigger, std::vector<Wait> waits) {
     Task task;
     task.id = graph.tasks.size();
     task.kind = description.kind;
     task.op = opIndex;
     task.begin = tile.begin;
     task.end = tile.end;
+    task.ordinal = ordinal;
     task.trigger = trigger;
     task.waits = std::move(waits);
     const Operation &op = graph.operations[opIndex];

@@ -7,6 +7,7 @@
 
 #ifdef __CUDACC_RTC__
 typedef unsigned char mk_u8;
+typedef unsigned short mk_u16;
 typedef unsigned int mk_u32;
 typedef int mk_i32;
 typedef unsigned long long mk_u64;
@@ -14,6 +15,7 @@ typedef long long mk_i64;
 #else
 #include <stdint.h>
 typedef uint8_t mk_u8;
+typedef uint16_t mk_u16;
 typedef uint32_t mk_u32;
 typedef int32_t mk_i32;
 typedef uint64_t mk_u64;

@@ -26,9 +26,11 @@ MK_HOST_DEVICE constexpr mk_u64 noSharedFloats(mk_i64, mk_i64 = 0) { return 0; }
 #define MK_SAMPLING_SHARED_FLOATS (MK_SAMPLING_SCALARS_OFFSET + 8)
 MK_HOST_DEVICE constexpr mk_u64 argmaxSharedFloats(mk_i64) { return MK_SAMPLING_SHARED_FLOATS; }
 
-// The whole input, normalized there when the gemv has a prologue norm.
+// The whole input, normalized there when the gemv has a prologue norm. (The
+// logits' picks, when it writes them, combine in a few static words.)
 MK_HOST_DEVICE constexpr mk_u64 gemvSharedFloats(mk_i64 input, mk_i64 /*epilogue*/,
-                                                 mk_i64 /*norm*/, mk_i64 /*bias*/) {
+                                                 mk_i64 /*norm*/, mk_i64 /*bias*/,
+                                                 mk_i64 /*picks*/) {
   return static_cast<mk_u64>(input);
 }
 

@@ -86,6 +86,9 @@ struct WeightRef {
   uint64_t rows = 0, cols = 0; // cols = 1 for vectors
 };
 
+// An operation field that names no buffer.
+constexpr uint32_t kNoBuffer = 0xffffffffu;
+
 struct Operation {
   OpKind kind = OpKind::Gemv;
   std::string name; // for reports, e.g. "layer3.qkv"
@@ -120,6 +123,15 @@ struct Operation {
   // a KV head that one round of chunk tasks over the SMs runs at once,
   // numSms / numKvHeads, at most numChunks.
   int64_t chunksPerRound = 0;
+
+  // The logits' picks: the Gemv producing the logits (the lm_head) writes,
+  // per tile and row, its largest logit and that logit's index (the lowest
+  // among equals; a NaN value and the lowest index of a non-finite logit if
+  // the tile has one), so that a greedy Argmax reads numPicks pairs instead
+  // of the whole vocabulary. Both operations name the same Scratch buffer
+  // [rows][numPicks][2]; a Gemv tile writes the pair at its Task::ordinal.
+  uint32_t picks = kNoBuffer;
+  int64_t numPicks = 0;
 };
 
 // ---------------------------------------------------------------------------
@@ -154,6 +166,9 @@ struct Task {
   // The tile: rows for Embed/Gemv; for attention tasks `begin` is the KV head
   // and `end` the chunk index (AttentionChunk only).
   uint64_t begin = 0, end = 0;
+  // Its index among its operation's tasks of its kind, in tile order (a
+  // Gemv tile writing picks writes them at it).
+  uint32_t ordinal = 0;
 
   std::vector<Wait> waits;
   uint32_t trigger = 0; // the one event this task adds to when done

@@ -30,6 +30,7 @@ private:
   std::string attention();
   std::string attentionBuffers();
   std::string argmax();
+  std::string picks();
   std::string allReduce();
 
   std::string buffer(uint32_t index, const char *role, std::initializer_list<BufferKind> kinds,
@@ -45,6 +46,8 @@ private:
 constexpr std::initializer_list<BufferKind> values = {BufferKind::Activation, BufferKind::Scratch};
 
 std::string OperationCheck::run() {
+  if (op.picks != kNoBuffer && op.kind != OpKind::Gemv && op.kind != OpKind::Argmax)
+    return "has picks, which only a Gemv and the Argmax reading its logits may have";
   switch (op.kind) {
   case OpKind::Embed:
     return embed();
@@ -170,7 +173,18 @@ std::string OperationCheck::gemv() {
     if (std::string problem = buffer(op.residual, "residual", values, op.outputLength, Size::AtLeast);
         !problem.empty())
       return problem;
+  if (std::string problem = picks(); !problem.empty())
+    return problem;
   return buffer(op.output, "output", values, op.outputLength, Size::AtLeast);
+}
+
+// A pair (value, index) a pick, numPicks of them a row.
+std::string OperationCheck::picks() {
+  if (op.picks == kNoBuffer)
+    return op.numPicks == 0 ? "" : cat("has numPicks ", op.numPicks, " but no picks buffer");
+  if (op.numPicks < 1 || op.numPicks > INT32_MAX)
+    return cat("has numPicks ", op.numPicks, ", expected a number in [1, 2^31)");
+  return buffer(op.picks, "picks", {BufferKind::Scratch}, 2 * uint64_t(op.numPicks), Size::Exactly);
 }
 
 std::string OperationCheck::attention() {
@@ -239,7 +253,22 @@ std::string OperationCheck::argmax() {
   if (op.inputLength == 0)
     return "has inputLength 0: it picks from no logits";
   // Each row picks from its row of the input, which is all logits.
-  return buffer(op.input, "input", values, op.inputLength, Size::Exactly);
+  if (std::string problem = buffer(op.input, "input", values, op.inputLength, Size::Exactly);
+      !problem.empty())
+    return problem;
+  if (op.picks == kNoBuffer)
+    return picks();
+  // Its picks are those its logits' Gemv writes, of the same rows.
+  for (const Operation &producer : graph.operations)
+    if (producer.kind == OpKind::Gemv && producer.output == op.input) {
+      if (producer.picks != op.picks || producer.numPicks != op.numPicks)
+        return cat("reads picks ", op.picks, " (", op.numPicks, " a row), but its logits' Gemv '",
+                   producer.name, "' writes ",
+                   producer.picks == kNoBuffer ? std::string("none")
+                                               : cat("picks ", producer.picks, " (", producer.numPicks, " a row)"));
+      return picks();
+    }
+  return "reads picks, but no Gemv computes its logits";
 }
 
 // The partial sums, the residual and the output, a row each of outputLength.

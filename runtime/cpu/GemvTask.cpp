@@ -10,6 +10,10 @@
 #include "core/kernels/Kernels.h"
 
 #include <algorithm>
+#include <array>
+#include <bit>
+#include <cmath>
+#include <limits>
 
 namespace mk::cpu {
 
@@ -37,6 +41,21 @@ void stackedRows(const std::vector<std::vector<float>> &xs, const BoundOperation
     }
     first = last;
   }
+}
+
+// The tile's pick (Operation::picks): its largest value and that value's
+// row, the lowest among equals; or NaN and the lowest row of a non-finite
+// value. The row travels as the bits of a float.
+std::array<float, 2> pickOf(const std::vector<float> &values, uint64_t firstRow) {
+  size_t best = 0;
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (!std::isfinite(values[i]))
+      return {std::numeric_limits<float>::quiet_NaN(),
+              std::bit_cast<float>(static_cast<uint32_t>(firstRow + i))};
+    if (values[i] > values[best])
+      best = i;
+  }
+  return {values[best], std::bit_cast<float>(static_cast<uint32_t>(firstRow + best))};
 }
 
 } // namespace
@@ -80,8 +99,11 @@ void runGemvTask(TaskContext &context) {
   }
   }
 
-  for (uint64_t r = 0; r < count; ++r)
+  for (uint64_t r = 0; r < count; ++r) {
     context.store(op.output, r, begin, outs[r]);
+    if (op.picks != kNoBuffer)
+      context.store(op.picks, r, 2 * uint64_t(context.task.ordinal), pickOf(outs[r], begin));
+  }
 }
 
 } // namespace mk::cpu

@@ -57,7 +57,8 @@ typedef struct MkQueue {
 } MkQueue;
 
 typedef struct MkTaskRecord {
-  mk_u8 kind, reserved[3];
+  mk_u8 kind, reserved;
+  mk_u16 ordinal; /* a Gemv tile's slot in its operation's picks; 0 where it writes none */
   mk_u32 op;
   mk_u32 begin, end; /* the tile, as in TaskGraph.h */
   mk_u32 firstWait, numWaits;
@@ -91,11 +92,13 @@ typedef struct MkOperationRecord {
   float eps, scale;
   /* Attention */
   mk_i64 numHeads, numKvHeads, headDim, rotaryDim, chunkSize;
-  mk_i32 numChunks;      /* below 2^31, as maxContext (the validator) */
+  mk_i32 numChunks;      /* below 2^31, as maxContext (the validator); a Gemv or
+                            Argmax with picks: numPicks */
   mk_i32 chunksPerRound; /* the chunks a step's positions spread over (attentionSpan) */
   mk_u64 qNorm, kNorm, invFreq;  /* params offsets, or MK_NO_OFFSET */
   mk_u64 keyCache, valueCache;   /* KV-arena offsets: [maxContext][numKvHeads][headDim] each */
-  mk_u64 partials;               /* activation-arena offset (scratch) */
+  mk_u64 partials;               /* activation-arena offset (scratch); a Gemv or Argmax
+                                    with picks: the picks' */
 } MkOperationRecord;
 
 /* A wait with its event's trigger count, so that its threshold needs no

@@ -121,7 +121,8 @@ public:
     record.headDim = op.headDim;
     record.rotaryDim = op.rotaryDim;
     record.chunkSize = op.chunkSize;
-    record.numChunks = narrowCount(op.numChunks, "numChunks");
+    bool picks = op.picks != kNoBuffer;
+    record.numChunks = narrowCount(picks ? op.numPicks : op.numChunks, picks ? "numPicks" : "numChunks");
     record.chunksPerRound = narrowCount(op.chunksPerRound, "chunksPerRound");
     record.qNorm = params.vector(op.qNorm);
     record.kNorm = params.vector(op.kNorm);
@@ -129,7 +130,9 @@ public:
     bool attention = op.kind == OpKind::Attention;
     record.keyCache = attention ? arenas.offset[op.keyCache] : MK_NO_OFFSET;
     record.valueCache = attention ? arenas.offset[op.valueCache] : MK_NO_OFFSET;
-    record.partials = attention ? arenas.offset[op.partials] : MK_NO_OFFSET;
+    record.partials = attention ? arenas.offset[op.partials]
+                      : picks   ? arenas.offset[op.picks]
+                                : MK_NO_OFFSET;
     return record;
   }
 
@@ -234,6 +237,12 @@ std::vector<uint8_t> buildScheduleBlob(
     MkTaskRecord record{};
     std::string name = "task " + std::to_string(task.id);
     record.kind = static_cast<mk_u8>(task.kind);
+    if (graph.operations[task.op].picks != kNoBuffer && task.kind == TaskKind::Gemv) {
+      if (task.ordinal > 0xffff)
+        throw ScheduleBlobError(name + "'s ordinal (" + std::to_string(task.ordinal) +
+                                ") does not fit the blob's 16 bits");
+      record.ordinal = static_cast<mk_u16>(task.ordinal);
+    }
     record.op = task.op;
     record.begin = narrow(task.begin, name + "'s tile begin");
     record.end = narrow(task.end, name + "'s tile end");

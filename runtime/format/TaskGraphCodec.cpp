@@ -135,7 +135,7 @@ private:
 };
 
 // Smallest encodings, for Decoder::list.
-constexpr size_t kMinBuffer = 14, kMinOperation = 183, kMinTask = 49, kMinEvent = 12;
+constexpr size_t kMinBuffer = 14, kMinOperation = 195, kMinTask = 53, kMinEvent = 12;
 constexpr size_t kMinWeightRef = 20, kMinWait = 8, kMinRange = 20, kMinQueue = 4;
 
 template <class Codec, class Ref> void codeWeightRef(Codec &c, Ref &ref) {
@@ -174,6 +174,8 @@ template <class Codec, class Op> void codeOperation(Codec &c, Op &op) {
   c.i64(op.chunkSize);
   c.i64(op.numChunks);
   c.i64(op.chunksPerRound);
+  c.u32(op.picks);
+  c.i64(op.numPicks);
 }
 
 template <class Codec, class T> void codeTask(Codec &c, T &task) {
@@ -187,6 +189,7 @@ template <class Codec, class T> void codeTask(Codec &c, T &task) {
   c.u32(task.op);
   c.u64(task.begin);
   c.u64(task.end);
+  c.u32(task.ordinal);
   c.list(task.waits, "wait", kMinWait, [&](auto &wait) {
     c.u32(wait.event);
     c.i32(wait.stepOffset);

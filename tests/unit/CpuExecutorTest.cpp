@@ -148,6 +148,37 @@ TEST(CpuExecutor, GeneratesInOneLaunchWhatGreedyDecodingGives) {
   }
 }
 
+// Greedy from the lm_head tiles' picks gives the tokens of greedy from the
+// logits, in every mode, over prompts long enough to see ties broken alike;
+// and a non-finite logit is named as from the logits.
+TEST(CpuExecutor, PicksTheLogitsTokensFromTheirPicks) {
+  for (const Mode &mode : allModes()) {
+    toy::ToyModel plain = buildToyModel(4), picked = buildToyModel(4);
+    toy::addLogitPicks(picked.graph);
+    CpuExecutor fromLogits(plain.graph, plain.schedule, plain.weights, mode.options);
+    CpuExecutor fromPicks(picked.graph, picked.schedule, picked.weights, mode.options);
+    EXPECT_EQ(fromPicks.generate(kTokens, 4), fromLogits.generate(kTokens, 4)) << mode.name;
+  }
+  toy::ToyModel model = buildToyModel(4);
+  toy::addLogitPicks(model.graph);
+  WeightTable poisoned;
+  for (const auto &[name, weight] : model.weights.all()) {
+    Weight copy = weight;
+    if (name == "lm_head") // rows 20 and 30 infinite: the lowest is named
+      for (uint64_t row : {30u, 20u})
+        std::fill_n(copy.values.begin() + row * (copy.values.size() / toy::kVocab),
+                    copy.values.size() / toy::kVocab, std::numeric_limits<float>::infinity());
+    poisoned.add(std::move(copy));
+  }
+  CpuExecutor executor(model.graph, model.schedule, poisoned, {.checked = true});
+  try {
+    executor.step(1);
+    ADD_FAILURE() << "an infinite logit gave a token";
+  } catch (const ExecutionError &error) {
+    EXPECT_NE(std::string(error.what()).find("logit 20 is"), std::string::npos) << error.what();
+  }
+}
+
 // Every launch times its steps; with options.trace it also records, per
 // step and task, when its SM began waiting, when the task started and ended,
 // in that order and on one clock: no task starts before the tasks that

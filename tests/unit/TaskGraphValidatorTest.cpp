@@ -3,6 +3,7 @@
 // corruption never crashes it.
 #include "ToyTaskGraph.h"
 
+#include "core/taskgraph/TaskFootprint.h"
 #include "core/taskgraph/TaskKind.h"
 #include "core/taskgraph/StepRows.h"
 #include "core/taskgraph/TaskNames.h"
@@ -295,6 +296,60 @@ TEST(TaskGraphValidator, RefusesBf16OutsideTheCachesAndMixedCaches) {
         graph.buffers[attention(graph).keyCache].element = CacheElement::BF16;
       },
       {"'layer1.attention'", "keys and its values in different element types"});
+}
+
+// The logits' picks (Operation::picks): the toy graph with them validates,
+// at one row and at several, and each way they can be inconsistent is named.
+TEST(TaskGraphValidator, RefusesInconsistentLogitPicks) {
+  toy::ToyModel model = buildToyModel(3);
+  toy::addLogitPicks(model.graph);
+  EXPECT_EQ(validateSchedule(model.graph, model.schedule), "");
+  auto withPicks = [](const std::function<void(TaskGraph &)> &mutate) {
+    return [mutate](TaskGraph &graph, Schedule &) {
+      toy::addLogitPicks(graph);
+      mutate(graph);
+    };
+  };
+  auto head = [](TaskGraph &graph) -> Task & {
+    return graph.tasks[findTask(graph, TaskKind::Gemv, "lm_head", 13)];
+  };
+  expectRefused(withPicks([&](TaskGraph &graph) { head(graph).ordinal = 3; }),
+                {"lm_head", "writes pick 3 of 3"});
+  expectRefused(withPicks([&](TaskGraph &graph) {
+                  head(graph).ordinal = 0;
+                  head(graph).writes = deriveFootprint(graph, head(graph)).writes;
+                }),
+                {"logits.picks"});
+  expectRefused(withPicks([&](TaskGraph &graph) { graph.buffers.back().elements = 4; }),
+                {"its picks buffer 'logits.picks' has 4 elements, expected exactly 6"});
+  expectRefused(withPicks([&](TaskGraph &graph) { graph.operations.back().numPicks = 4; }),
+                {"'argmax'", "reads picks", "(4 a row)", "'lm_head' writes picks", "(3 a row)"});
+  expectRefused(withPicks([&](TaskGraph &graph) {
+                  for (Operation &op : graph.operations)
+                    if (op.kind == OpKind::Argmax)
+                      op.picks = kNoBuffer;
+                }),
+                {"numPicks 3 but no picks buffer"});
+  expectRefused(withPicks([&](TaskGraph &graph) {
+                  graph.operations[0].picks = graph.operations.back().picks;
+                }),
+                {"'embed'", "has picks"});
+  // A read of a pick no tile writes (one slot more than tiles).
+  expectRefused(withPicks([&](TaskGraph &graph) {
+                  graph.buffers.back().elements = 8;
+                  for (Operation &op : graph.operations)
+                    if (op.picks != kNoBuffer)
+                      op.numPicks = 4;
+                  for (Task &task : graph.tasks)
+                    if (task.kind == TaskKind::Argmax)
+                      task.reads = deriveFootprint(graph, task).reads;
+                }),
+                {"no task writes"});
+
+  toy::ToyModel rows = buildToyModel(3);
+  toy::makeRows(rows.graph, 3, 1);
+  toy::addLogitPicks(rows.graph);
+  EXPECT_EQ(validateSchedule(rows.graph, rows.schedule), "");
 }
 
 // Steps of several rows: the toy graph at M rows validates, and each way an

@@ -291,6 +291,29 @@ ToyModel Builder::build(uint32_t numSms) {
 
 ToyModel buildToyModel(uint32_t numSms) { return Builder().build(numSms); }
 
+void addLogitPicks(TaskGraph &graph) {
+  uint32_t picks = graph.buffers.size();
+  uint32_t tiles = 0;
+  for (const Task &task : graph.tasks)
+    tiles += graph.operations[task.op].output == graph.logitsBuffer;
+  graph.buffers.push_back({"logits.picks", BufferKind::Scratch, 2 * uint64_t(tiles) * graph.rows});
+  for (Operation &op : graph.operations)
+    if (op.output == graph.logitsBuffer || op.kind == OpKind::Argmax) {
+      op.picks = picks;
+      op.numPicks = tiles;
+    }
+  uint32_t ordinal = 0;
+  for (Task &task : graph.tasks) {
+    if (graph.operations[task.op].picks == kNoBuffer)
+      continue;
+    if (task.kind == TaskKind::Gemv)
+      task.ordinal = ordinal++;
+    TaskFootprint footprint = deriveFootprint(graph, task);
+    task.reads = footprint.reads;
+    task.writes = footprint.writes;
+  }
+}
+
 void makeRows(TaskGraph &graph, int64_t rows, int64_t sequences) {
   graph.rows = rows;
   graph.sequences = sequences;

@@ -32,6 +32,10 @@ struct ToyModel {
 
 ToyModel buildToyModel(uint32_t numSms = 4);
 
+// The toy model's lm_head made to write its tiles' picks, which a greedy
+// argmax reads (Operation::picks), as the compiler's tiling does.
+void addLogitPicks(TaskGraph &graph);
+
 // The toy model's graph made a step of `rows` rows over `sequences`
 // sequences (core/taskgraph/StepRows.h): buffers resized, and every task's
 // declared reads and writes taken from its kind's footprint, which the

@@ -1,5 +1,7 @@
 // Argmax: the whole input; it picks each row's token (the lowest index of
 // the largest logit, or sampled: core/protocol/Sampling.h) and ends the step.
+// Greedy, it reads the logits' picks where they have them
+// (Operation::picks), the same token from a few pairs.
 #include "core/protocol/SharedMemory.h"
 #include "core/taskgraph/kinds/KindHelpers.h"
 
@@ -10,9 +12,14 @@ namespace {
 std::string describeTile(const Task &) { return ""; } // always the whole input
 std::string checkTile(const Operation &, const Task &) { return ""; }
 
+// The logits, and their picks where the logits' Gemv writes them (a greedy
+// pick reads those instead).
 TaskFootprint footprint(const TaskGraph &graph, const Operation &op, const Task &) {
-  return {{{op.input, 0, graph.buffers[op.input].elements}},
-          {{op.output, 0, static_cast<uint64_t>(graph.rows)}}};
+  TaskFootprint footprint{{{op.input, 0, graph.buffers[op.input].elements}},
+                          {{op.output, 0, static_cast<uint64_t>(graph.rows)}}};
+  if (op.picks < graph.buffers.size())
+    footprint.reads.push_back({op.picks, 0, graph.buffers[op.picks].elements});
+  return footprint;
 }
 
 std::vector<int64_t> variant(const TaskGraph &, const Operation &op) {

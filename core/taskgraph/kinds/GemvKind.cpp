@@ -16,7 +16,18 @@ TaskFootprint footprint(const TaskGraph &graph, const Operation &op, const Task 
   if (op.epilogue == Epilogue::Residual)
     addRowRanges(footprint.reads, graph, op.residual, task.begin, task.end - task.begin);
   addRowRanges(footprint.writes, graph, op.output, task.begin, task.end - task.begin);
+  if (op.picks < graph.buffers.size())
+    addRowRanges(footprint.writes, graph, op.picks, 2 * uint64_t(task.ordinal), 2);
   return footprint;
+}
+
+// Rows, and a slot of the picks where it writes them.
+std::string checkTile(const Operation &op, const Task &task) {
+  if (std::string problem = checkRows(op, task); !problem.empty())
+    return problem;
+  if (op.picks != kNoBuffer && int64_t(task.ordinal) >= op.numPicks)
+    return "writes pick " + std::to_string(task.ordinal) + " of " + std::to_string(op.numPicks);
+  return "";
 }
 
 // Its rows of each stacked matrix (both halves of a SiLU-gated pair) and of
@@ -29,11 +40,11 @@ uint64_t weightElements(const Operation &op, const Task &task) {
 
 std::vector<int64_t> variant(const TaskGraph &, const Operation &op) {
   return {static_cast<int64_t>(op.inputLength), static_cast<int64_t>(op.epilogue),
-          !op.norm.name.empty(), !op.biases.empty()};
+          !op.norm.name.empty(), !op.biases.empty(), op.picks != kNoBuffer};
 }
 
 uint64_t sharedFloats(const std::vector<int64_t> &v) {
-  return gemvSharedFloats(v[0], v[1], v[2], v[3]);
+  return gemvSharedFloats(v[0], v[1], v[2], v[3], v[4]);
 }
 
 } // namespace
@@ -44,13 +55,13 @@ extern const TaskKindDescription kGemvKind = {
     .operation = OpKind::Gemv,
     .phaseEvent = nullptr,
     .describeTile = describeRows,
-    .checkTile = checkRows,
+    .checkTile = checkTile,
     .footprint = footprint,
     .weightElements = weightElements,
     .cacheElements = noElements,
     .deviceFunction = "gemvTask",
     .variantParameters = {{"input"}, {"epilogue", spellEpilogue}, {"norm", spellBoolean},
-                          {"bias", spellBoolean}},
+                          {"bias", spellBoolean}, {"picks", spellBoolean}},
     .variantArguments = variant,
     .kernelArguments = "kThreads, kGemvLoadsInFlight, kGemvEarlySlots, kGemvCopyFirstBatch, kTaskSharedBytes, kWeightRingSlots, kWeightRingSlotBytes",
     .sharedFloatsFunction = "mk::gemvSharedFloats",
