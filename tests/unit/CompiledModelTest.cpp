@@ -23,13 +23,22 @@ const std::vector<int64_t> kTokens = {5, 17, 42, 3, 99, 1, 7, 200, 13, 11, 0, 64
 
 class CompiledModelTest : public ::testing::TestWithParam<const char *> {};
 
-TEST_P(CompiledModelTest, TheScheduleComputesWhatTheIrMeans) {
-  std::string path = std::string(MKC_FIXTURES_DIR) + "/" + GetParam();
-  mlir::MLIRContext compileContext, referenceContext;
+std::string fixturePath(const char *name) { return std::string(MKC_FIXTURES_DIR) + "/" + name; }
+
+// The fixture compiled for kMaxContext positions on 7 SMs.
+llvm::Expected<mk::CompiledModel> compileFixture(mlir::MLIRContext &context, const char *name,
+                                                 mk::CacheElement kvCache) {
   mk::CompileOptions options;
   options.maxContext = kMaxContext;
   options.target.numSms = 7;
-  auto compiled = mk::compileToSchedule(compileContext, path, options);
+  options.target.kvCache = kvCache;
+  return mk::compileToSchedule(context, fixturePath(name), options);
+}
+
+TEST_P(CompiledModelTest, TheScheduleComputesWhatTheIrMeans) {
+  std::string path = fixturePath(GetParam());
+  mlir::MLIRContext compileContext, referenceContext;
+  auto compiled = compileFixture(compileContext, GetParam(), mk::CacheElement::F32);
   ASSERT_TRUE(bool(compiled)) << llvm::toString(compiled.takeError());
   auto imported = mk::importOnnxModel(referenceContext, path);
   ASSERT_TRUE(bool(imported)) << llvm::toString(imported.takeError());
@@ -60,15 +69,10 @@ TEST_P(CompiledModelTest, TheScheduleComputesWhatTheIrMeans) {
 // the logits move by the rounding of k and v, no more: within a bound
 // relative to the largest logit, and not bit for bit the f32 run's.
 TEST_P(CompiledModelTest, Bf16CachesKeepRoundedValues) {
-  std::string path = std::string(MKC_FIXTURES_DIR) + "/" + GetParam();
   mlir::MLIRContext f32Context, bf16Context;
-  mk::CompileOptions options;
-  options.maxContext = kMaxContext;
-  options.target.numSms = 7;
-  auto f32 = mk::compileToSchedule(f32Context, path, options);
+  auto f32 = compileFixture(f32Context, GetParam(), mk::CacheElement::F32);
   ASSERT_TRUE(bool(f32)) << llvm::toString(f32.takeError());
-  options.target.kvCache = mk::CacheElement::BF16;
-  auto bf16 = mk::compileToSchedule(bf16Context, path, options);
+  auto bf16 = compileFixture(bf16Context, GetParam(), mk::CacheElement::BF16);
   ASSERT_TRUE(bool(bf16)) << llvm::toString(bf16.takeError());
 
   mk::CpuExecutorOptions executorOptions;
