@@ -229,6 +229,7 @@ __device__ __forceinline__ void storePick(const TaskContext &context, const MkTa
     nonFinite = min(nonFinite, warpNonFinite[w]);
   float2 pick = nonFinite != kNoIndex ? make_float2(__int_as_float(0x7fc00000), __uint_as_float(nonFinite))
                                       : make_float2(best.value, __uint_as_float(best.index));
+  // (Arena offsets are 64-float aligned: runtime/format/ScheduleBlobBuilder.h.)
   reinterpret_cast<float2 *>(context.activations + op.partials)[task.ordinal] = pick;
 }
 
