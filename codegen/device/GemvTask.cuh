@@ -227,15 +227,16 @@ __device__ __forceinline__ void storePick(const TaskContext &context, const MkTa
     return;
   for (int w = 0; w < kThreads / kWarpSize; ++w)
     nonFinite = min(nonFinite, warpNonFinite[w]);
-  float2 pick = nonFinite != kNoIndex ? make_float2(__int_as_float(0x7fc00000), __uint_as_float(nonFinite))
-                                      : make_float2(best.value, __uint_as_float(best.index));
+  float2 pick = nonFinite != kNoIndex
+                    ? make_float2(__int_as_float(0x7fc00000), __uint_as_float(nonFinite))
+                    : make_float2(best.value, __uint_as_float(best.index));
   // (Arena offsets are 64-float aligned: runtime/format/ScheduleBlobBuilder.h.)
   reinterpret_cast<float2 *>(context.activations + op.partials)[task.ordinal] = pick;
 }
 
-template <int kInput, int kEpilogue, bool kNorm, bool kBias, bool kPicks, int kThreads, int kLoadsInFlight,
-          int kEarlySlots, bool kCopyFirstBatch, int kSharedBytes, int kRingSlots, int kRingSlotBytes,
-          class AwaitInputs>
+template <int kInput, int kEpilogue, bool kNorm, bool kBias, bool kPicks, int kThreads,
+          int kLoadsInFlight, int kEarlySlots, bool kCopyFirstBatch, int kSharedBytes,
+          int kRingSlots, int kRingSlotBytes, class AwaitInputs>
 __device__ void gemvTask(const TaskContext &context, const MkTaskRecord &task,
                          const MkOperationRecord &op, const AwaitInputs &awaitInputs) {
   static_assert(kThreads % kWarpSize == 0, "whole warps");
@@ -265,9 +266,10 @@ __device__ void gemvTask(const TaskContext &context, const MkTaskRecord &task,
   // shuffle has all 32 of them). Where the kernel left shared memory for
   // them (kEarlySlots) and kCopyFirstBatch asks for it, batch 0 is copied
   // into the thread's slots before the input is ready (off by default: the
-  // SM's event polls queue behind the copies, KernelOptions). Rows too short to give a batch the loads in flight
-  // wanted cannot cover HBM's latency with one batch: there, with two
-  // stages of slots, batch i + 1 is copied while batch i is summed. Longer
+  // SM's event polls queue behind the copies, KernelOptions). Rows too short
+  // to give a batch the loads in flight wanted cannot cover HBM's latency
+  // with one batch: there, with two stages of slots, batch i + 1 is copied
+  // while batch i is summed. Longer
   // rows load into registers after batch 0: the copies' round trip through
   // shared memory measured 6% slower on the Llama-3.2-1B shape, the second
   // stage 15% faster on SmolLM2-135M (bench/NOTES.md).

@@ -264,8 +264,9 @@ std::string OperationCheck::argmax() {
       if (producer.picks != op.picks || producer.numPicks != op.numPicks)
         return cat("reads picks ", op.picks, " (", op.numPicks, " a row), but its logits' Gemv '",
                    producer.name, "' writes ",
-                   producer.picks == kNoBuffer ? std::string("none")
-                                               : cat("picks ", producer.picks, " (", producer.numPicks, " a row)"));
+                   producer.picks == kNoBuffer
+                       ? std::string("none")
+                       : cat("picks ", producer.picks, " (", producer.numPicks, " a row)"));
       return picks();
     }
   return "reads picks, but no Gemv computes its logits";

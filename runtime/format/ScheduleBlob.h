@@ -25,7 +25,7 @@
 #include "core/protocol/TaskKindList.h"
 
 #define MK_BLOB_MAGIC 0x42534b4du /* "MKSB" */
-#define MK_BLOB_VERSION 6u /* 2: task records carry their kernel variant; 3: no attention prepare; 4: queue entries; 5: chunksPerRound; 6: bf16 KV caches packed in the KV arena */
+#define MK_BLOB_VERSION 6u /* 2: task records carry their kernel variant; 3: no attention prepare; 4: queue entries; 5: chunksPerRound; 6: bf16 KV caches packed in the KV arena, task ordinals, the logits' picks */
 
 /* TaskKind values (core/protocol/TaskKindList.h) and Epilogue values, as in
  * core/taskgraph/TaskGraph.h. */

@@ -122,7 +122,8 @@ public:
     record.rotaryDim = op.rotaryDim;
     record.chunkSize = op.chunkSize;
     bool picks = op.picks != kNoBuffer;
-    record.numChunks = narrowCount(picks ? op.numPicks : op.numChunks, picks ? "numPicks" : "numChunks");
+    record.numChunks =
+        narrowCount(picks ? op.numPicks : op.numChunks, picks ? "numPicks" : "numChunks");
     record.chunksPerRound = narrowCount(op.chunksPerRound, "chunksPerRound");
     record.qNorm = params.vector(op.qNorm);
     record.kNorm = params.vector(op.kNorm);
