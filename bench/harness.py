@@ -44,6 +44,7 @@ with its own timeout, at the same positions: eager, graph, compiled.
 import argparse
 import json
 import os
+import shlex
 import shutil
 import sys
 import tempfile
@@ -111,7 +112,8 @@ def run_mkc(a, shape, run, tmp, mkc, mkrun, rate, stream):
     built = []
     try:
         build = mkc_decode.compile_shape(run, mkc, shape["config_path"], shape["context"], work,
-                                         shape["name"], reuse=a.reuse_mk, kv_cache=a.kv_cache)
+                                         shape["name"], reuse=a.reuse_mk, kv_cache=a.kv_cache,
+                                         flags=a.mkc_flags)
         built.append(build["mk"])
         part["build"] = build
         write_json(path, part)
@@ -162,7 +164,7 @@ def run_mkc(a, shape, run, tmp, mkc, mkrun, rate, stream):
                 built.remove(build["mk"])
             small = mkc_decode.compile_shape(run, mkc, shape["config_path"], shape["small_context"],
                                              work, shape["name"], reuse=a.reuse_mk,
-                                             kv_cache=a.kv_cache)
+                                             kv_cache=a.kv_cache, flags=a.mkc_flags)
             built.append(small["mk"])
             small["positions"] = {}
             part["small_context"] = small
@@ -238,6 +240,10 @@ def main():
     ap.add_argument("--reuse-mk", action="store_true", help="use a .mk already in --work")
     ap.add_argument("--kv-cache", choices=["bf16", "f32"], default="bf16",
                     help="the KV caches mkc compiles (default bf16, as the floor counts them)")
+    ap.add_argument("--mkc-flags", default="",
+                    help="further `mkc compile` flags for every build, one string given with = "
+                         "(e.g. --mkc-flags=\"--gemv-loads=16 --no-logit-picks\"), to measure a "
+                         "kernel option")
     ap.add_argument("--check-rtol", type=float,
                     help="the most max|gpu - cpu| / max|cpu| of the check's logits (default 1e-3 "
                          "with f32 KV caches, 1e-2 with bf16: where the two engines' f32 sums differ "
@@ -266,6 +272,7 @@ def main():
         return 0
     if not a.out:
         ap.error("give --out DIR (or --report DIR)")
+    a.mkc_flags = shlex.split(a.mkc_flags)
     if a.check_rtol is None:
         a.check_rtol = 1e-2 if a.kv_cache == "bf16" else 1e-3
     a.shapes = parse_list(a.shapes)

@@ -40,21 +40,25 @@ def kernel_account(compile_stderr):
     return dict(zip(keys, map(int, found.groups())))
 
 
-def compile_shape(run, mkc, config, context, work, name, reuse=False, kv_cache="bf16"):
+def compile_shape(run, mkc, config, context, work, name, reuse=False, kv_cache="bf16", flags=()):
     """The shape's mk IR (scripts/fused_module.py), then a .mk for
-    `context` positions with random weights and KV caches of `kv_cache`
-    (f32 or bf16). Returns what was built, with the kernel's registers and
-    spills (`kernel`) when it was compiled now."""
+    `context` positions with random weights, KV caches of `kv_cache` (f32
+    or bf16) and any further `mkc compile` flags. Returns what was built,
+    with the kernel's registers and spills (`kernel`) when it was compiled
+    now."""
     mlir = os.path.join(work, f"{name}.mlir")
-    mk = os.path.join(work, f"{name}-c{context}-{kv_cache}.mk")
+    tag = "".join(c if c.isalnum() else "-" for c in "".join(flags))
+    mk = os.path.join(work, f"{name}-c{context}-{kv_cache}{tag}.mk")
     result = {"context": context, "mk": mk, "kv_cache": kv_cache}
+    if flags:
+        result["flags"] = list(flags)
     if reuse and os.path.exists(mk):
         result.update(reused=True)
     else:
         run([sys.executable, os.path.join(ROOT, "scripts", "fused_module.py"), config, "-o", mlir])
         started = time.time()
         _, said = run([mkc, "compile", mlir, "--emit=mk", "--random-weights",
-                       f"--max-context={context}", f"--kv-cache={kv_cache}", "-o", mk],
+                       f"--max-context={context}", f"--kv-cache={kv_cache}", *flags, "-o", mk],
                       with_stderr=True)
         result["compile_seconds"] = round(time.time() - started, 1)
         account = kernel_account(said)

@@ -193,7 +193,7 @@ def kernel_cell(account):
 
 
 def builds_section(merged):
-    lines = ["| shape | compiled for | KV cache | mkc compile s | .mk | tasks | weights GB | KV per position (bf16) | kernel (ptxas) |",
+    lines = ["| shape | compiled for | KV cache, flags | mkc compile s | .mk | tasks | weights GB | KV per position (bf16) | kernel (ptxas) |",
              "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for name, entry in merged.items():
         mkc = entry.get("mkc")
@@ -202,7 +202,8 @@ def builds_section(merged):
         for build in [mkc["build"], mkc.get("small_context")]:
             if build:
                 # (Builds before --kv-cache kept f32 caches.)
-                lines.append(f"| {name} | {build['context']} positions | {build.get('kv_cache', 'f32')} | "
+                kv = " ".join([build.get("kv_cache", "f32"), *build.get("flags", [])])
+                lines.append(f"| {name} | {build['context']} positions | {kv} | "
                              f"{cell(build.get('compile_seconds'), '{:.0f}')} | "
                              f"{build['mk_bytes'] / 2**30:.2f} GiB | {mkc.get('tasks', '—')} | "
                              f"{mkc.get('weight_bytes', 0) / 1e9:.3f} | {mkc['kv_bytes_per_position'] / 1024:.1f} KiB | "

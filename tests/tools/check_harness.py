@@ -66,7 +66,7 @@ def cpu_run(build, tmp):
     out = harness("--out", out_dir, "--device", "cpu", "--no-stream", "--build", build, "--work", work,
                   "--shapes", shape, "--positions", "1,6,12", "--steps", "2", "--repeats", "2",
                   "--baselines", "none", "--trace-shape", "harness-tiny", "--trace-position", "4",
-                  "--also-small-context", "6")
+                  "--also-small-context", "6", "--mkc-flags=--no-logit-picks")
     expect_in(out, "harness-tiny: logits GPU vs CPU at position 12 over 2 tokens", "the long check")
     expect_in(out, "--start-position 11 --prompt-tokens 7 -n 3 --step-times", "timing from P - 1")
     with open(os.path.join(out_dir, "parts", "harness-tiny.mkc.json")) as f:
@@ -89,11 +89,15 @@ def cpu_run(build, tmp):
     with open(os.path.join(out_dir, "README.md")) as f:
         readme = f.read()
     expect_in(readme, "| harness-tiny (context 8) | 6 | — |", "the CPU run's README")
+    expect_in(readme, "positions | bf16 --no-logit-picks |", "the build's flags in the README")
     # ptxas's account of the build's kernel, wherever NVRTC builds one.
     version = subprocess.run([os.path.join(build, "compiler", "tools", "mkc"), "--version"],
                              capture_output=True, text=True).stdout
     if part["build"].get("kv_cache") != "bf16":
         fail(f"the harness builds bf16 KV caches by default: {part['build']}")
+    if part["build"].get("flags") != ["--no-logit-picks"] or not part["build"]["mk"].endswith(
+            "bf16--no-logit-picks.mk"):
+        fail(f"--mkc-flags did not reach the build: {part['build']}")
     kernel = part["build"].get("kernel")
     if "NVRTC: not found" in version:
         if kernel is not None:
