@@ -3,6 +3,7 @@
 #include "compiler/driver/CompilePhases.h"
 
 #include "compiler/schedule/Scheduler.h"
+#include "compiler/taskgraph/InlineTasks.h"
 #include "compiler/taskgraph/LowerToTasks.h"
 #include "compiler/taskgraph/ShardOperations.h"
 #include "core/weights/SlicedValues.h"
@@ -70,6 +71,8 @@ llvm::Error scheduleRowSteps(CompiledModel &compiled, const CompileOptions &opti
     if (!tasks)
       return tasks.takeError();
     chunkDependencies(*tasks);
+    if (options.target.inlineMerge)
+      inlineAttentionMerges(*tasks);
     Schedule schedule = scheduleTasks(*tasks, options.target);
     std::string problem = validateSchedule(*tasks, schedule);
     if (!problem.empty())
@@ -95,6 +98,8 @@ llvm::Error shardRanks(CompiledModel &compiled, const CompileOptions &options) {
       return graph.takeError();
     chunkDependencies(*graph);
     markRankWaits(*graph);
+    if (options.target.inlineMerge)
+      inlineAttentionMerges(*graph);
     Schedule schedule =
         compiled.ranks.empty() ? scheduleTasks(*graph, options.target) : compiled.ranks[0].schedule;
     std::string problem = validateSchedule(*graph, schedule);
@@ -134,6 +139,8 @@ llvm::Expected<CompiledModel> compileToSchedule(mlir::MLIRContext &context,
       return tasks.takeError();
     compiled.emplace(CompiledModel{std::move(**imported), std::move(*tasks), {}, {}});
     compiled->dependencies = chunkDependencies(compiled->tasks);
+    if (options.target.inlineMerge)
+      inlineAttentionMerges(compiled->tasks);
   }
   {
     Phase phase(options.phases, "schedule");
@@ -201,6 +208,10 @@ llvm::Expected<bool> parseCompileOption(llvm::StringRef arg, CompileOptions &opt
   }
   if (arg == "--no-logit-picks") {
     options.target.logitPicks = false;
+    return true;
+  }
+  if (arg == "--inline-merge") {
+    options.target.inlineMerge = true;
     return true;
   }
   // Past 1024 rows a step is a prompt, not a chunk of one (kMaxStepRows).

@@ -85,7 +85,8 @@ void operation(std::ostream &os, const Operation &op) {
 void task(std::ostream &os, const Task &task) {
   os << "{\"id\": " << task.id << ", \"kind\": " << jsonString(taskKindName(task.kind))
      << ", \"op\": " << task.op << ", \"begin\": " << task.begin << ", \"end\": " << task.end
-     << ", \"ordinal\": " << task.ordinal << ", \"waits\": ";
+     << ", \"ordinal\": " << task.ordinal << ", \"runsInline\": "
+     << (task.runsInline ? "true" : "false") << ", \"waits\": ";
   list(os, task.waits, [&](const Wait &wait) {
     os << "{\"event\": " << wait.event << ", \"stepOffset\": " << wait.stepOffset << "}";
   });

@@ -229,7 +229,7 @@ void printTaskListing(std::ostream &os, const TaskGraph &graph) {
   os << "tasks:\n";
   for (const Task &task : graph.tasks) {
     os << "  " << task.id << " " << taskKindName(task.kind) << " " << taskLabel(graph, task)
-       << ": ";
+       << (task.runsInline ? ", inline" : "") << ": ";
     printWaits(os, task);
     os << "; triggers " << task.trigger << "; " << task.weightBytes << " weight bytes\n";
   }

@@ -23,7 +23,7 @@ std::string checkCoverage(const TaskGraph &graph, const Schedule &schedule) {
         return "task " + std::to_string(task) + " is scheduled twice";
     }
   for (uint32_t task = 0; task < seen.size(); ++task)
-    if (!seen[task])
+    if (!seen[task] && !graph.tasks[task].runsInline)
       return "task " + std::to_string(task) + " is in no queue";
   return "";
 }
@@ -59,6 +59,14 @@ SimulationResult simulateSchedule(const TaskGraph &graph, const Schedule &schedu
       running;
   double now = 0.0, lastStepStart = std::numeric_limits<double>::infinity();
 
+  // Inline tasks: the one after each event, and the one each SM runs now.
+  constexpr uint32_t kNone = UINT32_MAX;
+  std::vector<uint32_t> inlineOf(graph.events.size(), kNone), inlineRunning(sms, kNone);
+  std::vector<uint64_t> inlineStep(sms, 0);
+  for (const Task &task : graph.tasks)
+    if (task.runsInline && task.waits.size() == 1 && task.waits[0].event < graph.events.size())
+      inlineOf[task.waits[0].event] = task.id;
+
   auto done = [&](size_t sm) { return position[sm] >= steps * schedule.queues[sm].size(); };
   auto head = [&](size_t sm) -> const Task & {
     const auto &queue = schedule.queues[sm];
@@ -91,9 +99,31 @@ SimulationResult simulateSchedule(const TaskGraph &graph, const Schedule &schedu
     auto [finish, sm] = running.top();
     running.pop();
     now = finish;
-    ++counter[head(sm).trigger];
+    const Task *ended;
+    uint64_t step;
+    if (inlineRunning[sm] != kNone) {
+      ended = &graph.tasks[inlineRunning[sm]];
+      step = inlineStep[sm];
+      inlineRunning[sm] = kNone;
+    } else {
+      ended = &head(sm);
+      step = stepOf(sm);
+      ++position[sm];
+    }
+    uint32_t event = ended->trigger;
+    ++counter[event];
+    uint32_t inlined = inlineOf[event];
+    if (inlined != kNone &&
+        counter[event] == mk_event_threshold(graph.events[event].triggerCount, step, 0)) {
+      // The SM stays busy with the task run inline after this trigger.
+      inlineRunning[sm] = inlined;
+      inlineStep[sm] = step;
+      running.push({now + taskSeconds(graph, graph.tasks[inlined], target) *
+                              jitterFactor(inlined, step, options.jitter),
+                    sm});
+      continue;
+    }
     busy[sm] = false;
-    ++position[sm];
   }
 
   std::ostringstream stuck;

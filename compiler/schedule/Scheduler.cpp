@@ -77,6 +77,7 @@ Schedule scheduleTasks(const TaskGraph &graph, const TargetDescription &target) 
   // (ready time, -remaining path, id): earliest first, then the most urgent.
   ReadySet ready;
   std::vector<double> readyTime(count, 0.0), smFree(sms, 0.0);
+  std::vector<uint32_t> lastSm(count, 0); // the SM of the predecessor that finishes last
   for (uint32_t task = 0; task < count; ++task)
     if (waiting[task] == 0)
       ready.insert({0.0, -remaining[task], task});
@@ -86,6 +87,24 @@ Schedule scheduleTasks(const TaskGraph &graph, const TargetDescription &target) 
     auto next = nextToPlace(graph, ready);
     uint32_t task = std::get<2>(*next);
     ready.erase(next);
+    auto release = [&](double finish, uint32_t sm) {
+      for (uint32_t next : successors[task]) {
+        if (finish >= readyTime[next]) {
+          readyTime[next] = finish;
+          lastSm[next] = sm;
+        }
+        if (--waiting[next] == 0)
+          ready.insert({readyTime[next], -remaining[next], next});
+      }
+    };
+    if (graph.tasks[task].runsInline) {
+      // In no queue: it runs on the SM whose trigger completes its wait,
+      // as soon as that trigger lands.
+      double finish = readyTime[task] + cost[task];
+      smFree[lastSm[task]] = std::max(smFree[lastSm[task]], finish);
+      release(finish, lastSm[task]);
+      continue;
+    }
     auto &bytes = layerBytes[graph.operations[graph.tasks[task].op].layer];
     bytes.resize(sms, 0);
 
@@ -106,11 +125,7 @@ Schedule scheduleTasks(const TaskGraph &graph, const TargetDescription &target) 
     schedule.queues[chosen].push_back(task);
     smFree[chosen] = finish;
     bytes[chosen] += graph.tasks[task].weightBytes;
-    for (uint32_t next : successors[task]) {
-      readyTime[next] = std::max(readyTime[next], finish);
-      if (--waiting[next] == 0)
-        ready.insert({readyTime[next], -remaining[next], next});
-    }
+    release(finish, chosen);
   }
   return schedule;
 }

@@ -27,6 +27,10 @@ struct TargetDescription {
   // Whether the logits' Gemv writes its tiles' picks for a greedy Argmax
   // (Operation::picks; `--no-logit-picks` leaves them out).
   bool logitPicks = true;
+  // Whether each attention merge runs inline, on the SM of its KV head's
+  // last chunk (`--inline-merge`; compiler/taskgraph/InlineTasks.h): the
+  // CPU executor runs such graphs, the kernel not yet.
+  bool inlineMerge = false;
 };
 
 } // namespace mk

@@ -169,6 +169,13 @@ struct Task {
   // Its index among its operation's tasks of its kind, in tile order (a
   // Gemv tile writing picks writes them at it).
   uint32_t ordinal = 0;
+  // An inline task is in no queue: it runs on the SM whose trigger brings
+  // its one wait's event to this step's count, right after that trigger
+  // (the event protocol makes that trigger unique: every trigger of step
+  // s + 1 follows every trigger of step s through the step's Argmax). So it
+  // starts without a hop, and its waits and triggers mean what they mean
+  // for a queued task (bench/NOTES.md: the merge in the last chunk).
+  bool runsInline = false;
 
   std::vector<Wait> waits;
   uint32_t trigger = 0; // the one event this task adds to when done

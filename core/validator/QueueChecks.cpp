@@ -1,4 +1,5 @@
-// The schedule: every task in exactly one queue, and queues that finish.
+// The schedule: every task in exactly one queue (an inline task in none),
+// and queues that finish.
 //
 // With counters that only grow and waits that only ask for a counter to
 // reach a threshold, running a task never disables another one. So if one
@@ -14,7 +15,36 @@
 
 namespace mk::validation {
 
+// The event each inline task runs after (UINT32_MAX: none), or a problem:
+// an inline task waits on one event of its own step, on this rank, that no
+// other inline task waits on and no inline task triggers (no chains).
+std::string inlineTasksByEvent(const TaskGraph &graph, std::vector<uint32_t> &inlineOf) {
+  inlineOf.assign(graph.events.size(), UINT32_MAX);
+  for (const Task &task : graph.tasks) {
+    if (!task.runsInline)
+      continue;
+    if (task.waits.size() != 1 || task.waits[0].stepOffset != 0 || task.waits[0].allRanks)
+      return cat(describeTask(graph, task.id),
+                 " runs inline, so it needs exactly one wait, on an event of its own step on its "
+                 "own rank; it has ", task.waits.size());
+    uint32_t event = task.waits[0].event;
+    if (inlineOf[event] != UINT32_MAX)
+      return cat(describeTask(graph, task.id), " and ", describeTask(graph, inlineOf[event]),
+                 " both run inline after ", describeEvent(graph, event));
+    inlineOf[event] = task.id;
+  }
+  for (const Task &task : graph.tasks)
+    if (task.runsInline && inlineOf[task.trigger] != UINT32_MAX)
+      return cat(describeTask(graph, task.id), " runs inline and triggers ",
+                 describeEvent(graph, task.trigger), ", after which ",
+                 describeTask(graph, inlineOf[task.trigger]), " runs inline: no chains");
+  return "";
+}
+
 std::string checkQueues(const TaskGraph &graph, const Schedule &schedule) {
+  std::vector<uint32_t> inlineOf;
+  if (std::string problem = inlineTasksByEvent(graph, inlineOf); !problem.empty())
+    return problem;
   if (schedule.numSms == 0)
     return "the schedule has no SMs";
   if (schedule.queues.size() != schedule.numSms)
@@ -27,6 +57,8 @@ std::string checkQueues(const TaskGraph &graph, const Schedule &schedule) {
       uint32_t task = queue[position];
       if (task >= graph.tasks.size())
         return cat("entry ", position, " of SM ", sm, "'s queue is ", describeTask(graph, task));
+      if (graph.tasks[task].runsInline)
+        return cat(describeTask(graph, task), " runs inline, yet SM ", sm, " queues it");
       if (smOf[task] != nowhere)
         return cat(describeTask(graph, task), " is queued twice: on SM ", smOf[task], " and on SM ",
                    sm);
@@ -34,7 +66,7 @@ std::string checkQueues(const TaskGraph &graph, const Schedule &schedule) {
     }
   }
   for (uint32_t task = 0; task < graph.tasks.size(); ++task)
-    if (smOf[task] == nowhere)
+    if (smOf[task] == nowhere && !graph.tasks[task].runsInline)
       return cat(describeTask(graph, task), " is in no SM's queue");
   return "";
 }
@@ -45,7 +77,9 @@ class QueueSimulation {
 public:
   QueueSimulation(const TaskGraph &graph, const Schedule &schedule, uint64_t steps)
       : graph(graph), schedule(schedule), steps(steps), next(schedule.numSms),
-        counters(graph.events.size()), waiting(graph.events.size()) {}
+        counters(graph.events.size()), waiting(graph.events.size()) {
+    inlineTasksByEvent(graph, inlineOf); // checkQueues has checked them
+  }
 
   std::string run();
 
@@ -62,6 +96,8 @@ private:
   }
   // Runs the SM's queue until it ends or waits; returns the event it waits on.
   std::optional<uint32_t> advance(uint32_t sm);
+  // A trigger of `event` in `step`, and the inline task it completes.
+  void trigger(uint32_t event, uint64_t step);
   std::string deadlockReport() const;
 
   const TaskGraph &graph;
@@ -70,8 +106,19 @@ private:
   std::vector<uint64_t> next; // per SM: steps done x queue length + position
   std::vector<uint64_t> counters;
   std::vector<std::vector<uint32_t>> waiting; // per event: SMs stopped on it
+  std::vector<uint32_t> inlineOf;             // per event: the task run inline after it
   std::deque<uint32_t> ready;
 };
+
+void QueueSimulation::trigger(uint32_t event, uint64_t step) {
+  ++counters[event];
+  for (uint32_t waiter : waiting[event])
+    ready.push_back(waiter);
+  waiting[event].clear();
+  uint32_t inlined = inlineOf[event];
+  if (inlined != UINT32_MAX && counters[event] == threshold(graph.tasks[inlined].waits[0], step))
+    trigger(graph.tasks[inlined].trigger, step);
+}
 
 std::optional<uint32_t> QueueSimulation::advance(uint32_t sm) {
   while (!finished(sm)) {
@@ -80,10 +127,7 @@ std::optional<uint32_t> QueueSimulation::advance(uint32_t sm) {
     for (const Wait &wait : task.waits)
       if (counters[wait.event] < threshold(wait, step))
         return wait.event;
-    ++counters[task.trigger];
-    for (uint32_t waiter : waiting[task.trigger])
-      ready.push_back(waiter);
-    waiting[task.trigger].clear();
+    trigger(task.trigger, step);
     ++next[sm];
   }
   return std::nullopt;

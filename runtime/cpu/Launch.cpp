@@ -47,6 +47,10 @@ public:
       for (size_t event = 0; event < graph.events.size(); ++event)
         counters.back()[event].store(0, std::memory_order_relaxed);
       memories.push_back(rank.memory);
+      inlineOf.emplace_back(rank.graph->events.size(), kNone);
+      for (const Task &task : rank.graph->tasks)
+        if (task.runsInline)
+          inlineOf.back()[task.waits[0].event] = task.id;
     }
     uint64_t rows = plan.rows.size();
     record.argmaxTokens.assign(plan.steps * rows, -1);
@@ -221,7 +225,19 @@ private:
         return false;
       }
     }
-    counters[rank][task.trigger].fetch_add(1, std::memory_order_release);
+    // Acquire too: the trigger that completes the step's count runs the
+    // event's inline task here, reading what the other triggers released.
+    uint64_t count = counters[rank][task.trigger].fetch_add(1, std::memory_order_acq_rel) + 1;
+    uint32_t inlined = inlineOf[rank][task.trigger];
+    if (inlined != kNone) {
+      const TaskGraph &graph = *ranks[rank].graph;
+      if (count == mk_event_threshold(graph.events[task.trigger].triggerCount, step, 0)) {
+        uint64_t *inlineTimes = traceTimes(rank, inlined, step);
+        mark(inlineTimes, MK_TRACE_WAIT);
+        mark(inlineTimes, MK_TRACE_START);
+        return execute(rank, graph.tasks[inlined], step, inlineTimes);
+      }
+    }
     return true;
   }
 
@@ -361,6 +377,8 @@ private:
   LaunchRecord &record;
   std::vector<std::unique_ptr<std::atomic<uint64_t>[]>> counters; // per rank
   std::vector<ExecutorMemory *> memories;                         // per rank
+  static constexpr uint32_t kNone = UINT32_MAX;
+  std::vector<std::vector<uint32_t>> inlineOf; // per rank and event: its inline task, or kNone
   std::vector<std::vector<int64_t>> rankTokens; // the picks of ranks but 0, as record's
   std::vector<uint64_t> stepEnds; // ns since the start as each step's Argmax ends; 0: not yet
   Clock::time_point start;

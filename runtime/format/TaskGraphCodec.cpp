@@ -135,7 +135,7 @@ private:
 };
 
 // Smallest encodings, for Decoder::list.
-constexpr size_t kMinBuffer = 14, kMinOperation = 195, kMinTask = 53, kMinEvent = 12;
+constexpr size_t kMinBuffer = 14, kMinOperation = 195, kMinTask = 54, kMinEvent = 12;
 constexpr size_t kMinWeightRef = 20, kMinWait = 8, kMinRange = 20, kMinQueue = 4;
 
 template <class Codec, class Ref> void codeWeightRef(Codec &c, Ref &ref) {
@@ -190,6 +190,7 @@ template <class Codec, class T> void codeTask(Codec &c, T &task) {
   c.u64(task.begin);
   c.u64(task.end);
   c.u32(task.ordinal);
+  c.boolean(task.runsInline);
   c.list(task.waits, "wait", kMinWait, [&](auto &wait) {
     c.u32(wait.event);
     c.i32(wait.stepOffset);

@@ -179,6 +179,21 @@ TEST(CpuExecutor, PicksTheLogitsTokensFromTheirPicks) {
   }
 }
 
+// Merges run inline (on the SM of their KV head's last chunk) give the bits
+// of merges run from a queue, in every mode.
+TEST(CpuExecutor, RunsInlineTasksWhereTheirEventCompletes) {
+  for (const Mode &mode : allModes())
+    for (uint32_t sms : {1u, 4u, 7u}) {
+      toy::ToyModel queued = buildToyModel(sms), inlined = buildToyModel(sms);
+      toy::inlineMerges(inlined);
+      CpuExecutor fromQueues(queued.graph, queued.schedule, queued.weights, mode.options);
+      CpuExecutor inline_(inlined.graph, inlined.schedule, inlined.weights, mode.options);
+      for (size_t i = 0; i < kTokens.size(); ++i)
+        ASSERT_EQ(inline_.step(kTokens[i]), fromQueues.step(kTokens[i]))
+            << mode.name << ", " << sms << " SMs, step " << i;
+    }
+}
+
 // Every launch times its steps; with options.trace it also records, per
 // step and task, when its SM began waiting, when the task started and ended,
 // in that order and on one clock: no task starts before the tasks that

@@ -352,6 +352,49 @@ TEST(TaskGraphValidator, RefusesInconsistentLogitPicks) {
   EXPECT_EQ(validateSchedule(rows.graph, rows.schedule), "");
 }
 
+// Inline tasks (Task::runsInline): the toy graph with inline merges
+// validates on any number of SMs, and each way an inline task can be
+// misplaced is named.
+TEST(TaskGraphValidator, PlacesInlineTasksOnlyWhereTheyCanRun) {
+  for (uint32_t sms : {1u, 3u, 7u}) {
+    toy::ToyModel model = buildToyModel(sms);
+    toy::inlineMerges(model);
+    EXPECT_EQ(validateSchedule(model.graph, model.schedule), "") << sms << " SMs";
+  }
+  auto merge = [](TaskGraph &graph, uint64_t group) -> Task & {
+    return graph.tasks[findTask(graph, TaskKind::AttentionMerge, "layer0.attention", group)];
+  };
+  auto inlined = [](const std::function<void(TaskGraph &, Schedule &)> &mutate) {
+    return [mutate](TaskGraph &graph, Schedule &schedule) {
+      toy::ToyModel model{graph, schedule, {}};
+      toy::inlineMerges(model);
+      graph = model.graph;
+      schedule = model.schedule;
+      mutate(graph, schedule);
+    };
+  };
+  expectRefused([&](TaskGraph &graph, Schedule &) { merge(graph, 0).runsInline = true; },
+                {"layer0.attention", "runs inline, yet SM"});
+  expectRefused(inlined([&](TaskGraph &graph, Schedule &) {
+                  merge(graph, 0).waits.push_back(merge(graph, 1).waits[0]);
+                }),
+                {"runs inline, so it needs exactly one wait", "it has 2"});
+  expectRefused(inlined([&](TaskGraph &graph, Schedule &) { merge(graph, 0).waits[0].stepOffset = -1; }),
+                {"runs inline, so it needs exactly one wait, on an event of its own step"});
+  expectRefused(inlined([&](TaskGraph &graph, Schedule &) {
+                  merge(graph, 1).waits = merge(graph, 0).waits;
+                }),
+                {"both run inline after"});
+  // A chunk run inline would trigger the event its merge runs inline after.
+  expectRefused(inlined([&](TaskGraph &graph, Schedule &schedule) {
+                  Task &chunk = graph.tasks[findTask(graph, TaskKind::AttentionChunk, "layer0.attention", 0)];
+                  chunk.runsInline = true;
+                  for (std::vector<uint32_t> &queue : schedule.queues)
+                    std::erase(queue, chunk.id);
+                }),
+                {"runs inline and triggers", "no chains"});
+}
+
 // Steps of several rows: the toy graph at M rows validates, and each way an
 // M-row graph can be inconsistent is named.
 std::string validateRows(int64_t rows, int64_t sequences,

@@ -314,6 +314,13 @@ void addLogitPicks(TaskGraph &graph) {
   }
 }
 
+void inlineMerges(ToyModel &model) {
+  for (Task &task : model.graph.tasks)
+    task.runsInline = task.kind == TaskKind::AttentionMerge;
+  for (std::vector<uint32_t> &queue : model.schedule.queues)
+    std::erase_if(queue, [&](uint32_t id) { return model.graph.tasks[id].runsInline; });
+}
+
 void makeRows(TaskGraph &graph, int64_t rows, int64_t sequences) {
   graph.rows = rows;
   graph.sequences = sequences;

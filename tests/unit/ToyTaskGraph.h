@@ -36,6 +36,10 @@ ToyModel buildToyModel(uint32_t numSms = 4);
 // argmax reads (Operation::picks), as the compiler's tiling does.
 void addLogitPicks(TaskGraph &graph);
 
+// The toy model's attention merges made inline (Task::runsInline), out of
+// the queues, as `mkc compile --inline-merge` makes them.
+void inlineMerges(ToyModel &model);
+
 // The toy model's graph made a step of `rows` rows over `sequences`
 // sequences (core/taskgraph/StepRows.h): buffers resized, and every task's
 // declared reads and writes taken from its kind's footprint, which the
