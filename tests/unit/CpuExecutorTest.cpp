@@ -43,6 +43,16 @@ void expectClose(const std::vector<float> &actual, const std::vector<float> &exp
         << what << ", logit " << i << ": " << actual[i] << " vs " << expected[i];
 }
 
+// A step of `token` fails with a message holding `fragment`.
+void expectStepFails(CpuExecutor &executor, int64_t token, const std::string &fragment) {
+  try {
+    executor.step(token);
+    ADD_FAILURE() << "the step ran; expected it to fail with: " << fragment;
+  } catch (const ExecutionError &error) {
+    EXPECT_NE(std::string(error.what()).find(fragment), std::string::npos) << error.what();
+  }
+}
+
 TEST(CpuExecutor, MatchesTheKernelsStepByStepInEveryMode) {
   for (const Mode &mode : allModes())
     for (uint32_t sms : {1u, 4u, 7u}) {
@@ -171,12 +181,7 @@ TEST(CpuExecutor, PicksTheLogitsTokensFromTheirPicks) {
     poisoned.add(std::move(copy));
   }
   CpuExecutor executor(model.graph, model.schedule, poisoned, {.checked = true});
-  try {
-    executor.step(1);
-    ADD_FAILURE() << "an infinite logit gave a token";
-  } catch (const ExecutionError &error) {
-    EXPECT_NE(std::string(error.what()).find("logit 20 is"), std::string::npos) << error.what();
-  }
+  expectStepFails(executor, 1, "logit 20 is");
 }
 
 // Merges run inline (on the SM of their KV head's last chunk) give the bits
@@ -287,15 +292,7 @@ TEST(CpuExecutor, ReportsNonFiniteLogitsAsTheKernelDoes) {
   }
   for (bool checked : {false, true}) {
     CpuExecutor executor(model.graph, model.schedule, poisoned, {.checked = checked});
-    try {
-      executor.step(1);
-      ADD_FAILURE() << "NaN logits gave a token";
-    } catch (const ExecutionError &error) {
-      std::string message = error.what();
-      EXPECT_NE(message.find("logit 0 is NaN: the model computes non-finite logits"),
-                std::string::npos)
-          << message;
-    }
+    expectStepFails(executor, 1, "logit 0 is NaN: the model computes non-finite logits");
   }
 }
 
@@ -307,12 +304,7 @@ TEST(CpuExecutor, RefusesToRunPastTheContext) {
   EXPECT_THROW(executor.generate({}, 1), ExecutionError) << "nothing to continue from";
   for (int64_t i = 0; i < toy::kMaxContext; ++i)
     executor.step(i % toy::kVocab);
-  try {
-    executor.step(1);
-    ADD_FAILURE() << "stepped past maxContext";
-  } catch (const ExecutionError &error) {
-    EXPECT_NE(std::string(error.what()).find("context is full"), std::string::npos) << error.what();
-  }
+  expectStepFails(executor, 1, "context is full");
 }
 
 // A start position places the first token there, the cache below it all
