@@ -15,6 +15,8 @@
 
 namespace mk::validation {
 
+namespace {
+
 // The event each inline task runs after (UINT32_MAX: none), or a problem:
 // an inline task waits on one event of its own step, on this rank, that no
 // other inline task waits on and no inline task triggers (no chains).
@@ -40,6 +42,8 @@ std::string inlineTasksByEvent(const TaskGraph &graph, std::vector<uint32_t> &in
                  describeTask(graph, inlineOf[task.trigger]), " runs inline: no chains");
   return "";
 }
+
+} // namespace
 
 std::string checkQueues(const TaskGraph &graph, const Schedule &schedule) {
   std::vector<uint32_t> inlineOf;
