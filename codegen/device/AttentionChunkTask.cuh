@@ -109,7 +109,7 @@ __device__ void rotateHeads(const TaskContext &context, const MkOperationRecord 
 template <int kHeadDim, int kGroup, int kChunk, int kCacheBytes, int kThreads>
 struct StagingRing {
   using Cache = typename CacheElementOf<kCacheBytes>::Type;
-  static constexpr int kRows = static_cast<int>(attentionBlockRows(kHeadDim, kChunk, kCacheBytes));
+  static constexpr int kRows = static_cast<int>(attentionBlockRows(kHeadDim, kChunk));
   // (A chunk without a ring still names the type; it never uses it.)
   static constexpr int kStages =
       static_cast<int>(attentionStages(kHeadDim, kGroup, kChunk, kCacheBytes) > 2

@@ -217,7 +217,7 @@ void printTaskListing(std::ostream &os, const TaskGraph &graph) {
       os << ", " << (element == CacheElement::BF16 ? "bf16" : "f32") << " KV cache";
       if (attentionChunkStaged(op.headDim, group, op.chunkSize, cacheBytes))
         os << ", staged through " << attentionStages(op.headDim, group, op.chunkSize, cacheBytes)
-           << " slots of " << attentionBlockRows(op.headDim, op.chunkSize, cacheBytes)
+           << " slots of " << attentionBlockRows(op.headDim, op.chunkSize)
            << " positions";
     }
     os << "\n";

@@ -70,11 +70,11 @@ MK_HOST_DEVICE constexpr mk_u64 attentionStagingOffset(mk_i64 headDim, mk_i64 gr
 //
 // Rows a block holds: up to 128 positions (two rounds of the scores' keys
 // at 512 threads, which share their reads of q), fewer where the rows would
-// pass 8192 elements: a thread holds its keys of a block in registers, and
-// bf16 blocks of 128 rows of 128 spilled (the Qwen3-0.6B shape); a power of
-// two, so that a whole number of the value lanes' strides fits.
-MK_HOST_DEVICE constexpr mk_i64 attentionBlockRows(mk_i64 headDim, mk_i64 chunk,
-                                                   mk_i64 /*cacheBytes*/) {
+// pass 8192 elements, whatever the cache keeps: a thread holds its keys of a
+// block in registers, and bf16 blocks of 128 rows of 128 spilled (the
+// Qwen3-0.6B shape); a power of two, so that a whole number of the value
+// lanes' strides fits.
+MK_HOST_DEVICE constexpr mk_i64 attentionBlockRows(mk_i64 headDim, mk_i64 chunk) {
   mk_i64 rows = 128;
   while (rows > 8 && rows * headDim > 8 * 1024)
     rows /= 2;
@@ -114,7 +114,7 @@ MK_HOST_DEVICE constexpr mk_i64 attentionValueRow(mk_i64 headDim, mk_i64 cacheBy
 MK_HOST_DEVICE constexpr mk_i64 attentionSlotFloats(mk_i64 headDim, mk_i64 chunk,
                                                     mk_i64 cacheBytes) {
   mk_i64 key = attentionKeyRow(headDim, cacheBytes), value = attentionValueRow(headDim, cacheBytes);
-  return attentionBlockRows(headDim, chunk, cacheBytes) * (key > value ? key : value) * cacheBytes /
+  return attentionBlockRows(headDim, chunk) * (key > value ? key : value) * cacheBytes /
          4;
 }
 // Slots in the ring: enough for 96 KiB of rows in flight besides the one
@@ -124,7 +124,7 @@ MK_HOST_DEVICE constexpr mk_i64 attentionSlotFloats(mk_i64 headDim, mk_i64 chunk
 // Fewer than 2 (a chunk whose scores fill the shared memory): no ring.
 MK_HOST_DEVICE constexpr mk_i64 attentionStages(mk_i64 headDim, mk_i64 group, mk_i64 chunk,
                                                 mk_i64 cacheBytes) {
-  mk_i64 rows = attentionBlockRows(headDim, chunk, cacheBytes);
+  mk_i64 rows = attentionBlockRows(headDim, chunk);
   mk_i64 blockBytes = rows * headDim * cacheBytes;
   mk_i64 stages = 1 + (96 * 1024 + blockBytes - 1) / blockBytes;
   mk_i64 whole = 2 * ((chunk + rows - 1) / rows) + 1;

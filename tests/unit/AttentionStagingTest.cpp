@@ -36,7 +36,7 @@ TEST(AttentionStagingTest, BlocksTileTheChunkInWholeCopies) {
         if (!cacheHolds(headDim, bytes))
           continue;
         SCOPED_TRACE(shape(headDim, 1, chunk, bytes));
-        mk_i64 rows = attentionBlockRows(headDim, chunk, bytes);
+        mk_i64 rows = attentionBlockRows(headDim, chunk);
         EXPECT_GT(rows, 0);
         EXPECT_EQ(rows & (rows - 1), 0) << "a power of two";
         EXPECT_EQ(chunk % rows, 0) << "whole blocks (chunks are powers of two)";
@@ -102,7 +102,7 @@ TEST(AttentionStagingTest, RingKeepsReadsInFlightWithinItsBudget) {
           EXPECT_EQ(floats, static_cast<mk_u64>(carving + stages * slotBytes / 4));
           // All but one slot in flight: 96 KiB of rows, or every block of the
           // chunk, unless the budget stops it first.
-          const mk_i64 rows = attentionBlockRows(headDim, chunk, bytes);
+          const mk_i64 rows = attentionBlockRows(headDim, chunk);
           const mk_i64 inFlight = (stages - 1) * rows * headDim * bytes;
           const mk_i64 wholeChunk = 2 * chunk * headDim * bytes;
           const bool budgetBound = (stages + 1) * slotBytes > 144 * 1024 ||
@@ -118,21 +118,22 @@ TEST(AttentionStagingTest, RingKeepsReadsInFlightWithinItsBudget) {
 TEST(AttentionStagingTest, MeasuredShapes) {
   // Llama-3.2-1B built for 32800 positions: head 64, group 4, chunk 1024.
   EXPECT_TRUE(attentionChunkStaged(64, 4, 1024, 4));
-  EXPECT_EQ(attentionBlockRows(64, 1024, 4), 128);
+  EXPECT_EQ(attentionBlockRows(64, 1024), 128);
   EXPECT_EQ(attentionStages(64, 4, 1024, 4), 4);
   // Qwen3-0.6B: head 128, group 2.
-  EXPECT_EQ(attentionBlockRows(128, 1024, 4), 64);
+  EXPECT_EQ(attentionBlockRows(128, 1024), 64);
   EXPECT_EQ(attentionStages(128, 2, 1024, 4), 4);
   // Builds for 528 positions: chunks of 32 or 64, the register path.
   EXPECT_FALSE(attentionChunkStaged(64, 4, 64, 4));
   EXPECT_FALSE(attentionChunkStaged(64, 3, 32, 4));
   // The same 1B build with bf16 caches: blocks of 128 rows of 144 bytes,
   // 7 slots (96 KiB in flight).
-  EXPECT_EQ(attentionBlockRows(64, 1024, 2), 128);
+  EXPECT_EQ(attentionBlockRows(64, 1024), 128);
   EXPECT_EQ(attentionKeyRow(64, 2), 72);
   EXPECT_EQ(attentionStages(64, 4, 1024, 2), 7);
-  // Qwen3-0.6B with bf16 caches: 64 rows, as with f32 (128 spilled).
-  EXPECT_EQ(attentionBlockRows(128, 1024, 2), 64);
+  // Qwen3-0.6B with bf16 caches: 64 rows, as with f32 (128 spilled): the
+  // rows of a block do not depend on the element.
+  EXPECT_EQ(attentionBlockRows(128, 1024), 64);
 }
 
 } // namespace
