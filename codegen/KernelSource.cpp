@@ -142,6 +142,12 @@ void emitConstants(std::ostream &os, const TaskGraph &graph, const Schedule &sch
      << "constexpr int kNumTasks = " << graph.tasks.size() << ";\n"
      << "constexpr int kNumEvents = " << graph.events.size() << ";\n"
      << "constexpr int kNumOperations = " << graph.operations.size() << ";\n"
+     << "constexpr bool kInlineTasks = "
+     << (std::any_of(graph.tasks.begin(), graph.tasks.end(),
+                     [](const Task &task) { return task.runsInline; })
+             ? "true"
+             : "false")
+     << "; // some task runs where its wait completes (Task::runsInline)\n"
      << "constexpr int kNumVariants = " << variants.variants.size() << ";\n"
      << "constexpr long long kMaxContext = " << graph.maxContext << ";\n"
      << "constexpr int kHidden = " << shapes.hidden << ";\n"
@@ -150,27 +156,20 @@ void emitConstants(std::ostream &os, const TaskGraph &graph, const Schedule &sch
      << ", \"one CTA's shared memory on the target\");\n\n";
 }
 
-// One case per kernel variant, by the number the blob gives each task; each
-// instantiation's shared memory asserted against the kernel's.
-void emitDispatcher(std::ostream &os, const KernelVariants &variants,
-                    const KernelOptions &options) {
-  os << "struct Tasks {\n"
-     << "  static constexpr unsigned long long kPrefetchBytes = " << options.prefetchBytes << ";\n"
-     << "  static constexpr unsigned long long kTaskSharedBytes = model::kTaskSharedBytes;\n"
-     << "  static constexpr int kWeightRingSlots = model::kWeightRingSlots;\n"
-     << "  static constexpr int kWeightRingSlotBytes = model::kWeightRingSlotBytes;\n"
-     << "  static constexpr unsigned long long kWeightRingOffset = model::kTaskSharedBytes;\n"
-     << "  static constexpr int kGemvLoadsInFlight = " << options.gemvLoadsInFlight << ";\n"
-     << "  static constexpr int kGemvEarlySlots = model::kGemvEarlySlots;\n"
-     << "  static constexpr bool kGemvCopyFirstBatch = " << (options.gemvEarlyCopy ? "true" : "false")
-     << ";\n"
-     << "  static constexpr int kStaticSharedReserve = " << kStaticSharedReserve << ";\n\n"
-     << "  template <class AwaitInputs>\n"
-     << "  __device__ static void run(const mk::gpu::TaskContext &context, const MkTaskRecord &task,\n"
-     << "                             const MkOperationRecord &op, const AwaitInputs &awaitInputs) {\n"
+// `name`: a switch over the kernel variants `included` marks, by the number
+// the blob gives each task; each instantiation's shared memory asserted
+// against the kernel's.
+void emitSwitch(std::ostream &os, const KernelVariants &variants,
+                const std::vector<bool> &included, const char *name) {
+  os << "  template <class AwaitInputs>\n"
+     << "  __device__ static void " << name << "(\n"
+     << "      const mk::gpu::TaskContext &context, const MkTaskRecord &task,\n"
+     << "      const MkOperationRecord &op, const AwaitInputs &awaitInputs) {\n"
      << "    using namespace mk::gpu;\n"
      << "    switch (task.variant) {\n";
   for (size_t number = 0; number < variants.variants.size(); ++number) {
+    if (!included[number])
+      continue;
     const KernelVariant &variant = variants.variants[number];
     const TaskKindDescription &kind = describeKind(variant.kind);
     std::string arguments = templateArguments(variant);
@@ -184,8 +183,33 @@ void emitDispatcher(std::ostream &os, const KernelVariants &variants,
   os << "    }\n"
      << "    if (threadIdx.x == 0)\n"
      << "      raiseError(context, MK_ERROR_UNKNOWN_VARIANT, task.variant);\n"
-     << "  }\n"
-     << "};\n";
+     << "  }\n";
+}
+
+// The dispatcher: `run` over every variant, and `runInline` over those of
+// inline tasks only (Task::runsInline), so that the interpreter's second
+// call site adds no other task body to the kernel's registers.
+void emitDispatcher(std::ostream &os, const TaskGraph &graph, const KernelVariants &variants,
+                    const KernelOptions &options) {
+  os << "struct Tasks {\n"
+     << "  static constexpr unsigned long long kPrefetchBytes = " << options.prefetchBytes << ";\n"
+     << "  static constexpr unsigned long long kTaskSharedBytes = model::kTaskSharedBytes;\n"
+     << "  static constexpr int kWeightRingSlots = model::kWeightRingSlots;\n"
+     << "  static constexpr int kWeightRingSlotBytes = model::kWeightRingSlotBytes;\n"
+     << "  static constexpr unsigned long long kWeightRingOffset = model::kTaskSharedBytes;\n"
+     << "  static constexpr int kGemvLoadsInFlight = " << options.gemvLoadsInFlight << ";\n"
+     << "  static constexpr int kGemvEarlySlots = model::kGemvEarlySlots;\n"
+     << "  static constexpr bool kGemvCopyFirstBatch = " << (options.gemvEarlyCopy ? "true" : "false")
+     << ";\n"
+     << "  static constexpr bool kInlineTasks = model::kInlineTasks;\n"
+     << "  static constexpr int kStaticSharedReserve = " << kStaticSharedReserve << ";\n\n";
+  std::vector<bool> every(variants.variants.size(), true), inlined(variants.variants.size(), false);
+  for (const Task &task : graph.tasks)
+    if (task.runsInline)
+      inlined[variants.ofTask[task.id]] = true;
+  emitSwitch(os, variants, every, "run");
+  emitSwitch(os, variants, inlined, "runInline");
+  os << "};\n";
 }
 
 // The variants as the kernel publishes them (MkKernelVariant).
@@ -215,14 +239,6 @@ llvm::Error checkSupported(const TaskGraph &graph, const ModelShapes &shapes,
     return error("the graph's step holds " + llvm::Twine(graph.rows) + " rows over " +
                  llvm::Twine(graph.sequences) +
                  " sequences; the kernel runs steps of one row of one sequence");
-  // Inline tasks run on the CPU executor so far (bench/NOTES.md: the merge
-  // in the last chunk).
-  for (const Task &task : graph.tasks)
-    if (task.runsInline)
-      return error("task " + llvm::Twine(task.id) + " (" + taskKindName(task.kind) + " '" +
-                   graph.operations[task.op].name +
-                   "') runs inline, which the kernel does not do yet: compile with --no-kernel "
-                   "and run it on the CPU executor");
   for (const Operation &op : graph.operations) {
     if (op.kind == OpKind::Attention && (op.numKvHeads <= 0 || op.numHeads % op.numKvHeads != 0))
       return error("attention '" + op.name + "' has " + llvm::Twine(op.numHeads) +
@@ -306,7 +322,7 @@ llvm::Expected<KernelSource> generateKernelSource(const TaskGraph &graph, const 
      << "namespace model {\n\n";
   emitConstants(os, graph, schedule, shapes, variants, source, sharedBytesPerCta, earlySlots,
                 static_cast<uint32_t>(taskBytes));
-  emitDispatcher(os, variants, options);
+  emitDispatcher(os, graph, variants, options);
   os << "\n} // namespace model\n\n"
      << "extern \"C\" __constant__ MkKernelInfo mk_kernel_info = {\n"
      << "    MK_KERNEL_ABI_VERSION, model::kBlockThreads, model::kSharedBytes, model::kNumSms,\n"

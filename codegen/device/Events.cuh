@@ -23,6 +23,17 @@ __device__ __forceinline__ void addRelease(unsigned *address, unsigned value) {
   asm volatile("red.release.gpu.global.add.u32 [%0], %1;" ::"l"(address), "r"(value) : "memory");
 }
 
+// The count before the add: an acquire as well as a release, so that the
+// trigger that completes a count has what every other trigger released.
+__device__ __forceinline__ unsigned fetchAddAcquireRelease(unsigned *address, unsigned value) {
+  unsigned old;
+  asm volatile("atom.acq_rel.gpu.global.add.u32 %0, [%1], %2;"
+               : "=r"(old)
+               : "l"(address), "r"(value)
+               : "memory");
+  return old;
+}
+
 // Spins until counter[event] reaches `target`. A short pure spin first (the
 // producer is usually about to finish), then __nanosleep with a growing
 // pause, kept short because every microsecond a waiter oversleeps lies on
@@ -86,6 +97,16 @@ __device__ inline bool waitForTask(const TaskContext &context, const MkQueueEntr
 // would sit on the critical path of every dependency).
 __device__ __forceinline__ void trigger(const TaskContext &context, unsigned event) {
   addRelease(context.counters + event, 1);
+}
+
+// The same for an event an inline task waits on: true for the one trigger
+// of the step that completes its count (the validator allows no other
+// trigger of that event to run a step ahead), whose CTA then runs the
+// inline task, having acquired what the other triggers released.
+__device__ __forceinline__ bool triggerCompletes(const TaskContext &context, unsigned event,
+                                                 unsigned triggerCount) {
+  unsigned before = fetchAddAcquireRelease(context.counters + event, 1);
+  return before + 1 == static_cast<unsigned>(mk_event_threshold(triggerCount, context.step, 0));
 }
 
 } // namespace mk::gpu

@@ -5,13 +5,16 @@
 //   controller  thread 0. When the task asks (AwaitInputs): waits on its
 //               events (Events.cuh) and marks the trace. After it:
 //               triggers the task's event, a release that publishes every
-//               consumer's stores. At a step's end: waits for the argmax and
-//               decides whether the launch goes on.
+//               consumer's stores; where an inline task waits on that event,
+//               an acquire and release that tells whether this trigger
+//               completed the step's count. At a step's end: waits for the
+//               argmax and decides whether the launch goes on.
 //   loader      warp 1: while a task runs, copies the next task's queue
 //               entry (its record, its operation's, its waits resolved) into
 //               shared memory, so that no task waits on a record load, and
-//               with --prefetch-bytes asks for the next task's first weights
-//               in L2.
+//               the entry of the inline task its trigger may start; with
+//               --prefetch-bytes asks for the next task's first weights in
+//               L2.
 //   producer    with a weight ring (Tasks::kWeightRingSlots > 0), one lane
 //               of a warp past the consumers: fills the ring with the coming
 //               gemvs' weights, across tasks, waits and steps
@@ -29,6 +32,8 @@
 //       consumers run the task: loads of constants | awaitInputs() | the rest
 //       loader finishes the copy; barrier
 //       controller triggers the task's event
+//       if that trigger completed the count an inline task waits on:
+//         consumers run the inline task; barrier; controller triggers
 //     controller waits for this step's argmax, reads stop and error; barrier
 //     every CTA leaves at the same step
 #ifndef MKC_CODEGEN_DEVICE_INTERPRETER_CUH
@@ -68,6 +73,10 @@ struct InterpreterState {
   // the task's place in the launch: the loader fills one while the
   // consumers read the other.
   MkQueueEntry entries[2];
+  // The entry of the inline task that the running task's trigger may start,
+  // and whether it did.
+  MkQueueEntry inlineEntry;
+  int runsInline;
   unsigned argmaxTask;
   int launchRefused, taskAbandoned;
   // Set by the controller as the consumers leave: the producer stops.
@@ -162,11 +171,13 @@ __device__ __forceinline__ void markTime(unsigned long long *times, int which) {
 // ---------------------------------------------------------------------------
 
 // Controller, when the running task asks: its waits, marked in the trace.
+// An inline task has nothing to wait for: the trigger that started it
+// acquired its one event's count.
 __device__ __forceinline__ void controllerWait(InterpreterState &state, const TaskContext &context,
                                                const MkQueueEntry &entry) {
   state.times = traceTimes(state.trace, context, entry.id);
   markTime(state.times, MK_TRACE_WAIT);
-  state.taskAbandoned = !waitForTask(context, entry);
+  state.taskAbandoned = &entry != &state.inlineEntry && !waitForTask(context, entry);
   markTime(state.times, MK_TRACE_START);
 }
 
@@ -178,6 +189,16 @@ __device__ __forceinline__ void controllerRelease(InterpreterState &state,
                                                   const TaskContext &context, unsigned event) {
   markTime(state.times, MK_TRACE_END);
   trigger(context, event);
+}
+
+// Controller, after every consumer passed the closing barrier of a task
+// whose event an inline task waits on: whether this trigger completed the
+// step's count, so that this CTA runs the inline task next.
+__device__ __forceinline__ bool controllerReleaseCompletes(InterpreterState &state,
+                                                          const TaskContext &context,
+                                                          unsigned event) {
+  markTime(state.times, MK_TRACE_END);
+  return triggerCompletes(context, event, state.inlineEntry.waits[0].triggerCount);
 }
 
 // Controller, at a step's end: whether the launch stops after this step
@@ -230,6 +251,21 @@ struct InputsWritten {
   }
 };
 
+// The inline task whose entry the loader copied (state.inlineEntry), on
+// this CTA, after the trigger that completed its one wait; then its own
+// trigger (an inline task starts no other: the validator allows no chains).
+template <class Tasks, int kThreads>
+__device__ __forceinline__ void runInline(InterpreterState &state, TaskContext &context) {
+  using Role = Roles<Tasks, kThreads>;
+  const MkQueueEntry &entry = state.inlineEntry;
+  context.taskId = entry.id;
+  Tasks::runInline(context, entry.task, entry.operation,
+                   AwaitInputs<kThreads>{state, context, entry});
+  consumerSync<kThreads>();
+  if (Role::controller())
+    controllerRelease(state, context, entry.task.trigger);
+}
+
 // ---------------------------------------------------------------------------
 // The loop.
 // ---------------------------------------------------------------------------
@@ -250,10 +286,13 @@ __device__ void consumeQueue(InterpreterState &state, TaskContext &context,
     for (unsigned k = 0; k < count; ++k) {
       const MkQueueEntry &entry = state.entries[slot];
       // Read now: the loader overwrites this entry while the next task runs.
-      const unsigned triggerEvent = entry.task.trigger;
+      const unsigned triggerEvent = entry.task.trigger, inlineEntry = entry.inlineEntry;
       MkQueueEntry &next = state.entries[slot ^ 1];
-      if (Role::loader()) // the last task's next is the first of the next step
+      if (Role::loader()) { // the last task's next is the first of the next step
         loaderStart(next, entries[k + 1 < count ? k + 1 : 0]);
+        if (Tasks::kInlineTasks && inlineEntry != MK_NO_INLINE)
+          loaderStart(state.inlineEntry, context.entries[inlineEntry]);
+      }
       context.taskId = entry.id;
       Tasks::run(context, entry.task, entry.operation, AwaitInputs<kThreads>{state, context, entry});
       if (state.taskAbandoned) {
@@ -271,8 +310,16 @@ __device__ void consumeQueue(InterpreterState &state, TaskContext &context,
           prefetchTaskWeights(context, next.task, next.operation, Tasks::kPrefetchBytes);
       }
       consumerSync<kThreads>();
-      if (Role::controller())
-        controllerRelease(state, context, triggerEvent);
+      if (!Tasks::kInlineTasks || inlineEntry == MK_NO_INLINE) {
+        if (Role::controller())
+          controllerRelease(state, context, triggerEvent);
+      } else if constexpr (Tasks::kInlineTasks) {
+        if (Role::controller())
+          state.runsInline = controllerReleaseCompletes(state, context, triggerEvent);
+        consumerSync<kThreads>();
+        if (state.runsInline)
+          runInline<Tasks, kThreads>(state, context);
+      }
       slot ^= 1;
     }
 

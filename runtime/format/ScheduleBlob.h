@@ -5,7 +5,8 @@
  *
  *   MkBlobHeader
  *   MkQueue[numSms]              per SM: its slice of taskOrder
- *   uint32_t taskOrder[numTasks] task ids, SM by SM, in queue order
+ *   uint32_t taskOrder[numTasks] task ids, SM by SM, in queue order; then the
+ *                                inline tasks' (in no queue), by id
  *   MkTaskRecord[numTasks]       by task id
  *   MkWaitRecord[numWaits]       the tasks' waits, task by task
  *   MkEventRecord[numEvents]
@@ -25,7 +26,7 @@
 #include "core/protocol/TaskKindList.h"
 
 #define MK_BLOB_MAGIC 0x42534b4du /* "MKSB" */
-#define MK_BLOB_VERSION 6u /* 2: task records carry their kernel variant; 3: no attention prepare; 4: queue entries; 5: chunksPerRound; 6: bf16 KV caches packed in the KV arena, task ordinals, the logits' picks */
+#define MK_BLOB_VERSION 7u /* 2: task records carry their kernel variant; 3: no attention prepare; 4: queue entries; 5: chunksPerRound; 6: bf16 KV caches packed in the KV arena, task ordinals, the logits' picks; 7: inline tasks' entries */
 
 /* TaskKind values (core/protocol/TaskKindList.h) and Epilogue values, as in
  * core/taskgraph/TaskGraph.h. */
@@ -115,9 +116,16 @@ typedef struct MkResolvedWait {
  * load between its events and its first instruction. The first
  * min(task.numWaits, MK_ENTRY_WAITS) waits are here, any more in the waits
  * region from task.firstWait + MK_ENTRY_WAITS. */
+#define MK_NO_INLINE 0xffffffffu
+
 typedef struct MkQueueEntry {
   MkTaskRecord task;
-  mk_u32 id, reserved;
+  mk_u32 id;
+  /* The entry of the inline task (Task::runsInline) that waits on this
+   * task's trigger event, or MK_NO_INLINE: the CTA whose trigger completes
+   * the event's count for the step runs it next (codegen/device/
+   * Interpreter.cuh). */
+  mk_u32 inlineEntry;
   MkResolvedWait waits[MK_ENTRY_WAITS];
   MkOperationRecord operation;
 } MkQueueEntry;

@@ -231,6 +231,17 @@ std::vector<uint8_t> buildScheduleBlob(
         {narrow(taskOrder.size(), "a queue's start"), narrow(queue.size(), "a queue's length")});
     taskOrder.insert(taskOrder.end(), queue.begin(), queue.end());
   }
+  // The inline tasks after every queue: no MkQueue covers them; a queued
+  // entry names its trigger's inline task's entry (inlineEntry).
+  std::vector<mk_u32> inlineEntryOf(graph.events.size(), MK_NO_INLINE);
+  for (const Task &task : graph.tasks)
+    if (task.runsInline) {
+      if (task.waits.size() != 1 || task.waits[0].event >= graph.events.size())
+        throw ScheduleBlobError("task " + std::to_string(task.id) +
+                                " runs inline, so it needs exactly one wait");
+      inlineEntryOf[task.waits[0].event] = narrow(taskOrder.size(), "an inline task's entry");
+      taskOrder.push_back(task.id);
+    }
   KernelVariants variants = listKernelVariants(graph);
   std::vector<MkTaskRecord> tasks;
   std::vector<MkWaitRecord> waits;
@@ -267,7 +278,13 @@ std::vector<uint8_t> buildScheduleBlob(
       throw ScheduleBlobError("the schedule names task " + std::to_string(id) + " of " +
                               std::to_string(tasks.size()) + ", or its operation is not the graph's");
     entries.push_back(queueEntry(graph.tasks[id], tasks[id], operations[tasks[id].op], events));
+    entries.back().inlineEntry =
+        tasks[id].trigger < inlineEntryOf.size() ? inlineEntryOf[tasks[id].trigger] : MK_NO_INLINE;
   }
+  if (taskOrder.size() != tasks.size())
+    throw ScheduleBlobError("the schedule's queues and the inline tasks hold " +
+                            std::to_string(taskOrder.size()) + " tasks of " +
+                            std::to_string(tasks.size()));
 
   BlobWriter writer;
   MkBlobHeader header{};

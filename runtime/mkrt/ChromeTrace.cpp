@@ -68,7 +68,16 @@ void writeChromeTrace(std::ostream &out, const TaskGraph &graph, const Schedule 
                       const LaunchTrace &trace, int64_t firstPosition, const std::string &device) {
   const uint64_t tasks = graph.tasks.size();
   const uint64_t steps = tasks ? trace.times.size() / (tasks * MK_TRACE_TIMES) : 0;
+  // Inline tasks run on whichever SM completes their wait, which the trace
+  // does not record: they get a row of their own, after the SMs'.
+  const uint32_t inlineRow = static_cast<uint32_t>(schedule.queues.size());
   std::vector<uint32_t> smOf(tasks, 0);
+  bool anyInline = false;
+  for (uint32_t id = 0; id < tasks; ++id)
+    if (graph.tasks[id].runsInline) {
+      smOf[id] = inlineRow;
+      anyInline = true;
+    }
   for (uint32_t sm = 0; sm < schedule.queues.size(); ++sm)
     for (uint32_t id : schedule.queues[sm])
       if (id < tasks)
@@ -88,6 +97,9 @@ void writeChromeTrace(std::ostream &out, const TaskGraph &graph, const Schedule 
   for (uint32_t sm = 0; sm < schedule.queues.size(); ++sm)
     event() << "\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":0,\"tid\":" << sm
             << ",\"args\":{\"name\":\"SM " << sm << "\"}}";
+  if (anyInline)
+    event() << "\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":0,\"tid\":" << inlineRow
+            << ",\"args\":{\"name\":\"inline tasks (on the SM that completed their wait)\"}}";
   for (uint64_t step = 0; step < steps; ++step)
     for (uint32_t id = 0; id < tasks; ++id) {
       const uint64_t *times = &trace.times[(step * tasks + id) * MK_TRACE_TIMES];

@@ -107,12 +107,6 @@ private:
 
 std::unique_ptr<Engine> makeGpuEngine(const Artifact &artifact, int64_t maxContext,
                                       std::string &whyNot) {
-  for (const Task &task : artifact.graph.tasks)
-    if (task.runsInline) {
-      whyNot = "the model has inline tasks (mkc compile --inline-merge), which the kernel does "
-               "not run yet; run it on the CPU";
-      return nullptr;
-    }
   std::unique_ptr<GpuDevice> device = GpuDevice::open(whyNot);
   if (!device)
     return nullptr;

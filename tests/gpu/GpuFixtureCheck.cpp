@@ -528,7 +528,8 @@ int checkFixture(const std::string &path, int64_t maxContext, const TargetDescri
 int main(int argc, char **argv) {
   if (argc < 2) {
     std::fprintf(stderr,
-                 "usage: mk-gpu-check (MODEL.onnx | --toy) [--max-context=N] [--kv-cache=bf16]\n");
+                 "usage: mk-gpu-check (MODEL.onnx | --toy) [--max-context=N] [--kv-cache=bf16] "
+                 "[--inline-merge]\n");
     return 2;
   }
   int64_t maxContext = 2048;
@@ -538,6 +539,8 @@ int main(int argc, char **argv) {
       maxContext = std::atoll(argv[i] + 14);
     } else if (std::strcmp(argv[i], "--kv-cache=bf16") == 0) {
       target.kvCache = mk::CacheElement::BF16;
+    } else if (std::strcmp(argv[i], "--inline-merge") == 0) {
+      target.inlineMerge = true;
     } else {
       std::fprintf(stderr, "mk-gpu-check: unknown argument '%s'\n", argv[i]);
       return 2;

@@ -20,6 +20,8 @@ std::optional<Model> loadModel(const std::string &path, int64_t maxContext,
     for (Buffer &buffer : model.graph.buffers)
       if (buffer.kind == BufferKind::KVCache)
         buffer.element = target.kvCache;
+    if (target.inlineMerge)
+      toy::inlineMerges(model);
     return Model{std::move(model.graph), std::move(model.schedule), std::move(model.weights)};
   }
   mlir::MLIRContext context;

@@ -137,6 +137,47 @@ TEST(ScheduleBlob, QueueEntriesHoldEachQueuedTaskWithItsOperationAndResolvedWait
   EXPECT_GT(resolved, 0u) << "the toy graph's tasks have waits to resolve";
 }
 
+// Inline merges: after every queue, by id, in taskOrder and the entries;
+// each chunk's entry names its merge's, every other entry none.
+TEST(ScheduleBlob, InlineTasksFollowTheQueuesAndTheirTriggersNameThem) {
+  toy::ToyModel model = toy::buildToyModel(4);
+  toy::inlineMerges(model);
+  std::unique_ptr<BuiltArtifact> built = toy::buildToyArtifact(model);
+  const std::vector<uint8_t> &blob = built->artifact.scheduleBlob;
+  MkBlobHeader h = readBlobHeader(blob);
+  const TaskGraph &graph = model.graph;
+  ASSERT_EQ(h.numTasks, graph.tasks.size());
+  auto order = records<uint32_t>(blob, h.taskOrderOffset, h.numTasks);
+  auto entries = records<MkQueueEntry>(blob, h.entriesOffset, h.numTasks);
+  auto queues = records<MkQueue>(blob, h.queuesOffset, h.numSms);
+  uint32_t queued = 0;
+  for (const MkQueue &queue : queues)
+    queued += queue.count;
+  std::vector<uint32_t> inlined;
+  for (const Task &task : graph.tasks)
+    if (task.runsInline)
+      inlined.push_back(task.id);
+  ASSERT_FALSE(inlined.empty());
+  ASSERT_EQ(queued + inlined.size(), order.size());
+  for (size_t i = 0; i < inlined.size(); ++i)
+    EXPECT_EQ(order[queued + i], inlined[i]);
+  size_t naming = 0;
+  for (size_t k = 0; k < order.size(); ++k) {
+    const Task &task = graph.tasks[order[k]];
+    EXPECT_EQ(entries[k].id, order[k]);
+    uint32_t expected = MK_NO_INLINE;
+    for (size_t i = 0; i < inlined.size(); ++i)
+      if (graph.tasks[inlined[i]].waits[0].event == task.trigger)
+        expected = static_cast<uint32_t>(queued + i);
+    EXPECT_EQ(entries[k].inlineEntry, expected) << "task " << task.id;
+    if (expected != MK_NO_INLINE) {
+      EXPECT_EQ(task.kind, TaskKind::AttentionChunk);
+      ++naming;
+    }
+  }
+  EXPECT_GT(naming, inlined.size()) << "every chunk of a KV head names its merge";
+}
+
 TEST(ScheduleBlob, BuffersGetDisjointAlignedPlacesInTheirArenas) {
   ToyBlob toy;
   const TaskGraph &graph = toy.model.graph;
