@@ -258,12 +258,15 @@ template <class Tasks, int kThreads>
 __device__ __forceinline__ void runInline(InterpreterState &state, TaskContext &context) {
   using Role = Roles<Tasks, kThreads>;
   const MkQueueEntry &entry = state.inlineEntry;
+  // Read now: once the closing barrier is passed, the loader may copy the
+  // next task's inline entry over this one.
+  const unsigned triggerEvent = entry.task.trigger;
   context.taskId = entry.id;
   Tasks::runInline(context, entry.task, entry.operation,
                    AwaitInputs<kThreads>{state, context, entry});
   consumerSync<kThreads>();
   if (Role::controller())
-    controllerRelease(state, context, entry.task.trigger);
+    controllerRelease(state, context, triggerEvent);
 }
 
 // ---------------------------------------------------------------------------
