@@ -25,11 +25,14 @@
 // pos * invFreq[i], as PyTorch computes them); then scores, kKeyLanes lanes
 // per position (each lane every kKeyLanes-th dimension of the key, all q
 // heads of the group against it); then one warp per head for m, the
-// exponentials and l; then o: each warp owns a few dimensions and its lanes
-// split the positions, every lane accumulating all heads of the group from
-// each value it reads (the heads share v), and the lanes' sums meet through
-// shuffles. Both paths sum in the same order, so they give the same bits,
-// and every run gives the same bits.
+// exponentials and l; then o. Registers: each warp owns a few dimensions
+// and its lanes split the positions, every lane accumulating all heads of
+// the group from each value it reads (the heads share v), and the lanes'
+// sums meet through shuffles. Staged: each thread owns a head's 16-byte unit
+// of the value rows and every few positions of a block, reading a whole
+// unit at once (a fifth of the shared-memory reads a value of reading
+// element by element), and the threads' sums meet in shared memory. Every
+// sum has a fixed order, so every run gives the same bits.
 // Store: chunk 0 this step's k and v; the partials [o, m, l] of each head.
 // A bf16 cache (kCacheBytes 2) keeps the step's k and v rounded to bf16, and
 // every chunk attends to the rounded values, the step's own included, as
@@ -97,6 +100,30 @@ __device__ void rotateHeads(const TaskContext &context, const MkOperationRecord 
       values[first] = a * cosine - b * sine;
       values[second] = b * cosine + a * sine;
     }
+  }
+}
+
+// A staged row's 16-byte unit (or, for f32 rows not of whole units, one
+// element) as floats.
+template <int kCacheBytes, int kElements>
+__device__ __forceinline__ void readUnit(const typename CacheElementOf<kCacheBytes>::Type *from,
+                                         float (&out)[kElements]) {
+  if constexpr (kElements * kCacheBytes == 16) {
+    uint4 bits = *reinterpret_cast<const uint4 *>(from);
+    const unsigned words[4] = {bits.x, bits.y, bits.z, bits.w};
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      if constexpr (kCacheBytes == 2) {
+        out[2 * i] = __uint_as_float(words[i] << 16);
+        out[2 * i + 1] = __uint_as_float(words[i] & 0xffff0000u);
+      } else {
+        out[i] = __uint_as_float(words[i]);
+      }
+    }
+  } else {
+#pragma unroll
+    for (int i = 0; i < kElements; ++i)
+      out[i] = CacheElementOf<kCacheBytes>::read(from[i]);
   }
 }
 
@@ -215,11 +242,8 @@ __device__ void attentionChunkTask(const TaskContext &context, const MkTaskRecor
   constexpr int kValuesPerLane = (kChunk + kValueSlices - 1) / kValueSlices;
   constexpr int kValueBatch = kValuesPerLane < 8 ? kValuesPerLane : 8;
   constexpr int kValueBatches = (kValuesPerLane + kValueBatch - 1) / kValueBatch;
-  constexpr int kValuesPerBlock = (Ring::kRows + kValueSlices - 1) / kValueSlices;
   static_assert(kThreads % kWarpSize == 0, "whole warps");
   static_assert(kValueLanes <= kWarpSize, "at most 32 dimensions of o per warp");
-  static_assert(Ring::kRows % kValueSlices == 0 || Ring::kRows < kValueSlices,
-                "a lane's values follow one stride across blocks");
 
   unsigned long long group = task.begin, chunk = task.end;
   const long long span = attentionSpan(context.position, op.chunksPerRound, op.numChunks, kChunk);
@@ -381,8 +405,14 @@ __device__ void attentionChunkTask(const TaskContext &context, const MkTaskRecor
   if constexpr (kStaged) {
     // Compute: scores, block by block: a thread's key of each pass of the
     // block first, then each element of q read once for all of them (q's
-    // reads from shared memory are most of the block's). A warp's keys are
+    // reads from shared memory are most of the block's). A lane takes
+    // kKeySlices consecutive dimensions of its key, read as whole 16-byte
+    // units where they are, and q likewise as float4s. A warp's keys are
     // consecutive, so it skips a pass, or a block, as a whole.
+    constexpr int kStagedUnit = 16 / kCacheBytes;
+    constexpr bool kKeyUnits = kHeadDim % kKeyLanes == 0 && kKeySlices % kStagedUnit == 0;
+    constexpr bool kQueryUnits = kHeadDim % kKeyLanes == 0 && kKeySlices % 4 == 0;
+    auto stagedDim = [&](int s) { return keyLane * kKeySlices + s; };
     for (int block = 0; block < ring.blocks; ++block) {
       const Cache *slot = ring.await(block);
       float slice[kKeyPassesPerBlock][kKeySlices];
@@ -395,12 +425,23 @@ __device__ void attentionChunkTask(const TaskContext &context, const MkTaskRecor
         int row = keyPosition(pass), t = block * Ring::kRows + row;
         bool inside = warpActive && row < Ring::kRows && t < count;
         const Cache *staged = slot + row * Ring::kKeyRow;
+        if (kKeyUnits && inside && t != newSlot) {
 #pragma unroll
-        for (int s = 0; s < kKeySlices; ++s) {
-          int d = keyLane + s * kKeyLanes;
-          slice[pass][s] = inside && d < kHeadDim
-                               ? (t == newSlot ? newKey[d] : Element::read(staged[d]))
-                               : 0.0f;
+          for (int u = 0; u < kKeySlices / kStagedUnit; ++u) {
+            float unit[kStagedUnit];
+            readUnit<kCacheBytes, kStagedUnit>(staged + stagedDim(u * kStagedUnit), unit);
+#pragma unroll
+            for (int i = 0; i < kStagedUnit; ++i)
+              slice[pass][u * kStagedUnit + i] = unit[i];
+          }
+        } else {
+#pragma unroll
+          for (int s = 0; s < kKeySlices; ++s) {
+            int d = stagedDim(s);
+            slice[pass][s] = inside && d < kHeadDim
+                                 ? (t == newSlot ? newKey[d] : Element::read(staged[d]))
+                                 : 0.0f;
+          }
         }
       }
       if (!active)
@@ -411,14 +452,28 @@ __device__ void attentionChunkTask(const TaskContext &context, const MkTaskRecor
 #pragma unroll
         for (int pass = 0; pass < kKeyPassesPerBlock; ++pass)
           dot[pass] = 0.0f;
+        if constexpr (kQueryUnits) {
 #pragma unroll
-        for (int s = 0; s < kKeySlices; ++s) {
-          int d = keyLane + s * kKeyLanes;
-          if (kHeadDim % kKeyLanes == 0 || d < kHeadDim) {
-            float q = queries[head * kHeadDim + d];
+          for (int s = 0; s < kKeySlices; s += 4) {
+            float4 q = *reinterpret_cast<const float4 *>(queries + head * kHeadDim + stagedDim(s));
 #pragma unroll
-            for (int pass = 0; pass < kKeyPassesPerBlock; ++pass)
-              dot[pass] = fmaf(q, slice[pass][s], dot[pass]);
+            for (int pass = 0; pass < kKeyPassesPerBlock; ++pass) {
+              dot[pass] = fmaf(q.x, slice[pass][s], dot[pass]);
+              dot[pass] = fmaf(q.y, slice[pass][s + 1], dot[pass]);
+              dot[pass] = fmaf(q.z, slice[pass][s + 2], dot[pass]);
+              dot[pass] = fmaf(q.w, slice[pass][s + 3], dot[pass]);
+            }
+          }
+        } else {
+#pragma unroll
+          for (int s = 0; s < kKeySlices; ++s) {
+            int d = stagedDim(s);
+            if (kHeadDim % kKeyLanes == 0 || d < kHeadDim) {
+              float q = queries[head * kHeadDim + d];
+#pragma unroll
+              for (int pass = 0; pass < kKeyPassesPerBlock; ++pass)
+                dot[pass] = fmaf(q, slice[pass][s], dot[pass]);
+            }
           }
         }
 #pragma unroll
@@ -493,54 +548,111 @@ __device__ void attentionChunkTask(const TaskContext &context, const MkTaskRecor
   if constexpr (!kStaged)
     consumerSync<kThreads>();
 
-  // Compute and store: o, by warps that own a dimension (whole warps, for
-  // the shuffles); then m and l. A lane's positions run valueSlice,
-  // + kValueSlices, ... in both paths, so both sum in the same order.
-  float weighted[kGroup];
-#pragma unroll
-  for (int head = 0; head < kGroup; ++head)
-    weighted[head] = 0.0f;
-  const bool ownsDimension = warp * kValueLanes < kHeadDim;
   if constexpr (kStaged) {
+    // Compute and store: o, staged. Each thread owns one head and one
+    // 16-byte unit of a value row (kUnitElements dimensions) and takes every
+    // kSlots-th position of each block: per position one 16-byte read that
+    // the group's heads share and one read of the head's weight, against
+    // kUnitElements multiply-adds. The slots' sums then meet in shared
+    // memory (the ring's, free once the last block is read), added in slot
+    // order, so every run gives the same bits.
+    constexpr int kUnitElements = Ring::kUnitElements, kUnitsPerRow = Ring::kUnitsPerRow;
+    constexpr int kOwners = kGroup * kUnitsPerRow;
+    // More owners than threads (a large group of f32 heads not of whole
+    // units): each thread owns several, every position its own.
+    constexpr int kOwnerRounds = (kOwners + kThreads - 1) / kThreads;
+    constexpr int kSlots = kOwnerRounds > 1 ? 1 : kThreads / kOwners;
+    static_assert(kSlots * kGroup * kHeadDim <= Ring::kStages * Ring::kSlotFloats,
+                  "the slots' sums fit the ring");
+    const int positionSlot = kOwnerRounds > 1 ? 0 : threadIdx.x / kOwners;
+    auto ownerOf = [&](int round) {
+      return kOwnerRounds > 1 ? threadIdx.x + round * kThreads : threadIdx.x % kOwners;
+    };
+    float sum[kOwnerRounds][kUnitElements];
+#pragma unroll
+    for (int round = 0; round < kOwnerRounds; ++round)
+#pragma unroll
+      for (int i = 0; i < kUnitElements; ++i)
+        sum[round][i] = 0.0f;
     for (int block = 0; block < ring.blocks; ++block) {
       const Cache *slot = ring.await(ring.blocks + block);
-      if (!ownsDimension)
+      if (positionSlot >= kSlots)
         continue;
-#pragma unroll 8
-      for (int k = 0; k < kValuesPerBlock; ++k) {
-        int row = valuePosition(k), t = block * Ring::kRows + row;
-        if (row < Ring::kRows && t < count && valueDim < kHeadDim) {
-          float staged = t == newSlot ? newValue[valueDim]
-                                      : Element::read(slot[row * Ring::kValueRow + valueDim]);
+      const int rows = min(Ring::kRows, count - block * Ring::kRows);
 #pragma unroll
-          for (int head = 0; head < kGroup; ++head)
-            weighted[head] = fmaf(scores[head * kChunk + t], staged, weighted[head]);
+      for (int round = 0; round < kOwnerRounds; ++round) {
+        const int owner = ownerOf(round);
+        if (owner >= kOwners)
+          break;
+        const int head = owner / kUnitsPerRow, firstDim = (owner % kUnitsPerRow) * kUnitElements;
+        for (int row = positionSlot; row < rows; row += kSlots) {
+          const int t = block * Ring::kRows + row;
+          const float weight = scores[head * kChunk + t];
+          float value[kUnitElements];
+          if (t == newSlot) {
+#pragma unroll
+            for (int i = 0; i < kUnitElements; ++i)
+              value[i] = newValue[firstDim + i];
+          } else {
+            readUnit<kCacheBytes, kUnitElements>(slot + row * Ring::kValueRow + firstDim, value);
+          }
+#pragma unroll
+          for (int i = 0; i < kUnitElements; ++i)
+            sum[round][i] = fmaf(weight, value[i], sum[round][i]);
         }
       }
     }
-  } else if (ownsDimension) {
-    for (int batch = 0; batch < kValueBatches; ++batch) {
-      if (batch * kValueBatch * kValueSlices >= count)
-        break;
-      if (batch > 0)
-        loadValues(batch, value);
+    consumerSync<kThreads>(); // every thread is done with the ring
+    if (positionSlot < kSlots) {
 #pragma unroll
-      for (int k = 0; k < kValueBatch; ++k) {
-        int t = valuePosition(batch * kValueBatch + k);
-        if (t < count) {
+      for (int round = 0; round < kOwnerRounds; ++round) {
+        const int owner = ownerOf(round);
+        if (owner >= kOwners)
+          break;
+        // Owner o's unit is dimensions [o * kUnitElements, ...) of the group's heads.
 #pragma unroll
-          for (int head = 0; head < kGroup; ++head)
-            weighted[head] = fmaf(scores[head * kChunk + t], value[k], weighted[head]);
-        }
+        for (int i = 0; i < kUnitElements; ++i)
+          staging[positionSlot * kGroup * kHeadDim + owner * kUnitElements + i] = sum[round][i];
       }
     }
-  }
-  if (ownsDimension) {
+    consumerSync<kThreads>();
+    for (int i = threadIdx.x; i < kGroup * kHeadDim; i += kThreads) {
+      float total = 0.0f;
+      for (int slotIndex = 0; slotIndex < kSlots; ++slotIndex)
+        total += staging[slotIndex * kGroup * kHeadDim + i];
+      partials[layout.partial(group * kGroup + i / kHeadDim, chunk) + i % kHeadDim] = total;
+    }
+  } else {
+    // Compute and store: o, by warps that own a dimension (whole warps, for
+    // the shuffles); then m and l. A lane's positions run valueSlice,
+    // + kValueSlices, ... .
+    float weighted[kGroup];
 #pragma unroll
-    for (int head = 0; head < kGroup; ++head) {
-      float total = sumOverStride<kValueLanes>(weighted[head]);
-      if (valueSlice == 0 && valueDim < kHeadDim)
-        partials[layout.partial(group * kGroup + head, chunk) + valueDim] = total;
+    for (int head = 0; head < kGroup; ++head)
+      weighted[head] = 0.0f;
+    const bool ownsDimension = warp * kValueLanes < kHeadDim;
+    if (ownsDimension) {
+      for (int batch = 0; batch < kValueBatches; ++batch) {
+        if (batch * kValueBatch * kValueSlices >= count)
+          break;
+        if (batch > 0)
+          loadValues(batch, value);
+#pragma unroll
+        for (int k = 0; k < kValueBatch; ++k) {
+          int t = valuePosition(batch * kValueBatch + k);
+          if (t < count) {
+#pragma unroll
+            for (int head = 0; head < kGroup; ++head)
+              weighted[head] = fmaf(scores[head * kChunk + t], value[k], weighted[head]);
+          }
+        }
+      }
+#pragma unroll
+      for (int head = 0; head < kGroup; ++head) {
+        float total = sumOverStride<kValueLanes>(weighted[head]);
+        if (valueSlice == 0 && valueDim < kHeadDim)
+          partials[layout.partial(group * kGroup + head, chunk) + valueDim] = total;
+      }
     }
   }
   for (int head = threadIdx.x; head < kGroup; head += kThreads) {

@@ -3,7 +3,8 @@
 // it, instead of from a queue after a hop. `mkc compile --inline-merge`
 // makes each attention merge so: the last of its KV head's chunks to end
 // merges them (bench/NOTES.md, the merge in the last chunk). The CPU
-// executor runs them; the kernel does not yet.
+// executor runs them where its trigger's fetch-add reaches the count, the
+// kernel where its atom.acq_rel does (codegen/device/Interpreter.cuh).
 #ifndef MKC_COMPILER_TASKGRAPH_INLINETASKS_H
 #define MKC_COMPILER_TASKGRAPH_INLINETASKS_H
 

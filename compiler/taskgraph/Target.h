@@ -28,8 +28,7 @@ struct TargetDescription {
   // (Operation::picks; `--no-logit-picks` leaves them out).
   bool logitPicks = true;
   // Whether each attention merge runs inline, on the SM of its KV head's
-  // last chunk (`--inline-merge`; compiler/taskgraph/InlineTasks.h): the
-  // CPU executor runs such graphs, the kernel not yet.
+  // last chunk (`--inline-merge`; compiler/taskgraph/InlineTasks.h).
   bool inlineMerge = false;
 };
 
