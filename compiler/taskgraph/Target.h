@@ -18,8 +18,10 @@ struct TargetDescription {
   uint64_t memoryBandwidth = 4'550'000'000'000; // bytes/s, measured streaming rate
   // The most positions one AttentionChunk task covers (attentionChunkSize):
   // shorter chunks give a long context more chunk tasks than SMs, run in
-  // rounds, which cost their interpreter overhead even while empty.
-  uint64_t longestAttentionChunk = 256;
+  // rounds, each round a chunk's fixed cost again. 2048 lets a step of up
+  // to 16 x 2048 positions spread over one round (bench/NOTES.md: -5 to -6%
+  // at 16400-32700 on the 1B shape against 1024, nothing at 1).
+  uint64_t longestAttentionChunk = 2048;
   // How the KV caches keep their values (`--kv-cache`). BF16 halves the
   // bytes a long context reads every step; F32 keeps the step's k and v as
   // computed.

@@ -20,10 +20,10 @@ int64_t attentionChunksPerRound(int64_t numKvHeads, uint32_t numSms);
 // at most numSms / numKvHeads chunks per KV head (at least one), so that one
 // layer's chunk tasks fill the SMs once (132 SMs, 8 KV heads, context 512:
 // 16 chunks of 32), kept within [16, longestChunk] positions (a power of
-// two, 256 by default) and at most 64 chunks per KV head (with the default,
-// past 16384 positions the 64-chunk bound wins: chunks grow).
+// two, 2048 by default, TargetDescription) and at most 64 chunks per KV head
+// (past 64 x longestChunk positions that bound wins: chunks grow).
 int64_t attentionChunkSize(int64_t maxContext, int64_t numKvHeads, uint32_t numSms,
-                           uint64_t longestChunk = 256);
+                           uint64_t longestChunk = 2048);
 
 // An attention operation's chunkSize, numChunks (covering maxContext) and
 // chunksPerRound, from its numKvHeads and the target.

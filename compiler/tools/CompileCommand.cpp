@@ -79,7 +79,7 @@ const char *const kCompileHelp =
     "  --longest-attention-chunk=N\n"
     "                           (tasks and later) the most positions one attention\n"
     "                           chunk task covers, a power of two from 16 to 16384,\n"
-    "                           default 256 (longer: fewer chunk tasks in a build\n"
+    "                           default 2048 (longer: fewer chunk tasks in a build\n"
     "                           for a long context)\n"
     "  --kv-cache=f32|bf16      (tasks and later) how the KV caches keep keys and\n"
     "                           values, default f32; bf16 rounds what each step\n"

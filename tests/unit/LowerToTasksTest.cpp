@@ -199,8 +199,9 @@ TEST(AttentionChunkSizeTest, OneLayersChunksFillTheSmsOnce) {
     int64_t chunkSize;
   };
   for (Case c : std::initializer_list<Case>{
-           // The Llama-3.2-1B shape on the H200: 132 / 8 KV heads -> 16 chunks
-           // per KV head, of at most 256 positions, at most 64 chunks.
+           // The Llama-3.2-1B shape on the H200 with chunks of at most 256
+           // positions: 132 / 8 KV heads -> 16 chunks per KV head, at most 64
+           // chunks (the default's 2048: ALongerLongestChunkKeepsOneRoundOfTasks).
            {512, 8, 132, 32},
            {2048, 8, 132, 128},
            {8192, 8, 132, 256},
@@ -218,7 +219,7 @@ TEST(AttentionChunkSizeTest, OneLayersChunksFillTheSmsOnce) {
            {512, 5, 4, 256},
            {2048, 1, 1, 256},
        }) {
-    int64_t size = attentionChunkSize(c.maxContext, c.kvHeads, c.sms);
+    int64_t size = attentionChunkSize(c.maxContext, c.kvHeads, c.sms, 256);
     EXPECT_EQ(size, c.chunkSize) << c.maxContext << " " << c.kvHeads << " " << c.sms;
   }
 }
@@ -242,14 +243,15 @@ TEST(AttentionChunkSizeTest, PowersOfTwoWithinBoundsForAnyContext) {
   for (int64_t maxContext :
        {int64_t(1), int64_t(3), int64_t(1000), int64_t(1) << 20, int64_t(1) << 40,
         std::numeric_limits<int64_t>::max()})
-    for (uint32_t sms : {1u, 132u, 100000u}) {
-      int64_t size = attentionChunkSize(maxContext, 2, sms);
-      EXPECT_GE(size, 16) << maxContext;
-      EXPECT_EQ(size & (size - 1), 0) << maxContext;
-      int64_t chunks = maxContext / size + (maxContext % size != 0);
-      EXPECT_LE(chunks, 64) << maxContext;
-      EXPECT_TRUE(size <= 256 || chunks > 32) << maxContext << ": longer chunks than needed";
-    }
+    for (uint32_t sms : {1u, 132u, 100000u})
+      for (int64_t longest : {int64_t(256), int64_t(2048)}) {
+        int64_t size = attentionChunkSize(maxContext, 2, sms, longest);
+        EXPECT_GE(size, 16) << maxContext;
+        EXPECT_EQ(size & (size - 1), 0) << maxContext;
+        int64_t chunks = maxContext / size + (maxContext % size != 0);
+        EXPECT_LE(chunks, 64) << maxContext;
+        EXPECT_TRUE(size <= longest || chunks > 32) << maxContext << ": longer chunks than needed";
+      }
 }
 
 // At every position of every compiled context, the chunks' spans cover the
@@ -288,15 +290,20 @@ TEST(AttentionSpanTest, ChunksCoverThePositionAndFollowIt) {
   EXPECT_EQ(attentionSpan(32767, 64, 64, 512), 512);
 }
 
-// The 1B shape built for 32800 positions on 132 SMs: 33 chunks of 1024 per
-// KV head, 16 of them a round. At position 512 the step spreads over those
+// The 1B shape built for 32800 positions on 132 SMs with chunks of at most
+// 256 positions: 33 chunks of 1024 per KV head (the 64-chunk bound), 16 of
+// them a round. At position 512 the step spreads over those
 // 16: 11 chunks of 48, 88 tasks in one round, where spreading over all 33
 // took 17 chunks of 32, 136 tasks for 132 SMs. Past 16 x 1024 positions one
 // round cannot hold a step, and the positions spread over all 33 chunks:
 // 33 of 1008 at 32736, not 32 of 1024.
 TEST(AttentionSpanTest, TheOneBShapeTakesOneRoundWhileOneRoundHoldsTheStep) {
-  int64_t chunkSize = attentionChunkSize(32800, 8, 132);
+  int64_t chunkSize = attentionChunkSize(32800, 8, 132, 256);
   ASSERT_EQ(chunkSize, 1024);
+  // The default (2048): 17 chunks, and a step of 32736 spreads over 16.
+  EXPECT_EQ(attentionChunkSize(32800, 8, 132), 2048);
+  EXPECT_EQ(attentionSpan(32736, 16, 17, 2048), 2048);
+  EXPECT_EQ(attentionChunksInUse(32736, 16, 17, 2048), 16);
   int64_t round = attentionChunksPerRound(8, 132);
   ASSERT_EQ(round, 16);
   EXPECT_EQ(attentionSpan(512, round, 33, chunkSize), 48);
@@ -316,8 +323,8 @@ TEST_F(LowerToTasksTest, AttentionHasChunksAndAMergePerKvHead) {
   // qwen3's shape has 2 KV heads: 8 SMs ask for 4 chunks per KV head.
   for (auto [maxContext, chunkSize] : {std::pair<int64_t, int64_t>{64, 16},
                                        {100, 32},
-                                       {2048, 256},
-                                       {8192, 256},
+                                       {2048, 512},
+                                       {8192, 2048},
                                        {8, 16}}) {
     EXPECT_EQ(attentionChunkSize(maxContext, 2, 8), chunkSize) << maxContext;
     TaskGraph graph = lower(qwen3Shape(), 8, maxContext);
