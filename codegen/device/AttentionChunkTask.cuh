@@ -114,8 +114,8 @@ __device__ __forceinline__ void readUnit(const typename CacheElementOf<kCacheByt
 #pragma unroll
     for (int i = 0; i < 4; ++i) {
       if constexpr (kCacheBytes == 2) {
-        out[2 * i] = __uint_as_float(words[i] << 16);
-        out[2 * i + 1] = __uint_as_float(words[i] & 0xffff0000u);
+        out[2 * i] = bf16ToFloat(static_cast<unsigned short>(words[i]));
+        out[2 * i + 1] = bf16ToFloat(static_cast<unsigned short>(words[i] >> 16));
       } else {
         out[i] = __uint_as_float(words[i]);
       }
