@@ -106,7 +106,7 @@ __device__ void rotateHeads(const TaskContext &context, const MkOperationRecord 
 // A staged row's 16-byte unit (or, for f32 rows not of whole units, one
 // element) as floats.
 template <int kCacheBytes, int kElements>
-__device__ __forceinline__ void readUnit(const typename CacheElementOf<kCacheBytes>::Type *from,
+__device__ __forceinline__ void readUnit(const typename BufferElementOf<kCacheBytes>::Type *from,
                                          float (&out)[kElements]) {
   if constexpr (kElements * kCacheBytes == 16) {
     uint4 bits = *reinterpret_cast<const uint4 *>(from);
@@ -123,7 +123,7 @@ __device__ __forceinline__ void readUnit(const typename CacheElementOf<kCacheByt
   } else {
 #pragma unroll
     for (int i = 0; i < kElements; ++i)
-      out[i] = CacheElementOf<kCacheBytes>::read(from[i]);
+      out[i] = BufferElementOf<kCacheBytes>::read(from[i]);
   }
 }
 
@@ -135,7 +135,7 @@ __device__ __forceinline__ void readUnit(const typename CacheElementOf<kCacheByt
 // keep the cache's elements (kCacheBytes each) as they are.
 template <int kHeadDim, int kGroup, int kChunk, int kCacheBytes, int kThreads>
 struct StagingRing {
-  using Cache = typename CacheElementOf<kCacheBytes>::Type;
+  using Cache = typename BufferElementOf<kCacheBytes>::Type;
   static constexpr int kRows = static_cast<int>(attentionBlockRows(kHeadDim, kChunk));
   // (A chunk without a ring still names the type; it never uses it.)
   static constexpr int kStages =
@@ -217,7 +217,7 @@ __device__ void attentionChunkTask(const TaskContext &context, const MkTaskRecor
                                    const MkOperationRecord &op, const AwaitInputs &awaitInputs) {
   using Layout = AttentionShape<kHeadDim, kGroup>;
   // The caches' elements: f32, or bf16 (read as f32, written rounded).
-  using Element = CacheElementOf<kCacheBytes>;
+  using Element = BufferElementOf<kCacheBytes>;
   using Cache = typename Element::Type;
   // Chunks long enough to be bound by the bytes in flight stage their keys
   // and values in the ring; shorter ones load them into registers, a round

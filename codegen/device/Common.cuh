@@ -60,14 +60,14 @@ __device__ __forceinline__ unsigned short floatToBf16(float value) {
 }
 
 // A KV cache element: f32 (4 bytes) or bf16 (2), read as f32.
-template <int kCacheBytes> struct CacheElementOf;
-template <> struct CacheElementOf<4> {
+template <int kCacheBytes> struct BufferElementOf;
+template <> struct BufferElementOf<4> {
   using Type = float;
   __device__ static float read(float value) { return value; }
   __device__ static float write(float value) { return value; }
   __device__ static float round(float value) { return value; }
 };
-template <> struct CacheElementOf<2> {
+template <> struct BufferElementOf<2> {
   using Type = unsigned short;
   __device__ static float read(unsigned short bits) { return bf16ToFloat(bits); }
   __device__ static unsigned short write(float value) { return floatToBf16(value); }

@@ -25,6 +25,7 @@
 
 #include "codegen/device/Common.cuh"
 #include "codegen/device/Picks.cuh"
+#include "core/protocol/FixedPoint.h"
 #include "core/protocol/GemvGeometry.h"
 #include "codegen/device/WeightRing.cuh"
 #include "core/protocol/SharedMemory.h"
@@ -72,9 +73,12 @@ __device__ __forceinline__ int gemvInputIndex(int i) {
     return ((i >> 3) << 2) + (i & 3) + ((i & 4) ? kInput / 2 : 0);
 }
 
-template <int kInput, bool kNorm, int kThreads>
+// `kFixedInput`: the input is an Mlp's Fixed64 output (core/protocol/
+// FixedPoint.h), read as f32.
+template <int kInput, bool kNorm, int kThreads, bool kFixedInput = false>
 __device__ void loadGemvInput(const TaskContext &context, const MkOperationRecord &op, float *x) {
   const float *input = context.activations + op.input;
+  const long long *fixedInput = reinterpret_cast<const long long *>(input);
   const float *weight = context.params + op.norm;
   // A few norm weights per thread ride along with the input's loads,
   // saving the norm a second round trip after the block's sum.
@@ -89,7 +93,12 @@ __device__ void loadGemvInput(const TaskContext &context, const MkOperationRecor
     }
   }
   float squares = 0.0f;
-  forEachInBatches<kInput, kThreads>([&](int i) { return input[i]; },
+  forEachInBatches<kInput, kThreads>([&](int i) {
+                                       if constexpr (kFixedInput)
+                                         return fixedToFloat(fixedInput[i]);
+                                       else
+                                         return input[i];
+                                     },
                                      [&](int i, float value) {
                                        x[gemvInputIndex<kInput>(i)] = value;
                                        squares += value * value;
@@ -234,8 +243,11 @@ __device__ __forceinline__ void storePick(const TaskContext &context, const MkTa
   reinterpret_cast<float2 *>(context.activations + op.partials)[task.ordinal] = pick;
 }
 
-template <int kInput, int kEpilogue, bool kNorm, bool kBias, bool kPicks, int kThreads,
-          int kLoadsInFlight, int kEarlySlots, bool kCopyFirstBatch, int kSharedBytes,
+// kFixed: MK_GEMV_FIXED_* bits (core/protocol/FixedPoint.h): a Fixed64
+// input or residual read as f32, and the rows stored again as fixed point
+// into the Mlp output they seed (op.seed).
+template <int kInput, int kEpilogue, bool kNorm, bool kBias, bool kPicks, int kFixed,
+          int kThreads, int kLoadsInFlight, int kEarlySlots, bool kCopyFirstBatch, int kSharedBytes,
           int kRingSlots, int kRingSlotBytes, class AwaitInputs>
 __device__ void gemvTask(const TaskContext &context, const MkTaskRecord &task,
                          const MkOperationRecord &op, const AwaitInputs &awaitInputs) {
@@ -313,7 +325,7 @@ __device__ void gemvTask(const TaskContext &context, const MkTaskRecord &task,
   if (!awaitInputs())
     return;
   float *x = context.shared; // [kInput]
-  loadGemvInput<kInput, kNorm, kThreads>(context, op, x);
+  loadGemvInput<kInput, kNorm, kThreads, (kFixed & MK_GEMV_FIXED_INPUT) != 0>(context, op, x);
 
   // Compute and store, a pass of rows at a time.
   Candidate best{0.0f, kNoIndex}; // kPicks: this thread's
@@ -324,8 +336,14 @@ __device__ void gemvTask(const TaskContext &context, const MkTaskRecord &task,
     bool active = row < task.end;
     // Read before the weights, so that its latency hides behind theirs.
     float residual = 0.0f;
-    if constexpr (kEpilogue == MK_EPILOGUE_RESIDUAL)
-      residual = active && lane == 0 ? context.activations[op.residual + row] : 0.0f;
+    if constexpr (kEpilogue == MK_EPILOGUE_RESIDUAL) {
+      if constexpr ((kFixed & MK_GEMV_FIXED_RESIDUAL) != 0)
+        residual = active && lane == 0 ? fixedToFloat(reinterpret_cast<const long long *>(
+                                             context.activations + op.residual)[row])
+                                       : 0.0f;
+      else
+        residual = active && lane == 0 ? context.activations[op.residual + row] : 0.0f;
+    }
     const unsigned short *rows[kRows];
     rowsAt(row - groupInWarp, rows);
     float sums[kRows];
@@ -387,6 +405,8 @@ __device__ void gemvTask(const TaskContext &context, const MkTaskRecord &task,
       result = residual + result;
     if (active && lane == 0) {
       out[row] = result;
+      if constexpr ((kFixed & MK_GEMV_SEEDS) != 0)
+        reinterpret_cast<long long *>(context.activations + op.seed)[row] = floatToFixed(result);
       if constexpr (kPicks) {
         if (!isFinite(result))
           nonFinite = min(nonFinite, static_cast<unsigned>(row));

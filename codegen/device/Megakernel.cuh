@@ -10,5 +10,6 @@
 #include "codegen/device/EmbedTask.cuh"
 #include "codegen/device/GemvTask.cuh"
 #include "codegen/device/Interpreter.cuh"
+#include "codegen/device/MlpTask.cuh"
 
 #endif

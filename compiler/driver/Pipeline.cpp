@@ -91,6 +91,10 @@ llvm::Error shardRanks(CompiledModel &compiled, const CompileOptions &options) {
     return llvm::Error::success();
   if (!compiled.rowSteps.empty())
     return error("--tensor-parallel does not go with --prefill-chunk or --batch yet");
+  // A rank's share of an Mlp would add partial sums of its own: the
+  // sharding splits gate_up and down as two Gemvs.
+  if (options.target.fuseMlp)
+    return error("--tensor-parallel does not go with --fuse-mlp yet");
   std::vector<WeightSlice> slices;
   for (int64_t rank = 0; rank < options.tensorParallel; ++rank) {
     auto graph = shardForRank(compiled.tasks, options.tensorParallel, rank, options.target, slices);
@@ -203,7 +207,7 @@ llvm::Expected<bool> parseCompileOption(llvm::StringRef arg, CompileOptions &opt
   if (flag == "--kv-cache") {
     if (value != "f32" && value != "bf16")
       return error(flag + " must be f32 or bf16, got '" + value + "'");
-    options.target.kvCache = value == "bf16" ? CacheElement::BF16 : CacheElement::F32;
+    options.target.kvCache = value == "bf16" ? BufferElement::BF16 : BufferElement::F32;
     return true;
   }
   if (arg == "--no-logit-picks") {
@@ -212,6 +216,10 @@ llvm::Expected<bool> parseCompileOption(llvm::StringRef arg, CompileOptions &opt
   }
   if (arg == "--inline-merge") {
     options.target.inlineMerge = true;
+    return true;
+  }
+  if (arg == "--fuse-mlp") {
+    options.target.fuseMlp = true;
     return true;
   }
   // Past 1024 rows a step is a prompt, not a chunk of one (kMaxStepRows).

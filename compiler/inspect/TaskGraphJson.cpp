@@ -59,6 +59,13 @@ void operation(std::ostream &os, const Operation &op) {
       os << ", \"residual\": " << op.residual;
     if (!op.norm.name.empty())
       os << ", \"norm\": " << weight(op.norm) << ", \"eps\": " << number(op.eps);
+    if (op.seed != kNoBuffer)
+      os << ", \"seed\": " << op.seed;
+  }
+  if (op.kind == OpKind::Mlp) {
+    os << ", \"sliceWidth\": " << op.sliceWidth;
+    if (!op.norm.name.empty())
+      os << ", \"norm\": " << weight(op.norm) << ", \"eps\": " << number(op.eps);
   }
   if (op.kind == OpKind::Attention) {
     os << ", \"numHeads\": " << op.numHeads << ", \"numKvHeads\": " << op.numKvHeads
@@ -94,6 +101,10 @@ void task(std::ostream &os, const Task &task) {
   ranges(os, task.reads);
   os << ", \"writes\": ";
   ranges(os, task.writes);
+  if (!task.accumulates.empty()) {
+    os << ", \"accumulates\": ";
+    ranges(os, task.accumulates);
+  }
   os << ", \"weightBytes\": " << task.weightBytes << "}";
 }
 
@@ -109,7 +120,7 @@ void printJson(std::ostream &os, const TaskGraph &graph, const Schedule *schedul
     os << (i ? ",\n    " : "\n    ") << "{\"name\": " << jsonString(buffer.name)
        << ", \"kind\": " << jsonString(bufferKindName(buffer.kind))
        << ", \"elements\": " << buffer.elements << ", \"element\": "
-       << jsonString(buffer.element == CacheElement::BF16 ? "bf16" : "f32") << "}";
+       << jsonString(bufferElementName(buffer.element)) << "}";
   }
   os << "\n  ],\n  \"operations\": [";
   for (size_t i = 0; i < graph.operations.size(); ++i) {

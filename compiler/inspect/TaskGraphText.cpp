@@ -187,7 +187,9 @@ void printTaskListing(std::ostream &os, const TaskGraph &graph) {
   for (uint32_t i = 0; i < graph.buffers.size(); ++i) {
     const Buffer &buffer = graph.buffers[i];
     os << "  " << i << " " << buffer.name << ": " << bufferKindName(buffer.kind) << ", "
-       << buffer.elements << (buffer.element == CacheElement::BF16 ? " bf16" : "")
+       << buffer.elements
+       << (buffer.element == BufferElement::F32 ? "" : std::string(" ") +
+                                                          bufferElementName(buffer.element))
        << " elements\n";
   }
   os << "operations:\n";
@@ -204,7 +206,13 @@ void printTaskListing(std::ostream &os, const TaskGraph &graph) {
         os << ", norm";
       if (!op.biases.empty())
         os << ", biases";
+      if (op.seed != kNoBuffer && op.seed < graph.buffers.size())
+        os << ", seeds " << graph.buffers[op.seed].name;
     }
+    if (op.kind == OpKind::Mlp && op.weights.size() == 3)
+      os << ", " << op.inputLength << " -> " << op.weights[0].rows << " -> " << op.outputLength
+         << " in slices of " << op.sliceWidth << " channels, adds into fixed64"
+         << (op.norm.name.empty() ? "" : ", norm");
     if (op.picks != kNoBuffer && op.picks < graph.buffers.size())
       os << ", " << op.numPicks << " picks (" << graph.buffers[op.picks].name << ")";
     if (op.kind == OpKind::Attention) {
@@ -212,9 +220,9 @@ void printTaskListing(std::ostream &os, const TaskGraph &graph) {
          << op.headDim << ", " << op.numChunks << " chunks of " << op.chunkSize << " ("
          << op.chunksPerRound << " a round)";
       const int64_t group = op.numKvHeads > 0 ? op.numHeads / op.numKvHeads : 0;
-      const CacheElement element = graph.buffers[op.keyCache].element;
-      const int64_t cacheBytes = static_cast<int64_t>(bytesPerCacheElement(element));
-      os << ", " << (element == CacheElement::BF16 ? "bf16" : "f32") << " KV cache";
+      const BufferElement element = graph.buffers[op.keyCache].element;
+      const int64_t cacheBytes = static_cast<int64_t>(bytesPerElement(element));
+      os << ", " << (element == BufferElement::BF16 ? "bf16" : "f32") << " KV cache";
       if (attentionChunkStaged(op.headDim, group, op.chunkSize, cacheBytes))
         os << ", staged through " << attentionStages(op.headDim, group, op.chunkSize, cacheBytes)
            << " slots of " << attentionBlockRows(op.headDim, op.chunkSize)

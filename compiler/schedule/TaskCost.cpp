@@ -20,7 +20,7 @@ uint64_t taskStreamedBytes(const TaskGraph &graph, const Task &task) {
       bytes += (read.end - read.begin) * kActivationBytes;
   const Operation &op = graph.operations[task.op];
   uint64_t cacheBytes = op.kind == OpKind::Attention
-                            ? bytesPerCacheElement(graph.buffers[op.keyCache].element)
+                            ? bytesPerElement(graph.buffers[op.keyCache].element)
                             : kActivationBytes;
   bytes += describeKind(task.kind).cacheElements(op, task) * cacheBytes;
   return bytes;

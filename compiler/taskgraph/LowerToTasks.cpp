@@ -5,9 +5,12 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/raw_ostream.h"
+
+#include <optional>
 
 namespace mk {
 
@@ -60,7 +63,13 @@ public:
       llvm::Error result =
           llvm::TypeSwitch<mlir::Operation *, llvm::Error>(&op)
               .Case([&](EmbeddingOp embedding) { return lowerEmbedding(embedding); })
-              .Case([&](GemvOp gemv) { return lowerGemv(gemv); })
+              .Case([&](GemvOp gemv) -> llvm::Error {
+                if (fusedDowns.contains(gemv.getOperation()))
+                  return llvm::Error::success();
+                if (GemvOp down = fusableDown(gemv))
+                  return lowerMlp(gemv, down);
+                return lowerGemv(gemv);
+              })
               .Case([&](FusedAttentionOp attention) { return lowerAttention(attention); })
               .Case([&](ArgmaxOp argmax) { return lowerArgmax(argmax); })
               .Case([&](mlir::func::ReturnOp ret) { return lowerReturn(ret); })
@@ -177,6 +186,78 @@ private:
     return llvm::Error::success();
   }
 
+  // With target.fuseMlp: the down of a gated MLP whose gate_up is `gemv`,
+  // when the two can be one Mlp operation: gate_up (SiLU-gated, two
+  // weights, a norm or none, no bias) feeds only down; down (no norm, no
+  // bias) adds a residual that a lowered Gemv produced and can seed, and
+  // only Gemvs read its result (they read fixed64 values). Else null.
+  GemvOp fusableDown(GemvOp gemv) {
+    if (!target.fuseMlp || gemv.getEpilogue() != "silu_mul" || gemv.getBiasesAttr() ||
+        !gemv.getWeightsAttr() || gemv.getWeightsAttr().size() != 2 ||
+        !gemv.getResult().hasOneUse())
+      return nullptr;
+    auto down = llvm::dyn_cast<GemvOp>(*gemv.getResult().getUsers().begin());
+    if (!down || down.getInput() != gemv.getResult() || down.getEpilogue() != "residual" ||
+        !down.getResidual() || down.getNormAttr() || down.getBiasesAttr() ||
+        !down.getWeightsAttr() || down.getWeightsAttr().size() != 1)
+      return nullptr;
+    uint64_t channels = lengthOf(gemv.getResult());
+    if (channels % 8 != 0 || lengthOf(down.getInput()) != channels)
+      return nullptr;
+    for (mlir::Operation *user : down.getResult().getUsers())
+      if (!llvm::isa<GemvOp>(user))
+        return nullptr;
+    if (!seederOf(down.getResidual()))
+      return nullptr;
+    return down;
+  }
+
+  // The index of the lowered Gemv writing `value`, if it seeds nothing yet.
+  std::optional<size_t> seederOf(mlir::Value value) {
+    auto it = values.find(value);
+    if (it == values.end())
+      return std::nullopt;
+    for (size_t index = 0; index < graph.operations.size(); ++index) {
+      const Operation &op = graph.operations[index];
+      if (op.kind == OpKind::Gemv && op.output == it->second && op.seed == kNoBuffer)
+        return index;
+    }
+    return std::nullopt;
+  }
+
+  llvm::Error lowerMlp(GemvOp gateUp, GemvOp down) {
+    Operation op;
+    op.kind = OpKind::Mlp;
+    auto input = bufferOf(gateUp, gateUp.getInput());
+    if (!input)
+      return input.takeError();
+    op.input = *input;
+    if (auto error = weights(gateUp, gateUp.getWeightsAttr(), op.weights))
+      return error;
+    if (auto error = weights(down, down.getWeightsAttr(), op.weights))
+      return error;
+    if (auto norm = gateUp.getNormAttr()) {
+      auto ref = weight(gateUp, norm);
+      if (!ref)
+        return ref.takeError();
+      op.norm = std::move(*ref);
+      op.eps = gateUp.getEpsAttr() ? gateUp.getEpsAttr().getValueAsDouble() : 0.0;
+    }
+    op.inputLength = lengthOf(gateUp.getInput());
+    op.outputLength = lengthOf(down.getResult());
+    // A slice per SM, in whole 16-byte units of a down row.
+    uint64_t channels = lengthOf(gateUp.getResult());
+    uint64_t perSm = (channels + target.numSms - 1) / target.numSms;
+    op.sliceWidth = static_cast<int64_t>((perSm + 7) / 8 * 8);
+    size_t seeder = *seederOf(down.getResidual());
+    uint32_t index = addOperation(std::move(op), down.getResult());
+    uint32_t output = graph.operations[index].output;
+    graph.buffers[output].element = BufferElement::Fixed64;
+    graph.operations[seeder].seed = output;
+    fusedDowns.insert(down.getOperation());
+    return llvm::Error::success();
+  }
+
   llvm::Error lowerAttention(FusedAttentionOp attention) {
     auto cache = attention.getCache().dyn_cast<mlir::BlockArgument>();
     if (!cache || cache.getOwner() != &step.getBody().front() || cache.getArgNumber() < 2)
@@ -218,7 +299,7 @@ private:
     std::string layer = "layer" + std::to_string(op.layer);
     uint64_t slots = shape.sequences * maxContext * op.numKvHeads * op.headDim;
     // The GPU copies a cache's rows in 16-byte units.
-    if (target.kvCache == CacheElement::BF16 && op.headDim % 8 != 0)
+    if (target.kvCache == BufferElement::BF16 && op.headDim % 8 != 0)
       return opError(attention, "a bf16 KV cache needs a head dimension that is a multiple of 8, "
                                 "this one's is " + llvm::Twine(op.headDim) +
                                 " (--kv-cache=f32 keeps it in f32)");
@@ -289,6 +370,10 @@ private:
         layer = op.layer;
         role = "attention";
         break;
+      case OpKind::Mlp:
+        op.layer = layer;
+        role = "mlp";
+        break;
       case OpKind::Gemv: {
         const Operation *input = producer(op.input);
         if (const Operation *attention = feedsAttention(op)) {
@@ -328,6 +413,7 @@ private:
   TaskGraph graph;
   llvm::DenseMap<mlir::Value, uint32_t> values; // SSA value -> its buffer
   bool returned = false;
+  llvm::SmallPtrSet<mlir::Operation *, 16> fusedDowns; // lowered into an Mlp
 };
 
 } // namespace

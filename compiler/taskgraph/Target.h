@@ -25,13 +25,18 @@ struct TargetDescription {
   // How the KV caches keep their values (`--kv-cache`). BF16 halves the
   // bytes a long context reads every step; F32 keeps the step's k and v as
   // computed.
-  CacheElement kvCache = CacheElement::F32;
+  BufferElement kvCache = BufferElement::F32;
   // Whether the logits' Gemv writes its tiles' picks for a greedy Argmax
   // (Operation::picks; `--no-logit-picks` leaves them out).
   bool logitPicks = true;
   // Whether each attention merge runs inline, on the SM of its KV head's
   // last chunk (`--inline-merge`; compiler/taskgraph/InlineTasks.h).
   bool inlineMerge = false;
+  // Whether a gated MLP (gate_up, then down adding the residual) is lowered
+  // to one Mlp operation: each task takes a slice of the intermediate
+  // channels through both matrices and adds into a fixed64 output, one
+  // phase where there were two (`--fuse-mlp`; core/taskgraph/TaskGraph.h).
+  bool fuseMlp = false;
 };
 
 } // namespace mk

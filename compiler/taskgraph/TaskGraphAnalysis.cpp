@@ -30,23 +30,30 @@ std::vector<std::vector<Producer>> producersOfReads(const TaskGraph &graph) {
   struct Write {
     uint32_t task;
     uint64_t begin, end;
+    bool adds; // an addition into a Fixed64 buffer (Task::accumulates)
   };
   std::vector<std::vector<Write>> writes(graph.buffers.size());
   for (const Task &task : graph.tasks)
-    for (const BufferRange &range : task.writes)
-      if (range.buffer < writes.size())
-        writes[range.buffer].push_back({task.id, range.begin, range.end});
+    for (const auto *ranges : {&task.writes, &task.accumulates})
+      for (const BufferRange &range : *ranges)
+        if (range.buffer < writes.size())
+          writes[range.buffer].push_back(
+              {task.id, range.begin, range.end, ranges == &task.accumulates});
 
   std::vector<std::vector<Producer>> producers(graph.tasks.size());
   for (const Task &task : graph.tasks) {
     auto &list = producers[task.id];
-    for (const BufferRange &read : task.reads) {
-      if (read.buffer >= writes.size())
-        continue;
-      for (const Write &write : writes[read.buffer])
-        if (write.task != task.id && write.begin < read.end && read.begin < write.end)
-          list.push_back({write.task, write.task < task.id ? 0 : -1});
-    }
+    // A reader needs every writer and every addition; an addition needs the
+    // seed written before it, but not the other additions.
+    for (const auto *ranges : {&task.reads, &task.accumulates})
+      for (const BufferRange &read : *ranges) {
+        if (read.buffer >= writes.size())
+          continue;
+        for (const Write &write : writes[read.buffer])
+          if (write.task != task.id && write.begin < read.end && read.begin < write.end &&
+              !(write.adds && ranges == &task.accumulates))
+            list.push_back({write.task, write.task < task.id ? 0 : -1});
+      }
     std::sort(list.begin(), list.end(), [](const Producer &a, const Producer &b) {
       return a.task != b.task ? a.task < b.task : a.stepOffset < b.stepOffset;
     });

@@ -112,6 +112,7 @@ private:
     TaskFootprint footprint = description.footprint(graph, op, task);
     task.reads = std::move(footprint.reads);
     task.writes = std::move(footprint.writes);
+    task.accumulates = std::move(footprint.accumulates);
     task.weightBytes = description.weightElements(op, task) * target.bytesPerWeight;
     ++graph.events[trigger].triggerCount;
     graph.tasks.push_back(std::move(task));
@@ -145,6 +146,12 @@ private:
     case TaskKind::Argmax:
       tiles.push_back({0, op.inputLength});
       break;
+    case TaskKind::Mlp: {
+      uint64_t channels = op.weights[0].rows, width = op.sliceWidth;
+      for (uint64_t begin = 0; begin < channels; begin += width)
+        tiles.push_back({begin, std::min(channels, begin + width)});
+      break;
+    }
     case TaskKind::AllReduce:
       // Rows as the gemv before it cuts them, so that a tile waits only on
       // the partial sums it adds (chunkDependencies narrows it to them).

@@ -30,8 +30,15 @@ MK_HOST_DEVICE constexpr mk_u64 argmaxSharedFloats(mk_i64) { return MK_SAMPLING_
 // logits' picks, when it writes them, combine in a few static words.)
 MK_HOST_DEVICE constexpr mk_u64 gemvSharedFloats(mk_i64 input, mk_i64 /*epilogue*/,
                                                  mk_i64 /*norm*/, mk_i64 /*bias*/,
-                                                 mk_i64 /*picks*/) {
+                                                 mk_i64 /*picks*/, mk_i64 /*fixed*/ = 0) {
   return static_cast<mk_u64>(input);
+}
+
+// Mlp: the normalized input, then the slice's gated activations (at most
+// `slice`, 4-float aligned so the down pass reads them as float4s).
+MK_HOST_DEVICE constexpr mk_u64 mlpSharedFloats(mk_i64 input, mk_i64 /*output*/, mk_i64 slice,
+                                                mk_i64 /*norm*/) {
+  return (static_cast<mk_u64>(input) + 3) / 4 * 4 + static_cast<mk_u64>(slice);
 }
 
 // Past the input, 16-byte aligned: the gemv's weights, copied there a batch

@@ -13,6 +13,7 @@
   X(AttentionChunk, ATTENTION_CHUNK, 2)                                                            \
   X(AttentionMerge, ATTENTION_MERGE, 3)                                                            \
   X(Argmax, ARGMAX, 4)                                                                             \
-  X(AllReduce, ALL_REDUCE, 5)
+  X(AllReduce, ALL_REDUCE, 5)                                                                      \
+  X(Mlp, MLP, 6)
 
 #endif

@@ -13,6 +13,8 @@ namespace mk {
 
 struct TaskFootprint {
   std::vector<BufferRange> reads, writes;
+  // What the task adds into (Task::accumulates).
+  std::vector<BufferRange> accumulates;
   // Tensor parallel: what the task reads of the same buffers on every other
   // rank (an AllReduce's partial sums), which its allRanks waits order.
   std::vector<BufferRange> peerReads;

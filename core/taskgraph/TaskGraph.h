@@ -36,20 +36,24 @@ enum class BufferKind : uint8_t {
   Token,      // the rows' tokens (read by Embed, written by Argmax)
 };
 
-// How a KV cache keeps its values. BF16: every engine rounds what a step
-// writes to the nearest bf16 (ties to even) before any task reads it, and
-// the GPU stores 2 bytes an element, half the bytes every later step reads.
-enum class CacheElement : uint8_t { F32, BF16 };
+// How a buffer keeps its values. BF16 (KV caches only): every engine
+// rounds what a step writes to the nearest bf16 (ties to even) before any
+// task reads it, and the GPU stores 2 bytes an element, half the bytes every
+// later step reads. Fixed64 (an Activation that tasks add into: an Mlp's
+// output): each value a signed count of 2^-32 in 64 bits
+// (core/protocol/FixedPoint.h), so that its sum is exact and the same bits
+// in whatever order the adds land; readers see it as f32.
+enum class BufferElement : uint8_t { F32, BF16, Fixed64 };
 
-inline uint64_t bytesPerCacheElement(CacheElement element) {
-  return element == CacheElement::BF16 ? 2 : 4;
+inline uint64_t bytesPerElement(BufferElement element) {
+  return element == BufferElement::BF16 ? 2 : element == BufferElement::Fixed64 ? 8 : 4;
 }
 
 struct Buffer {
   std::string name;
   BufferKind kind = BufferKind::Activation;
   uint64_t elements = 0;
-  CacheElement element = CacheElement::F32; // BF16 only for a KVCache
+  BufferElement element = BufferElement::F32; // BF16 only for a KVCache, Fixed64 for an Activation
 };
 
 // Elements [begin, end) of a buffer. For a KVCache buffer, a range names
@@ -72,6 +76,12 @@ enum class OpKind : uint8_t {
   Attention, // q/k head norm, rotary, KV write, split-K attention, merge
   Argmax,    // token = argmax(in), lowest index wins ties
   AllReduce, // out = residual + sum over ranks r = 0, 1, ... of in on rank r (tensor parallel)
+  // out += W_down * (silu(W_gate * norm(in)) * (W_up * norm(in))), out a
+  // Fixed64 buffer that the producer of the residual seeded (Operation::seed):
+  // each task takes a slice of the intermediate channels through both
+  // matrices, so the gated MLP is one phase instead of two
+  // (compiler/taskgraph/LowerToTasks.cpp forms it with `--fuse-mlp`).
+  Mlp,
 };
 
 enum class Epilogue : uint8_t {
@@ -99,7 +109,8 @@ struct Operation {
   uint32_t residual = 0; // Gemv with Epilogue::Residual
 
   // Embed: the table [vocab, hidden]. Gemv: weights stacked by rows, each
-  // [rows_i, K]; biases empty or one per weight.
+  // [rows_i, K]; biases empty or one per weight. Mlp: gate [I, K], up
+  // [I, K] and down [N, K = I], no biases.
   std::vector<WeightRef> weights;
   std::vector<WeightRef> biases;
   WeightRef norm; // Gemv prologue RMSNorm of the input when !norm.name.empty()
@@ -132,6 +143,14 @@ struct Operation {
   // [rows][numPicks][2]; a Gemv tile writes the pair at its Task::ordinal.
   uint32_t picks = kNoBuffer;
   int64_t numPicks = 0;
+
+  // Mlp: the intermediate channels one task takes (a multiple of 8; the
+  // last task may take fewer).
+  int64_t sliceWidth = 0;
+
+  // A Gemv whose output is an Mlp's residual also writes its output rows
+  // into the Mlp's Fixed64 output, the value the Mlp's tasks add into.
+  uint32_t seed = kNoBuffer;
 };
 
 // ---------------------------------------------------------------------------
@@ -186,6 +205,10 @@ struct Task {
   // r * slot + (head + 1) * headDim) for row r. Reads of the positions
   // earlier steps filled are not listed: they were written by earlier steps.
   std::vector<BufferRange> reads, writes;
+  // Elements the task adds into (an Mlp's output): written first in the
+  // step by one task before it (the seed), read only after every task
+  // adding into them; tasks adding into the same elements need no order.
+  std::vector<BufferRange> accumulates;
   // Bytes of weights streamed (bf16 on the GPU): every weight element the
   // task reads, times kBytesPerStreamedWeight (the validator checks it). A Gemv tile reads
   // its rows of each stacked matrix and bias and the whole norm vector; an

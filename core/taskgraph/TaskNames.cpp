@@ -22,8 +22,22 @@ const char *opKindName(OpKind kind) {
     return "Argmax";
   case OpKind::AllReduce:
     return "AllReduce";
+  case OpKind::Mlp:
+    return "Mlp";
   }
   return "unknown op kind";
+}
+
+const char *bufferElementName(BufferElement element) {
+  switch (element) {
+  case BufferElement::F32:
+    return "f32";
+  case BufferElement::BF16:
+    return "bf16";
+  case BufferElement::Fixed64:
+    return "fixed64";
+  }
+  return "unknown element";
 }
 
 const char *bufferKindName(BufferKind kind) {

@@ -14,6 +14,7 @@ namespace mk {
 
 const char *taskKindName(TaskKind kind);
 const char *opKindName(OpKind kind);
+const char *bufferElementName(BufferElement element); // f32, bf16, fixed64
 const char *bufferKindName(BufferKind kind);
 const char *epilogueName(Epilogue epilogue);
 

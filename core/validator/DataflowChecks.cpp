@@ -1,6 +1,8 @@
 // The dataflow of one step, on the accesses tasks really make: what a task
 // declares must agree with them, each element has exactly one writer, and
-// every element read has a writer that happens before the reader. Writers
+// every element read has a writer that happens before the reader. An
+// element tasks add into (Task::accumulates) is a read of its writer (the
+// seed) for each of them, and a reader of it must follow all of them. Writers
 // are kept per buffer as sorted disjoint intervals, so a read costs a binary
 // search plus one happens-before test per writer it overlaps.
 #include "core/validator/Ancestry.h"
@@ -31,6 +33,10 @@ std::string checkDeclared(const TaskGraph &graph, uint32_t index, const TaskFoot
     return cat(describeTask(graph, index), " declares that it writes ",
                describeRanges(graph, declaredWrites), ", but it writes ",
                describeRanges(graph, actualWrites));
+  if (normalizeRanges(task.accumulates) != normalizeRanges(derived.accumulates))
+    return cat(describeTask(graph, index), " declares that it adds into ",
+               describeRanges(graph, normalizeRanges(task.accumulates)), ", but it adds into ",
+               describeRanges(graph, normalizeRanges(derived.accumulates)));
   std::vector<BufferRange> declaredReads = normalizeRanges(task.reads);
   for (const BufferRange &read : derived.reads)
     if (!rangesCover(declaredReads, read))
@@ -111,6 +117,22 @@ std::string checkRead(const TaskGraph &graph, const WriterIndex &writers, uint32
   return "";
 }
 
+// Every task adding into an element of `read` happens before the reader.
+std::string checkReadAfterAdditions(const TaskGraph &graph,
+                                    const std::vector<std::vector<Writer>> &adders,
+                                    uint32_t reader, const TaskSet &ancestors,
+                                    const BufferRange &read) {
+  for (const Writer &adder : adders[read.buffer])
+    if (adder.task != reader && adder.begin < read.end && read.begin < adder.end &&
+        !ancestors.contains(adder.task))
+      return cat(describeTask(graph, reader), " reads ",
+                 describeRange(graph, {read.buffer, std::max(read.begin, adder.begin),
+                                       std::min(read.end, adder.end)}),
+                 ", which ", describeTask(graph, adder.task),
+                 " adds into, but no chain of waits (step offset 0) makes it wait for that task");
+  return "";
+}
+
 // Tensor parallel: every writer of `read` on the other ranks (the same task
 // ids there) is waited on directly, on every rank: an allRanks wait, step
 // offset 0, on the event it triggers.
@@ -148,6 +170,11 @@ std::string checkDataflow(const TaskGraph &graph, const Ancestry &ancestry) {
     for (const BufferRange &read : footprints[task].peerReads)
       if (std::string problem = checkPeerRead(graph, writers, task, read); !problem.empty())
         return problem;
+  std::vector<std::vector<Writer>> adders(graph.buffers.size());
+  for (uint32_t task = 0; task < footprints.size(); ++task)
+    for (const BufferRange &range : footprints[task].accumulates)
+      if (range.begin < range.end)
+        adders[range.buffer].push_back({range.begin, range.end, task});
   for (uint32_t task = 0; task < graph.tasks.size(); ++task) {
     TaskSet ancestors = ancestry.ancestorsOf(task);
     for (const BufferRange &read : footprints[task].reads) {
@@ -156,6 +183,18 @@ std::string checkDataflow(const TaskGraph &graph, const Ancestry &ancestry) {
       if (graph.buffers[read.buffer].kind == BufferKind::Token)
         continue;
       if (std::string problem = checkRead(graph, writers, task, ancestors, read); !problem.empty())
+        return problem;
+      if (std::string problem = checkReadAfterAdditions(graph, adders, task, ancestors, read);
+          !problem.empty())
+        return problem;
+    }
+    // An addition needs its elements' seed before it; only a fixed64
+    // buffer sums exactly in any order.
+    for (const BufferRange &added : footprints[task].accumulates) {
+      if (graph.buffers[added.buffer].element != BufferElement::Fixed64)
+        return cat(describeTask(graph, task), " adds into ", describeRange(graph, added),
+                   ", which is not fixed64");
+      if (std::string problem = checkRead(graph, writers, task, ancestors, added); !problem.empty())
         return problem;
     }
   }

@@ -38,10 +38,14 @@ std::string checkBuffers(const TaskGraph &graph) {
       return cat("KV cache '", buffer.name, "' has ", buffer.elements,
                  " elements, not a positive multiple of ", graph.sequences,
                  " sequences x maxContext ", graph.maxContext);
-    if (buffer.element != CacheElement::F32 &&
-        (buffer.kind != BufferKind::KVCache || buffer.element != CacheElement::BF16))
+    bool elementFits = buffer.element == BufferElement::F32 ||
+                       (buffer.kind == BufferKind::KVCache && buffer.element == BufferElement::BF16) ||
+                       (buffer.kind == BufferKind::Activation &&
+                        buffer.element == BufferElement::Fixed64);
+    if (!elementFits)
       return cat("buffer '", buffer.name, "' keeps ", int(buffer.element),
-                 "-coded elements: only a KV cache may keep bf16 (1), every buffer f32 (0)");
+                 "-coded elements: only a KV cache may keep bf16 (1) and an Activation "
+                 "fixed64 (2), every buffer f32 (0)");
     if ((buffer.kind == BufferKind::Activation || buffer.kind == BufferKind::Scratch) &&
         buffer.elements % graph.rows != 0)
       return cat("buffer '", buffer.name, "' has ", buffer.elements,
@@ -94,11 +98,14 @@ std::string checkTask(const TaskGraph &graph, uint32_t index) {
       return cat(name, " waits on ", describeEvent(graph, wait.event), " with step offset ",
                  wait.stepOffset, ", expected 0 or -1");
   }
-  for (const auto *ranges : {&task.reads, &task.writes})
+  for (const auto *ranges : {&task.reads, &task.writes, &task.accumulates})
     for (const BufferRange &range : *ranges)
       if (std::string problem = checkRange(graph, range); !problem.empty())
-        return cat(name, ": its declared ", ranges == &task.reads ? "read" : "write", " of ",
-                   describeRange(graph, range), " ", problem);
+        return cat(name, ": its declared ",
+                   ranges == &task.reads    ? "read"
+                   : ranges == &task.writes ? "write"
+                                            : "addition into",
+                   " of ", describeRange(graph, range), " ", problem);
   return checkTile(graph, index);
 }
 

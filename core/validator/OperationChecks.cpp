@@ -32,12 +32,17 @@ private:
   std::string argmax();
   std::string picks();
   std::string allReduce();
+  std::string mlp();
+  std::string seed();
 
   std::string buffer(uint32_t index, const char *role, std::initializer_list<BufferKind> kinds,
                      uint64_t elements, Size size);
   std::string matrix(const WeightRef &weight, const char *role, uint64_t rows, uint64_t cols);
   std::string vector(const WeightRef &weight, const char *role, uint64_t elements);
   std::string epsilon();
+  bool isFixed(uint32_t index) const {
+    return index < graph.buffers.size() && graph.buffers[index].element == BufferElement::Fixed64;
+  }
 
   const TaskGraph &graph;
   const Operation &op;
@@ -48,6 +53,16 @@ constexpr std::initializer_list<BufferKind> values = {BufferKind::Activation, Bu
 std::string OperationCheck::run() {
   if (op.picks != kNoBuffer && op.kind != OpKind::Gemv && op.kind != OpKind::Argmax)
     return "has picks, which only a Gemv and the Argmax reading its logits may have";
+  if (op.seed != kNoBuffer && op.kind != OpKind::Gemv)
+    return "seeds an Mlp's output, which only a Gemv may";
+  // Fixed64 values are written by seeds and Mlp additions and read only
+  // where the engines convert them: a Gemv's input and residual.
+  if (op.kind != OpKind::Mlp && op.kind != OpKind::Argmax && isFixed(op.output))
+    return cat("writes buffer '", graph.buffers[op.output].name,
+               "', which is fixed64, as f32 values");
+  if (op.kind != OpKind::Gemv && (isFixed(op.input) || (op.kind == OpKind::AllReduce &&
+                                                         isFixed(op.residual))))
+    return "reads a fixed64 buffer, which only a Gemv may";
   switch (op.kind) {
   case OpKind::Embed:
     return embed();
@@ -59,6 +74,8 @@ std::string OperationCheck::run() {
     return argmax();
   case OpKind::AllReduce:
     return allReduce();
+  case OpKind::Mlp:
+    return mlp();
   }
   return cat("has an unknown kind (", int(op.kind), ")");
 }
@@ -175,7 +192,65 @@ std::string OperationCheck::gemv() {
       return problem;
   if (std::string problem = picks(); !problem.empty())
     return problem;
+  if (std::string problem = seed(); !problem.empty())
+    return problem;
   return buffer(op.output, "output", values, op.outputLength, Size::AtLeast);
+}
+
+// The Mlp output it seeds: a Fixed64 buffer of its rows, which an Mlp adds
+// into; its own output stays f32 (the Mlp reads it as its input).
+std::string OperationCheck::seed() {
+  if (op.seed == kNoBuffer)
+    return "";
+  if (std::string problem = buffer(op.seed, "seeded", {BufferKind::Activation}, op.outputLength,
+                                   Size::Exactly);
+      !problem.empty())
+    return problem;
+  if (graph.buffers[op.seed].element != BufferElement::Fixed64)
+    return cat("seeds buffer '", graph.buffers[op.seed].name, "', which is not fixed64");
+  if (op.seed == op.output || graph.buffers[op.output].element == BufferElement::Fixed64)
+    return "seeds its own output, or writes a fixed64 output";
+  return "";
+}
+
+// Gate and up [I, K], down [N, I]; the input read whole, the output a
+// Fixed64 buffer of N a row, which the slices add into.
+std::string OperationCheck::mlp() {
+  if (op.inputLength == 0 || op.outputLength == 0)
+    return cat("has inputLength ", op.inputLength, " and outputLength ", op.outputLength,
+               ", both must be positive");
+  if (op.weights.size() != 3 || !op.biases.empty())
+    return cat("has ", op.weights.size(), " weights and ", op.biases.size(),
+               " biases, expected gate, up and down and no biases");
+  uint64_t channels = op.weights[0].rows;
+  if (channels == 0 || channels % 8 != 0)
+    return cat("has ", channels, " intermediate channels, expected a positive multiple of 8");
+  if (op.sliceWidth <= 0 || op.sliceWidth % 8 != 0 || uint64_t(op.sliceWidth) > channels)
+    return cat("has sliceWidth ", op.sliceWidth, ", expected a positive multiple of 8 of at most ",
+               channels, " channels");
+  if (std::string problem = matrix(op.weights[0], "gate", channels, op.inputLength); !problem.empty())
+    return problem;
+  if (std::string problem = matrix(op.weights[1], "up", channels, op.inputLength); !problem.empty())
+    return problem;
+  if (std::string problem = matrix(op.weights[2], "down", op.outputLength, channels);
+      !problem.empty())
+    return problem;
+  if (!op.norm.name.empty()) {
+    if (std::string problem = vector(op.norm, "norm", op.inputLength); !problem.empty())
+      return problem;
+    if (std::string problem = epsilon(); !problem.empty())
+      return problem;
+  }
+  if (std::string problem = buffer(op.input, "input", values, op.inputLength, Size::Exactly);
+      !problem.empty())
+    return problem;
+  if (std::string problem =
+          buffer(op.output, "output", {BufferKind::Activation}, op.outputLength, Size::Exactly);
+      !problem.empty())
+    return problem;
+  if (graph.buffers[op.output].element != BufferElement::Fixed64)
+    return cat("adds into buffer '", graph.buffers[op.output].name, "', which is not fixed64");
+  return "";
 }
 
 // A pair (value, index) a pick, numPicks of them a row.

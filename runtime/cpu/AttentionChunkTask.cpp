@@ -105,7 +105,7 @@ private:
     values[r] = context.load(op.input, r, layout.value(group), layout.headDim);
     // What the caches keep is what every chunk attends to, this step's
     // entries included.
-    if (context.elementOf(op.keyCache) == CacheElement::BF16)
+    if (context.elementOf(op.keyCache) == BufferElement::BF16)
       for (std::vector<float> *entry : {&keys[r], &values[r]})
         for (float &value : *entry)
           value = roundToBf16(value);

@@ -3,6 +3,8 @@
 // cache slot, the slot's index), so a read can tell fresh data from a
 // previous step's or from nothing at all. The KV caches may be another
 // graph's, so that a prefill graph fills the caches its decode graph reads.
+// A Fixed64 buffer keeps each value's 8 bytes in two floats' room, as the
+// GPU's activation arena does, so that both hold the same bytes.
 #ifndef MKC_RUNTIME_CPU_EXECUTORMEMORY_H
 #define MKC_RUNTIME_CPU_EXECUTORMEMORY_H
 
@@ -12,6 +14,7 @@
 #include <cstdint>
 #include <limits>
 #include <memory>
+#include <mutex>
 #include <span>
 #include <vector>
 
@@ -35,7 +38,12 @@ public:
   // overflow. Without the KV caches when they are shared.
   static uint64_t bytesNeeded(const TaskGraph &graph, bool checked, bool sharedCaches = false);
 
+  // Floats of storage a buffer takes (two a value of a Fixed64 buffer).
+  static uint64_t floatsOf(const Buffer &buffer);
+
   bool checked() const { return !stamps.empty(); }
+  // Additions into Fixed64 buffers from the tasks' threads take turns.
+  std::mutex &additions() { return additionsMutex; }
   std::span<float> values(uint32_t buffer) { return *buffers[buffer]; }
   std::span<const float> values(uint32_t buffer) const { return *buffers[buffer]; }
   // Only in checked mode.
@@ -47,6 +55,7 @@ private:
   std::vector<std::shared_ptr<std::vector<float>>> buffers;
   std::vector<std::shared_ptr<std::atomic<int64_t>[]>> stamps;
   std::vector<int64_t> tokens;
+  std::mutex additionsMutex;
 };
 
 } // namespace mk::cpu

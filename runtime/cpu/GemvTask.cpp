@@ -4,7 +4,9 @@
 // norm is cheap next to the weight rows. Per row it is kernels::linear's
 // arithmetic, so a tile gives the bits the whole-op kernels::gemv gives for
 // those rows. The tile's weight rows are read (widened from bf16) once for
-// all the step's rows, as the kernel streams each weight once a step.
+// all the step's rows, as the kernel streams each weight once a step. A
+// Fixed64 input or residual loads as f32; a seed stores the rows again, as
+// fixed point, into the Mlp output they start.
 #include "runtime/cpu/Tasks.h"
 
 #include "core/kernels/Kernels.h"
@@ -101,6 +103,8 @@ void runGemvTask(TaskContext &context) {
 
   for (uint64_t r = 0; r < count; ++r) {
     context.store(op.output, r, begin, outs[r]);
+    if (op.seed != kNoBuffer)
+      context.store(op.seed, r, begin, outs[r]);
     if (op.picks != kNoBuffer)
       context.store(op.picks, r, 2 * uint64_t(context.task.ordinal), pickOf(outs[r], begin));
   }

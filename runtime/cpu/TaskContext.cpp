@@ -4,10 +4,13 @@
 #include "core/taskgraph/TaskNames.h"
 #include "runtime/cpu/CpuExecutor.h"
 #include "runtime/format/Bf16.h"
+#include "core/protocol/FixedPoint.h"
 
 #include <algorithm>
 #include <atomic>
 #include <bit>
+#include <cstring>
+#include <mutex>
 
 namespace mk::cpu {
 
@@ -25,6 +28,17 @@ std::span<const float> BoundMatrix::elements(uint64_t begin, uint64_t count,
 namespace {
 
 constexpr int64_t kNoSlot = -1;
+
+// Element `index` of a Fixed64 buffer: its 8 bytes in two floats' room.
+int64_t fixedAt(ExecutorMemory &memory, uint32_t buffer, uint64_t index) {
+  int64_t value;
+  std::memcpy(&value, memory.values(buffer).data() + 2 * index, sizeof value);
+  return value;
+}
+
+void setFixed(ExecutorMemory &memory, uint32_t buffer, uint64_t index, int64_t value) {
+  std::memcpy(memory.values(buffer).data() + 2 * index, &value, sizeof value);
+}
 
 std::string stampText(int64_t stamp, bool isSlot) {
   if (stamp == kNeverWritten)
@@ -87,6 +101,12 @@ std::vector<float> TaskContext::loadElements(uint32_t buffer, uint64_t offset, u
     if (peer < 0)
       reads.push_back({buffer, offset, count, expectedStamp});
   }
+  if (graph.buffers[buffer].element == BufferElement::Fixed64) {
+    std::vector<float> values(count);
+    for (uint64_t i = 0; i < count; ++i)
+      values[i] = fixedToFloat(fixedAt(from, buffer, offset + i));
+    return values;
+  }
   std::span<const float> values = from.values(buffer).subspan(offset, count);
   return std::vector<float>(values.begin(), values.end());
 }
@@ -104,7 +124,12 @@ void TaskContext::storeElements(uint32_t buffer, uint64_t offset, std::span<cons
     // The marks must be visible before any value changes.
     std::atomic_thread_fence(std::memory_order_seq_cst);
   }
-  std::copy(values.begin(), values.end(), memory.values(buffer).begin() + offset);
+  if (graph.buffers[buffer].element == BufferElement::Fixed64) {
+    for (uint64_t i = 0; i < values.size(); ++i)
+      setFixed(memory, buffer, offset + i, floatToFixed(values[i]));
+  } else {
+    std::copy(values.begin(), values.end(), memory.values(buffer).begin() + offset);
+  }
   if (stamps)
     for (uint64_t i = 0; i < values.size(); ++i)
       stamps[i].store(stamp, std::memory_order_release);
@@ -120,6 +145,31 @@ void TaskContext::store(uint32_t buffer, uint64_t r, uint64_t begin,
                         std::span<const float> values) {
   uint64_t offset = r * rowLength(graph, graph.buffers[buffer]) + begin;
   storeElements(buffer, offset, values, input.stamp, kNoSlot);
+}
+
+void TaskContext::accumulate(uint32_t buffer, uint64_t r, uint64_t begin,
+                             std::span<const float> values) {
+  uint64_t offset = r * rowLength(graph, graph.buffers[buffer]) + begin;
+  if (graph.buffers[buffer].element != BufferElement::Fixed64)
+    fail("adds into buffer '" + graph.buffers[buffer].name + "', which is not fixed64");
+  if (memory.checked()) {
+    std::atomic<int64_t> *stamps = memory.stampsOf(buffer) + offset;
+    for (uint64_t i = 0; i < values.size(); ++i) {
+      int64_t stamp = stamps[i].load(std::memory_order_acquire);
+      if (stamp != input.stamp)
+        fail("adds into " + where(buffer, offset + i, kNoSlot) +
+             " before its seed was written in this step (" + stampText(stamp, false) +
+             "): a dependency is missing");
+    }
+    reads.push_back({buffer, offset, values.size(), input.stamp});
+  }
+  std::lock_guard<std::mutex> turn(memory.additions());
+  for (uint64_t i = 0; i < values.size(); ++i) {
+    // Two's complement wraps as the GPU's 64-bit atomics do.
+    uint64_t sum = static_cast<uint64_t>(fixedAt(memory, buffer, offset + i)) +
+                   static_cast<uint64_t>(floatToFixed(values[i]));
+    setFixed(memory, buffer, offset + i, static_cast<int64_t>(sum));
+  }
 }
 
 std::vector<float> TaskContext::loadFromRank(int64_t rank, uint32_t buffer, uint64_t r,
@@ -141,7 +191,7 @@ void TaskContext::storeSlot(uint32_t cache, int64_t sequence, int64_t position, 
                             std::span<const float> values) {
   int64_t slot = slotIndex(sequence, position);
   uint64_t offset = slot * slotLength(graph, graph.buffers[cache]) + begin;
-  if (graph.buffers[cache].element == CacheElement::BF16) {
+  if (graph.buffers[cache].element == BufferElement::BF16) {
     std::vector<float> rounded(values.begin(), values.end());
     for (float &value : rounded)
       value = roundToBf16(value);

@@ -83,9 +83,16 @@ public:
   uint64_t rows() const { return input.rows.size(); }
   const StepRow &row(uint64_t r) const { return input.rows[r]; }
 
-  // Elements [begin, begin + count) of row `r` of an Activation or Scratch buffer.
+  // Elements [begin, begin + count) of row `r` of an Activation or Scratch
+  // buffer; a Fixed64 buffer's converted to and from f32
+  // (core/protocol/FixedPoint.h).
   std::vector<float> load(uint32_t buffer, uint64_t r, uint64_t begin, uint64_t count);
   void store(uint32_t buffer, uint64_t r, uint64_t begin, std::span<const float> values);
+  // Adds `values`, each rounded to fixed point, into those elements of a
+  // Fixed64 buffer, which this step's seed must have written. (Checked mode
+  // catches an addition before the seed; a reader that misses an addition
+  // is the validator's to refuse: the stamps do not count additions.)
+  void accumulate(uint32_t buffer, uint64_t r, uint64_t begin, std::span<const float> values);
   // Elements [begin, begin + count) of a KV cache's slot of `sequence` at
   // `position`; a bf16 cache keeps what is stored rounded to bf16.
   std::vector<float> loadSlot(uint32_t cache, int64_t sequence, int64_t position, uint64_t begin,
@@ -109,7 +116,7 @@ public:
   void recheckReads();
 
   uint64_t elementsOf(uint32_t buffer) const { return graph.buffers[buffer].elements; }
-  CacheElement elementOf(uint32_t buffer) const { return graph.buffers[buffer].element; }
+  BufferElement elementOf(uint32_t buffer) const { return graph.buffers[buffer].element; }
 
   [[noreturn]] void fail(const std::string &problem) const;
 

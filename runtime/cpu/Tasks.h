@@ -16,6 +16,7 @@ void runAttentionChunkTask(TaskContext &context);
 void runAttentionMergeTask(TaskContext &context);
 void runArgmaxTask(TaskContext &context);
 void runAllReduceTask(TaskContext &context);
+void runMlpTask(TaskContext &context);
 
 // Runs the task's function; in checked mode, then checks that what it read
 // was not overwritten meanwhile.

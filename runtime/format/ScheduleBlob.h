@@ -26,7 +26,7 @@
 #include "core/protocol/TaskKindList.h"
 
 #define MK_BLOB_MAGIC 0x42534b4du /* "MKSB" */
-#define MK_BLOB_VERSION 7u /* 2: task records carry their kernel variant; 3: no attention prepare; 4: queue entries; 5: chunksPerRound; 6: bf16 KV caches packed in the KV arena, task ordinals, the logits' picks; 7: inline tasks' entries */
+#define MK_BLOB_VERSION 8u /* 2: task records carry their kernel variant; 3: no attention prepare; 4: queue entries; 5: chunksPerRound; 6: bf16 KV caches packed in the KV arena, task ordinals, the logits' picks; 7: inline tasks' entries; 8: Mlp operations, fixed64 buffers (two f32 elements each), seeds */
 
 /* TaskKind values (core/protocol/TaskKindList.h) and Epilogue values, as in
  * core/taskgraph/TaskGraph.h. */
@@ -77,15 +77,16 @@ typedef struct MkEventRecord {
 } MkEventRecord;
 
 typedef struct MkOperationRecord {
-  mk_u8 kind;      /* OpKind: 0 Embed, 1 Gemv, 2 Attention, 3 Argmax */
+  mk_u8 kind;      /* OpKind: 0 Embed, 1 Gemv, 2 Attention, 3 Argmax, 4 AllReduce, 5 Mlp */
   mk_u8 epilogue;  /* MkBlobEpilogue */
   mk_u8 interleaved, numWeights;
   mk_i32 layer;
   mk_u64 input, output, residual; /* activation-arena element offsets (MK_NO_OFFSET: none) */
   mk_u64 inputLength, outputLength;
   /* Embed: weights[0] is the table [vocab, hidden]. Gemv: weights[i] is
-   * [weightRows[i], inputLength], stacked by rows. Offsets in bf16 elements
-   * of the weights section. */
+   * [weightRows[i], inputLength], stacked by rows. Mlp: gate and up
+   * [I, inputLength] stacked, then down [outputLength, I]. Offsets in bf16
+   * elements of the weights section. */
   mk_u64 weights[MK_MAX_GEMV_WEIGHTS];
   mk_u64 weightRows[MK_MAX_GEMV_WEIGHTS];
   mk_u64 bias; /* params offset of the stacked biases (all rows), or MK_NO_OFFSET */
@@ -97,7 +98,11 @@ typedef struct MkOperationRecord {
                             Argmax with picks: numPicks */
   mk_i32 chunksPerRound; /* the chunks a step's positions spread over (attentionSpan) */
   mk_u64 qNorm, kNorm, invFreq;  /* params offsets, or MK_NO_OFFSET */
-  mk_u64 keyCache, valueCache;   /* KV-arena offsets: [maxContext][numKvHeads][headDim] each */
+  union {
+    mk_u64 keyCache; /* KV-arena offset: [maxContext][numKvHeads][headDim] */
+    mk_u64 seed;     /* a Gemv seeding an Mlp's output: its activation-arena offset (fixed64) */
+  };
+  mk_u64 valueCache; /* KV-arena offset, as keyCache */
   mk_u64 partials;               /* activation-arena offset (scratch); a Gemv or Argmax
                                     with picks: the picks' */
 } MkOperationRecord;

@@ -130,6 +130,8 @@ public:
     record.invFreq = params.floats(op.invFreq);
     bool attention = op.kind == OpKind::Attention;
     record.keyCache = attention ? arenas.offset[op.keyCache] : MK_NO_OFFSET;
+    if (op.seed != kNoBuffer)
+      record.seed = arenas.offset[op.seed];
     record.valueCache = attention ? arenas.offset[op.valueCache] : MK_NO_OFFSET;
     record.partials = attention ? arenas.offset[op.partials]
                       : picks   ? arenas.offset[op.picks]
@@ -320,10 +322,12 @@ ArenaLayout layOutArenas(const TaskGraph &graph) {
   for (const Buffer &buffer : graph.buffers) {
     bool kv = buffer.kind == BufferKind::KVCache;
     uint64_t &end = kv ? layout.kvElements : layout.activationElements;
-    // A bf16 cache packs two of its elements into each f32 element.
-    uint64_t elements = buffer.kind == BufferKind::Token ? 2
-                        : buffer.element == CacheElement::BF16 ? (buffer.elements + 1) / 2
-                                                               : buffer.elements;
+    // A bf16 cache packs two of its elements into each f32 element; a
+    // fixed64 value takes two.
+    uint64_t elements = buffer.kind == BufferKind::Token                ? 2
+                        : buffer.element == BufferElement::BF16    ? (buffer.elements + 1) / 2
+                        : buffer.element == BufferElement::Fixed64 ? 2 * buffer.elements
+                                                                    : buffer.elements;
     layout.offset.push_back(alignUp(end, kArenaAlignment));
     end = layout.offset.back() + elements;
   }

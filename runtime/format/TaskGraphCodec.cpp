@@ -135,7 +135,7 @@ private:
 };
 
 // Smallest encodings, for Decoder::list.
-constexpr size_t kMinBuffer = 14, kMinOperation = 195, kMinTask = 54, kMinEvent = 12;
+constexpr size_t kMinBuffer = 14, kMinOperation = 207, kMinTask = 58, kMinEvent = 12;
 constexpr size_t kMinWeightRef = 20, kMinWait = 8, kMinRange = 20, kMinQueue = 4;
 
 template <class Codec, class Ref> void codeWeightRef(Codec &c, Ref &ref) {
@@ -146,7 +146,7 @@ template <class Codec, class Ref> void codeWeightRef(Codec &c, Ref &ref) {
 
 template <class Codec, class Op> void codeOperation(Codec &c, Op &op) {
   auto weightRef = [&](auto &ref) { codeWeightRef(c, ref); };
-  c.enumeration(op.kind, OpKind::AllReduce);
+  c.enumeration(op.kind, OpKind::Mlp);
   c.string(op.name);
   c.i32(op.layer);
   c.u32(op.input);
@@ -176,6 +176,8 @@ template <class Codec, class Op> void codeOperation(Codec &c, Op &op) {
   c.i64(op.chunksPerRound);
   c.u32(op.picks);
   c.i64(op.numPicks);
+  c.i64(op.sliceWidth);
+  c.u32(op.seed);
 }
 
 template <class Codec, class T> void codeTask(Codec &c, T &task) {
@@ -199,6 +201,7 @@ template <class Codec, class T> void codeTask(Codec &c, T &task) {
   c.u32(task.trigger);
   c.list(task.reads, "read", kMinRange, range);
   c.list(task.writes, "write", kMinRange, range);
+  c.list(task.accumulates, "addition", kMinRange, range);
   c.u64(task.weightBytes);
 }
 
@@ -214,7 +217,7 @@ template <class Codec, class G, class S> void code(Codec &c, G &graph, S &schedu
     c.string(buffer.name);
     c.enumeration(buffer.kind, BufferKind::Token);
     c.u64(buffer.elements);
-    c.enumeration(buffer.element, CacheElement::BF16);
+    c.enumeration(buffer.element, BufferElement::Fixed64);
   });
   c.list(graph.operations, "operation", kMinOperation, [&](auto &op) { codeOperation(c, op); });
   c.list(graph.tasks, "task", kMinTask, [&](auto &task) { codeTask(c, task); });

@@ -21,7 +21,7 @@
 namespace mk {
 
 constexpr uint32_t kTaskGraphMagic = 0x47544b4du; // "MKTG"
-constexpr uint32_t kTaskGraphVersion = 6; // 2: no roped q buffer, no AttentionPrepare; 3: rows, sequences; 4: ranks, AllReduce; 5: chunksPerRound; 6: a buffer's element type, the logits' picks, task ordinals, inline tasks
+constexpr uint32_t kTaskGraphVersion = 7; // 2: no roped q buffer, no AttentionPrepare; 3: rows, sequences; 4: ranks, AllReduce; 5: chunksPerRound; 6: a buffer's element type, the logits' picks, task ordinals, inline tasks; 7: Mlp operations, seeds, additions, fixed64 buffers
 
 std::vector<uint8_t> encodeTaskGraph(const TaskGraph &graph, const Schedule &schedule);
 

@@ -385,7 +385,7 @@ int checkFixture(const std::string &path, int64_t maxContext, const TargetDescri
   }
   std::printf("%s, max context %lld, %s KV cache, on %s\n", path.c_str(),
               static_cast<long long>(maxContext),
-              target.kvCache == CacheElement::BF16 ? "bf16" : "f32", device->describe().c_str());
+              target.kvCache == BufferElement::BF16 ? "bf16" : "f32", device->describe().c_str());
   std::optional<Model> model = loadModel(path, maxContext, target);
   if (!model)
     return 1;
@@ -529,7 +529,7 @@ int main(int argc, char **argv) {
   if (argc < 2) {
     std::fprintf(stderr,
                  "usage: mk-gpu-check (MODEL.onnx | --toy) [--max-context=N] [--kv-cache=bf16] "
-                 "[--inline-merge]\n");
+                 "[--inline-merge] [--fuse-mlp]\n");
     return 2;
   }
   int64_t maxContext = 2048;
@@ -538,9 +538,11 @@ int main(int argc, char **argv) {
     if (std::strncmp(argv[i], "--max-context=", 14) == 0) {
       maxContext = std::atoll(argv[i] + 14);
     } else if (std::strcmp(argv[i], "--kv-cache=bf16") == 0) {
-      target.kvCache = mk::CacheElement::BF16;
+      target.kvCache = mk::BufferElement::BF16;
     } else if (std::strcmp(argv[i], "--inline-merge") == 0) {
       target.inlineMerge = true;
+    } else if (std::strcmp(argv[i], "--fuse-mlp") == 0) {
+      target.fuseMlp = true;
     } else {
       std::fprintf(stderr, "mk-gpu-check: unknown argument '%s'\n", argv[i]);
       return 2;

@@ -3,7 +3,7 @@
 //
 //   mk-task-kind-check KIND (--toy | MODEL.onnx) [--max-context=N]
 //                      [--num-sms=N] [--longest-attention-chunk=N]
-//                      [--kv-cache=bf16]
+//                      [--kv-cache=bf16] [--fuse-mlp]
 //
 // (The SMs and the longest chunk shape the tasks: fewer SMs give a KV head
 // fewer, longer attention chunks, as a long context does.)
@@ -34,6 +34,7 @@
 #include "core/taskgraph/TaskKind.h"
 #include "core/taskgraph/TaskNames.h"
 #include "runtime/cpu/CpuExecutor.h"
+#include "core/protocol/FixedPoint.h"
 #include "runtime/format/Bf16.h"
 #include "runtime/format/ScheduleBlobBuilder.h"
 #include "runtime/format/WeightPacking.h"
@@ -60,13 +61,20 @@ struct Arenas {
 // Where a range of a buffer lies in the arenas: the arena and the element
 // offset of `begin`; KV cache ranges are of the slot at `position`. A bf16
 // cache's elements are the halves of the arena's f32 elements, element i
-// at byte 2 i (runtime/format/ScheduleBlobBuilder.h).
+// at byte 2 i (runtime/format/ScheduleBlobBuilder.h); a fixed64 buffer's
+// take two f32 elements each, from `first` on (core/protocol/FixedPoint.h).
 struct Placed {
   std::vector<float> *arena;
   uint64_t first, count;
   bool bf16 = false;
+  bool fixed = false;
 
   float at(uint64_t i) const {
+    if (fixed) {
+      int64_t value;
+      std::memcpy(&value, arena->data() + first + 2 * i, sizeof value);
+      return fixedToFloat(value);
+    }
     if (!bf16)
       return (*arena)[first + i];
     uint16_t half;
@@ -75,7 +83,9 @@ struct Placed {
   }
   // The arena's f32 elements the range lies in.
   uint64_t firstWord() const { return bf16 ? first / 2 : first; }
-  uint64_t endWord() const { return bf16 ? (first + count + 1) / 2 : first + count; }
+  uint64_t endWord() const {
+    return bf16 ? (first + count + 1) / 2 : fixed ? first + 2 * count : first + count;
+  }
 };
 
 uint16_t *halvesOf(std::vector<float> &arena) { return reinterpret_cast<uint16_t *>(arena.data()); }
@@ -125,13 +135,15 @@ private:
     uint64_t offset = layout.offset[range.buffer];
     if (buffer.kind == BufferKind::KVCache) {
       uint64_t slot = buffer.elements / graph.maxContext;
-      if (buffer.element == CacheElement::BF16)
+      if (buffer.element == BufferElement::BF16)
         return {&arenas.kv, 2 * offset + position * slot + range.begin, range.end - range.begin,
                 true};
       return {&arenas.kv, offset + position * slot + range.begin, range.end - range.begin};
     }
     if (buffer.kind == BufferKind::Token)
       return {&arenas.activations, offset, 2}; // one int64
+    if (buffer.element == BufferElement::Fixed64)
+      return {&arenas.activations, offset + 2 * range.begin, range.end - range.begin, false, true};
     return {&arenas.activations, offset + range.begin, range.end - range.begin};
   }
 
@@ -143,10 +155,17 @@ private:
       value = normal(random);
     for (float &value : arenas.kv)
       value = normal(random);
-    for (uint32_t buffer = 0; buffer < graph.buffers.size(); ++buffer)
-      if (graph.buffers[buffer].element == CacheElement::BF16)
+    for (uint32_t buffer = 0; buffer < graph.buffers.size(); ++buffer) {
+      if (graph.buffers[buffer].element == BufferElement::BF16)
         for (uint64_t i = 0; i < graph.buffers[buffer].elements; ++i)
           halvesOf(arenas.kv)[2 * layout.offset[buffer] + i] = toBf16(normal(random));
+      if (graph.buffers[buffer].element == BufferElement::Fixed64)
+        for (uint64_t i = 0; i < graph.buffers[buffer].elements; ++i) {
+          int64_t value = floatToFixed(normal(random));
+          std::memcpy(arenas.activations.data() + layout.offset[buffer] + 2 * i, &value,
+                      sizeof value);
+        }
+    }
     // Partials as the chunks leave them: a positive sum where the chunk
     // holds positions up to `position`, the empty chunk's (o 0, max -inf,
     // sum 0) past it.
@@ -198,7 +217,10 @@ private:
     }
 
     std::vector<char> writtenActivations(input.activations.size()), writtenKv(input.kv.size());
-    for (const BufferRange &range : deriveFootprint(graph, task).writes) {
+    TaskFootprint footprint = deriveFootprint(graph, task);
+    std::vector<BufferRange> outputs = footprint.writes;
+    outputs.insert(outputs.end(), footprint.accumulates.begin(), footprint.accumulates.end());
+    for (const BufferRange &range : outputs) {
       if (graph.buffers[range.buffer].kind == BufferKind::Token) {
         int64_t gpuToken;
         Placed slot = place(gpu, range, position);
@@ -276,12 +298,13 @@ private:
     }
   }
 
-  // The executor keeps every buffer in f32: a bf16 cache's values widened.
+  // The executor keeps every buffer in f32, a bf16 cache's values widened,
+  // but a fixed64 buffer's bytes as the arena holds them.
   void copyToExecutor(const Arenas &arenas, uint32_t buffer) {
     std::span<float> values = executor.bufferValues(buffer);
     const std::vector<float> &arena =
         graph.buffers[buffer].kind == BufferKind::KVCache ? arenas.kv : arenas.activations;
-    if (graph.buffers[buffer].element == CacheElement::BF16) {
+    if (graph.buffers[buffer].element == BufferElement::BF16) {
       const uint16_t *halves = reinterpret_cast<const uint16_t *>(arena.data());
       for (uint64_t i = 0; i < values.size(); ++i)
         values[i] = fromBf16(halves[2 * layout.offset[buffer] + i]);
@@ -294,7 +317,7 @@ private:
     std::span<float> values = executor.bufferValues(buffer);
     std::vector<float> &arena =
         graph.buffers[buffer].kind == BufferKind::KVCache ? arenas.kv : arenas.activations;
-    if (graph.buffers[buffer].element == CacheElement::BF16) {
+    if (graph.buffers[buffer].element == BufferElement::BF16) {
       for (uint64_t i = 0; i < values.size(); ++i)
         halvesOf(arena)[2 * layout.offset[buffer] + i] = toBf16(values[i]);
       return;
@@ -360,7 +383,7 @@ private:
 int usage() {
   std::printf("usage: mk-task-kind-check KIND (--toy | MODEL.onnx) [--max-context=N]\n"
               "                          [--num-sms=N] [--longest-attention-chunk=N]\n"
-              "                          [--kv-cache=bf16]\n"
+              "                          [--kv-cache=bf16] [--fuse-mlp]\n"
               "KIND: one of");
   for (size_t kind = 0; kind < kNumTaskKinds; ++kind)
     std::printf(" %s", describeKind(static_cast<TaskKind>(kind)).name);
@@ -387,7 +410,9 @@ int main(int argc, char **argv) {
     else if (arg.rfind("--longest-attention-chunk=", 0) == 0)
       target.longestAttentionChunk = std::stoull(arg.substr(26));
     else if (arg == "--kv-cache=bf16")
-      target.kvCache = CacheElement::BF16;
+      target.kvCache = BufferElement::BF16;
+    else if (arg == "--fuse-mlp")
+      target.fuseMlp = true;
     else
       return usage();
   }

@@ -27,18 +27,19 @@ std::string fixturePath(const char *name) { return std::string(MKC_FIXTURES_DIR)
 
 // The fixture compiled for kMaxContext positions on 7 SMs.
 llvm::Expected<mk::CompiledModel> compileFixture(mlir::MLIRContext &context, const char *name,
-                                                 mk::CacheElement kvCache) {
+                                                 mk::BufferElement kvCache, bool fuseMlp = false) {
   mk::CompileOptions options;
   options.maxContext = kMaxContext;
   options.target.numSms = 7;
   options.target.kvCache = kvCache;
+  options.target.fuseMlp = fuseMlp;
   return mk::compileToSchedule(context, fixturePath(name), options);
 }
 
 TEST_P(CompiledModelTest, TheScheduleComputesWhatTheIrMeans) {
   std::string path = fixturePath(GetParam());
   mlir::MLIRContext compileContext, referenceContext;
-  auto compiled = compileFixture(compileContext, GetParam(), mk::CacheElement::F32);
+  auto compiled = compileFixture(compileContext, GetParam(), mk::BufferElement::F32);
   ASSERT_TRUE(bool(compiled)) << llvm::toString(compiled.takeError());
   auto imported = mk::importOnnxModel(referenceContext, path);
   ASSERT_TRUE(bool(imported)) << llvm::toString(imported.takeError());
@@ -70,9 +71,9 @@ TEST_P(CompiledModelTest, TheScheduleComputesWhatTheIrMeans) {
 // relative to the largest logit, and not bit for bit the f32 run's.
 TEST_P(CompiledModelTest, Bf16CachesKeepRoundedValues) {
   mlir::MLIRContext f32Context, bf16Context;
-  auto f32 = compileFixture(f32Context, GetParam(), mk::CacheElement::F32);
+  auto f32 = compileFixture(f32Context, GetParam(), mk::BufferElement::F32);
   ASSERT_TRUE(bool(f32)) << llvm::toString(f32.takeError());
-  auto bf16 = compileFixture(bf16Context, GetParam(), mk::CacheElement::BF16);
+  auto bf16 = compileFixture(bf16Context, GetParam(), mk::BufferElement::BF16);
   ASSERT_TRUE(bool(bf16)) << llvm::toString(bf16.takeError());
 
   mk::CpuExecutorOptions executorOptions;
@@ -99,11 +100,54 @@ TEST_P(CompiledModelTest, Bf16CachesKeepRoundedValues) {
     if (bf16->tasks.buffers[buffer].kind != mk::BufferKind::KVCache)
       continue;
     ++caches;
-    EXPECT_EQ(bf16->tasks.buffers[buffer].element, mk::CacheElement::BF16);
+    EXPECT_EQ(bf16->tasks.buffers[buffer].element, mk::BufferElement::BF16);
     for (float value : rounded.bufferValues(buffer))
       ASSERT_EQ(value, mk::roundToBf16(value)) << bf16->tasks.buffers[buffer].name;
   }
   EXPECT_GT(caches, 0);
+}
+
+// With --fuse-mlp each layer's gated MLP is one Mlp operation whose slices
+// add into a fixed64 output: the logits still agree with the reference
+// interpreter, and are the same bits whatever order the threads' additions
+// land in.
+TEST_P(CompiledModelTest, FusedMlpsComputeWhatTheIrMeans) {
+  std::string path = fixturePath(GetParam());
+  mlir::MLIRContext compileContext, referenceContext;
+  auto compiled = compileFixture(compileContext, GetParam(), mk::BufferElement::F32, true);
+  ASSERT_TRUE(bool(compiled)) << llvm::toString(compiled.takeError());
+  int mlps = 0;
+  for (const mk::Operation &op : compiled->tasks.operations)
+    mlps += op.kind == mk::OpKind::Mlp;
+  ASSERT_GT(mlps, 0) << "no gated MLP was fused";
+  auto imported = mk::importOnnxModel(referenceContext, path);
+  ASSERT_TRUE(bool(imported)) << llvm::toString(imported.takeError());
+
+  std::vector<std::vector<float>> firstRun;
+  for (bool threaded : {false, true}) {
+    mk::CpuExecutorOptions executorOptions;
+    executorOptions.checked = true;
+    executorOptions.threaded = threaded;
+    executorOptions.adversarialSeed = threaded ? 11 : 0;
+    mk::CpuExecutor executor(compiled->tasks, compiled->schedule, compiled->imported.weights,
+                             executorOptions);
+    auto reference = mk::ReferenceInterpreter::create(imported->module.get(), imported->weights,
+                                                      kMaxContext);
+    ASSERT_TRUE(bool(reference)) << llvm::toString(reference.takeError());
+    for (size_t step = 0; step < kTokens.size(); ++step) {
+      std::vector<float> logits = executor.step(kTokens[step]);
+      auto expected = (*reference)->step(kTokens[step]);
+      ASSERT_TRUE(bool(expected)) << llvm::toString(expected.takeError());
+      ASSERT_EQ(logits.size(), expected->size());
+      for (size_t i = 0; i < logits.size(); ++i)
+        ASSERT_LE(std::fabs(logits[i] - (*expected)[i]), 1e-4 + 1e-3 * std::fabs((*expected)[i]))
+            << "step " << step << ", logit " << i << (threaded ? ", threaded" : "");
+      if (!threaded)
+        firstRun.push_back(logits);
+      else
+        ASSERT_EQ(logits, firstRun[step]) << "step " << step << ": not the same bits threaded";
+    }
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Fixtures, CompiledModelTest,

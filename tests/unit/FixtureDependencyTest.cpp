@@ -4,6 +4,7 @@
 // checked executor, run with adversarial SM orders, computes exactly the bits
 // of the intact schedule. A missing dependency can never pass silently.
 #include "compiler/driver/Pipeline.h"
+#include "core/taskgraph/TaskFootprint.h"
 #include "core/validator/Validator.h"
 #include "runtime/cpu/CpuExecutor.h"
 
@@ -33,13 +34,16 @@ std::vector<float> runChecked(const mk::CompiledModel &model, const mk::TaskGrap
 
 class FixtureDependencyTest : public ::testing::TestWithParam<const char *> {};
 
-TEST_P(FixtureDependencyTest, EveryRemovedWaitIsRefusedOrImplied) {
+// `fuseMlp`: with Mlp operations, whose slices add into an output that
+// o_proj seeds and the next layer reads (their own rules in the validator).
+void checkEveryRemovedWait(const char *fixture, bool fuseMlp) {
   mlir::MLIRContext context;
   mk::CompileOptions options;
   options.maxContext = 24;
   options.target.numSms = 5;
+  options.target.fuseMlp = fuseMlp;
   auto compiled =
-      mk::compileToSchedule(context, std::string(MKC_FIXTURES_DIR) + "/" + GetParam(), options);
+      mk::compileToSchedule(context, std::string(MKC_FIXTURES_DIR) + "/" + fixture, options);
   ASSERT_TRUE(bool(compiled)) << llvm::toString(compiled.takeError());
   std::vector<float> intact = runChecked(*compiled, compiled->tasks, 0);
 
@@ -69,8 +73,67 @@ TEST_P(FixtureDependencyTest, EveryRemovedWaitIsRefusedOrImplied) {
     }
   }
   EXPECT_GT(refused, 0u);
-  std::printf("%s: %zu waits, %zu refused by the validator, %zu implied by others\n",
-              GetParam(), waits, refused, waits - refused);
+  std::printf("%s%s: %zu waits, %zu refused by the validator, %zu implied by others\n",
+              fixture, fuseMlp ? " (--fuse-mlp)" : "", waits, refused, waits - refused);
+}
+
+TEST_P(FixtureDependencyTest, EveryRemovedWaitIsRefusedOrImplied) {
+  checkEveryRemovedWait(GetParam(), false);
+}
+
+TEST_P(FixtureDependencyTest, EveryRemovedWaitOfFusedMlpsIsRefusedOrImplied) {
+  checkEveryRemovedWait(GetParam(), true);
+}
+
+// What the validator refuses of a fused graph beyond its waits: an addition
+// into an f32 buffer, an output nobody seeds, a task declaring other
+// additions than its kind's, a Gemv writing a fixed64 buffer as f32.
+TEST(FusedMlpValidation, RefusesBrokenAdditions) {
+  mlir::MLIRContext context;
+  mk::CompileOptions options;
+  options.maxContext = 24;
+  options.target.numSms = 5;
+  options.target.fuseMlp = true;
+  auto compiled = mk::compileToSchedule(context, std::string(MKC_FIXTURES_DIR) + "/llama3_ts17.onnx",
+                                        options);
+  ASSERT_TRUE(bool(compiled)) << llvm::toString(compiled.takeError());
+  const mk::TaskGraph &intact = compiled->tasks;
+  ASSERT_EQ(mk::validateSchedule(intact, compiled->schedule), "");
+  uint32_t mlp = 0, seeder = 0, mlpTask = 0;
+  for (uint32_t op = 0; op < intact.operations.size(); ++op) {
+    if (intact.operations[op].kind == mk::OpKind::Mlp)
+      mlp = op;
+    if (intact.operations[op].seed != mk::kNoBuffer)
+      seeder = op;
+  }
+  for (const mk::Task &task : intact.tasks)
+    if (task.op == mlp)
+      mlpTask = task.id;
+  ASSERT_EQ(intact.operations[seeder].seed, intact.operations[mlp].output);
+
+  auto refusal = [&](auto edit) {
+    mk::TaskGraph graph = intact;
+    edit(graph);
+    return mk::validateSchedule(graph, compiled->schedule);
+  };
+  EXPECT_NE(refusal([&](mk::TaskGraph &g) {
+              g.buffers[g.operations[mlp].output].element = mk::BufferElement::F32;
+            }).find("not fixed64"),
+            std::string::npos);
+  EXPECT_NE(refusal([&](mk::TaskGraph &g) {
+              g.operations[seeder].seed = mk::kNoBuffer;
+              for (mk::Task &task : g.tasks)
+                if (task.op == seeder)
+                  task.writes = mk::deriveFootprint(g, task).writes;
+            }).find("no task writes"),
+            std::string::npos);
+  EXPECT_NE(refusal([&](mk::TaskGraph &g) { g.tasks[mlpTask].accumulates.clear(); })
+                .find("declares that it adds into nothing"),
+            std::string::npos);
+  EXPECT_NE(refusal([&](mk::TaskGraph &g) {
+              g.buffers[g.operations[seeder].output].element = mk::BufferElement::Fixed64;
+            }).find("fixed64"),
+            std::string::npos);
 }
 
 INSTANTIATE_TEST_SUITE_P(Fixtures, FixtureDependencyTest,

@@ -228,7 +228,7 @@ TEST(ScheduleBlob, Bf16CachesTakeHalfTheirElements) {
   ArenaLayout f32 = layOutArenas(model.graph);
   for (Buffer &buffer : model.graph.buffers)
     if (buffer.kind == BufferKind::KVCache)
-      buffer.element = CacheElement::BF16;
+      buffer.element = BufferElement::BF16;
   ArenaLayout bf16 = layOutArenas(model.graph);
   EXPECT_EQ(bf16.activationElements, f32.activationElements);
   uint64_t end = 0;

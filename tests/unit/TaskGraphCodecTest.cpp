@@ -92,7 +92,7 @@ TEST(TaskGraphCodec, KeepsTheCachesElement) {
   toy::ToyModel model = toy::buildToyModel(4);
   for (Buffer &buffer : model.graph.buffers)
     if (buffer.kind == BufferKind::KVCache)
-      buffer.element = CacheElement::BF16;
+      buffer.element = BufferElement::BF16;
   std::vector<uint8_t> bytes = encodeTaskGraph(model.graph, model.schedule);
   TaskGraph graph;
   Schedule schedule;
@@ -100,7 +100,7 @@ TEST(TaskGraphCodec, KeepsTheCachesElement) {
   int caches = 0;
   for (size_t i = 0; i < graph.buffers.size(); ++i) {
     EXPECT_EQ(graph.buffers[i].element, model.graph.buffers[i].element) << i;
-    caches += graph.buffers[i].element == CacheElement::BF16;
+    caches += graph.buffers[i].element == BufferElement::BF16;
   }
   EXPECT_EQ(caches, 4); // two layers' keys and values
 }

@@ -284,16 +284,16 @@ TEST(TaskGraphValidator, RefusesBf16OutsideTheCachesAndMixedCaches) {
   toy::ToyModel model = buildToyModel(3);
   for (Buffer &buffer : model.graph.buffers)
     if (buffer.kind == BufferKind::KVCache)
-      buffer.element = CacheElement::BF16;
+      buffer.element = BufferElement::BF16;
   EXPECT_EQ(validateSchedule(model.graph, model.schedule), "");
-  expectRefused([](TaskGraph &graph, Schedule &) { graph.buffers[2].element = CacheElement::BF16; },
+  expectRefused([](TaskGraph &graph, Schedule &) { graph.buffers[2].element = BufferElement::BF16; },
                 {"only a KV cache may keep bf16"});
   expectRefused(
-      [](TaskGraph &graph, Schedule &) { graph.buffers[2].element = static_cast<CacheElement>(7); },
+      [](TaskGraph &graph, Schedule &) { graph.buffers[2].element = static_cast<BufferElement>(7); },
       {"7-coded elements"});
   expectRefused(
       [&](TaskGraph &graph, Schedule &) {
-        graph.buffers[attention(graph).keyCache].element = CacheElement::BF16;
+        graph.buffers[attention(graph).keyCache].element = BufferElement::BF16;
       },
       {"'layer1.attention'", "keys and its values in different element types"});
 }

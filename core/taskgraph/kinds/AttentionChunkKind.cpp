@@ -61,7 +61,7 @@ uint64_t positionRank(const Task &task) { return task.end; }
 
 std::vector<int64_t> variant(const TaskGraph &graph, const Operation &op) {
   return {op.headDim, op.numHeads / op.numKvHeads, op.chunkSize, op.rotaryDim,
-          static_cast<int64_t>(bytesPerCacheElement(graph.buffers[op.keyCache].element))};
+          static_cast<int64_t>(bytesPerElement(graph.buffers[op.keyCache].element))};
 }
 
 uint64_t sharedFloats(const std::vector<int64_t> &v) {

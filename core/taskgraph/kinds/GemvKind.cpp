@@ -2,7 +2,9 @@
 // operation's weights stacked by rows. It reads its whole input (the
 // prologue norm needs all of it) and, with a residual epilogue, its rows of
 // the residual; every row of the step alike, each weight row streamed once
-// for all of them.
+// for all of them. Its input and residual may be Fixed64 (an Mlp's output),
+// read as f32; with a seed it also stores its rows there (Operation::seed).
+#include "core/protocol/FixedPoint.h"
 #include "core/protocol/SharedMemory.h"
 #include "core/taskgraph/kinds/KindHelpers.h"
 
@@ -16,6 +18,8 @@ TaskFootprint footprint(const TaskGraph &graph, const Operation &op, const Task 
   if (op.epilogue == Epilogue::Residual)
     addRowRanges(footprint.reads, graph, op.residual, task.begin, task.end - task.begin);
   addRowRanges(footprint.writes, graph, op.output, task.begin, task.end - task.begin);
+  if (op.seed != kNoBuffer)
+    addRowRanges(footprint.writes, graph, op.seed, task.begin, task.end - task.begin);
   if (op.picks < graph.buffers.size())
     addRowRanges(footprint.writes, graph, op.picks, 2 * uint64_t(task.ordinal), 2);
   return footprint;
@@ -38,13 +42,26 @@ uint64_t weightElements(const Operation &op, const Task &task) {
   return stacked * (task.end - task.begin) * perRow + (op.norm.name.empty() ? 0 : op.inputLength);
 }
 
-std::vector<int64_t> variant(const TaskGraph &, const Operation &op) {
+bool isFixed(const TaskGraph &graph, uint32_t buffer) {
+  return buffer < graph.buffers.size() && graph.buffers[buffer].element == BufferElement::Fixed64;
+}
+
+// The variant's "fixed" bits (MK_GEMV_FIXED_*, core/protocol/FixedPoint.h).
+int64_t fixedBits(const TaskGraph &graph, const Operation &op) {
+  bool residual = op.epilogue == Epilogue::Residual;
+  return (isFixed(graph, op.input) ? MK_GEMV_FIXED_INPUT : 0) |
+         (residual && isFixed(graph, op.residual) ? MK_GEMV_FIXED_RESIDUAL : 0) |
+         (op.seed != kNoBuffer ? MK_GEMV_SEEDS : 0);
+}
+
+std::vector<int64_t> variant(const TaskGraph &graph, const Operation &op) {
   return {static_cast<int64_t>(op.inputLength), static_cast<int64_t>(op.epilogue),
-          !op.norm.name.empty(), !op.biases.empty(), op.picks != kNoBuffer};
+          !op.norm.name.empty(), !op.biases.empty(), op.picks != kNoBuffer,
+          fixedBits(graph, op)};
 }
 
 uint64_t sharedFloats(const std::vector<int64_t> &v) {
-  return gemvSharedFloats(v[0], v[1], v[2], v[3], v[4]);
+  return gemvSharedFloats(v[0], v[1], v[2], v[3], v[4], v[5]);
 }
 
 } // namespace
@@ -61,7 +78,7 @@ extern const TaskKindDescription kGemvKind = {
     .cacheElements = noElements,
     .deviceFunction = "gemvTask",
     .variantParameters = {{"input"}, {"epilogue", spellEpilogue}, {"norm", spellBoolean},
-                          {"bias", spellBoolean}, {"picks", spellBoolean}},
+                          {"bias", spellBoolean}, {"picks", spellBoolean}, {"fixed"}},
     .variantArguments = variant,
     .kernelArguments = "kThreads, kGemvLoadsInFlight, kGemvEarlySlots, kGemvCopyFirstBatch, kTaskSharedBytes, kWeightRingSlots, kWeightRingSlotBytes",
     .sharedFloatsFunction = "mk::gemvSharedFloats",

@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Gated MLPs as one phase (mkc compile --fuse-mlp): each Mlp task takes a
+# slice of the intermediate channels through gate, up and down and adds
+# into a fixed64 output, seeded by o_proj. Binaries: .gpu/m1 (fusion off
+# unless asked, so the same binaries give the baseline). Task kinds and
+# fixtures against the CPU executor, compute-sanitizer on a fused fixture,
+# greedy tokens and logits fused against unfused, then ms/token alternating.
+set -uo pipefail
+mkdir -p $OUT; W=/tmp/w; mkdir -p $W
+[ -d .gpu/m1 ] || tar -C .gpu -xJf .gpu/m1.tar.xz
+N=.gpu/m1
+exec > >(tee $OUT/log.txt) 2>&1
+for s in llama-3.2-1b smollm2-135m qwen3-0.6b layer-cost-64x256; do python3 scripts/fused_module.py bench/configs/$s*.json -o $W/$s.mlir; done
+{ echo "llama-3.2-1b l 544"; echo "llama-3.2-1b lf 544 --fuse-mlp";
+  echo "smollm2-135m s 544"; echo "smollm2-135m sf 544 --fuse-mlp";
+  echo "qwen3-0.6b q 544"; echo "qwen3-0.6b qf 544 --fuse-mlp";
+  echo "layer-cost-64x256 t 544"; echo "layer-cost-64x256 tf 544 --fuse-mlp"; } |
+  xargs -P 8 -L 1 bash -c 'timeout 200 '$N'/compiler/tools/mkc compile '$W'/$0.mlir --emit=mk --random-weights --kv-cache=bf16 --max-context=$2 $3 -o '$W'/$1.mk 2>&1 | grep -E "error|registers" | sed "s/^/$1: /"'
+kc() { timeout 200 $N/tests/gpu/mk-task-kind-check $@ > $W/k.txt 2>&1; echo "kind-check $* rc=$? $(grep -c FAIL $W/k.txt) FAIL; $(tail -1 $W/k.txt)"; grep FAIL $W/k.txt | head -3; }
+kc Mlp tests/fixtures/llama3_ts17.onnx --fuse-mlp
+kc Mlp tests/fixtures/qwen3_ts17.onnx --fuse-mlp
+kc Gemv tests/fixtures/llama3_ts17.onnx --fuse-mlp
+kc Gemv tests/fixtures/llama3_ts17.onnx
+gc() { timeout 200 $N/tests/gpu/mk-gpu-check $@ > $W/g.txt 2>&1; echo "gpu-check $* rc=$? $(grep -c FAIL $W/g.txt) FAIL; $(tail -1 $W/g.txt)"; grep FAIL $W/g.txt | head -3; }
+gc tests/fixtures/llama3_ts17.onnx --max-context=64 --fuse-mlp
+gc tests/fixtures/qwen3_ts17.onnx --max-context=2048 --fuse-mlp --kv-cache=bf16
+gc tests/fixtures/qwen2_dynamo18.onnx --max-context=64 --fuse-mlp
+for tool in memcheck racecheck synccheck; do
+  timeout 200 compute-sanitizer --tool $tool --error-exitcode 9 $N/tests/gpu/mk-gpu-check tests/fixtures/llama3_ts17.onnx --max-context=64 --fuse-mlp > $W/cs.txt 2>&1
+  echo "compute-sanitizer $tool llama3 fused rc=$? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' $W/cs.txt | head -2)"
+done
+tk() { timeout 60 $N/runtime/mkrun/mkrun $W/$1.mk --device $2 --start-position $3 --prompt-tokens 1,7,42 -n 24 2>&1 | grep '^tokens'; }
+for m in l s; do
+  a=$(tk ${m}f gpu 400); b=$(tk ${m}f gpu 400); c=$(tk $m gpu 400)
+  [ -n "$a" ] && [ "$a" = "$b" ] && echo "$m fused: greedy tokens equal run to run" || echo "$m fused: RUN TO RUN DIFFER: $a | $b"
+  [ "$a" = "$c" ] && echo "$m: greedy tokens fused = unfused" || echo "$m: tokens fused $a | unfused $c"
+done
+lg() { timeout 60 $N/runtime/mkrun/mkrun $W/$1.mk --device gpu --start-position $3 --tokens 1,7,42,3 --logits $2 > /dev/null || echo "FAILED $1"; }
+rel() { python3 -c "import numpy as n,sys;a=n.load(sys.argv[1]);b=n.load(sys.argv[2]);print('$1: max rel err %.2e, argmax equal %s'%(float(n.abs(a-b).max()/n.abs(b).max()),(a.argmax(-1)==b.argmax(-1)).all()))" $W/a.npy $W/b.npy; }
+for m in l s q; do lg ${m}f $W/a.npy 470; lg ${m}f $W/c.npy 470; cmp -s $W/a.npy $W/c.npy && echo "$m fused logits bit-identical run to run" || echo "$m fused logits DIFFER run to run"; lg $m $W/b.npy 470; rel "$m fused vs unfused at 470"; done
+run() { echo "$1 position $2: $(timeout 60 $N/runtime/mkrun/mkrun $W/$1.mk --device gpu --start-position $2 --prompt-tokens 1 -n 33 2>&1 | grep -E '^generation|error')"; }
+for r in 1 2; do
+  for m in l s q t; do for p in 1 480; do run $m $p; run ${m}f $p; done; done
+done
+for m in l lf; do
+  timeout 60 $N/runtime/mkrun/mkrun $W/$m.mk --device gpu --start-position 480 --prompt-tokens 1 -n 9 --trace $W/$m.json > /dev/null
+  $N/compiler/tools/mkc inspect $W/$m.mk --format=json > $W/$m.inspect.json
+  python3 bench/trace_summary.py $W/$m.json $W/$m.inspect.json > $OUT/trace-$m.txt 2>&1; echo "trace $m: $(head -2 $OUT/trace-$m.txt | tail -1)"
+done
