@@ -71,14 +71,23 @@ WeightTable lazyRandomWeights(const TaskGraph &graph, uint64_t seed) {
     drawn += ref.rows * ref.cols;
     table.add(std::move(weight));
   };
+  // A matrix's spread follows its own input length (its columns).
+  auto addMatrix = [&](const WeightRef &ref, const Operation &op) {
+    float spread = std::sqrt(3.0f / static_cast<float>(std::max<uint64_t>(ref.cols, 1)));
+    add(ref, true, 0.0f, op.kind == OpKind::Embed ? 1.0f : spread);
+  };
   for (const Operation &op : graph.operations) {
-    float spread = std::sqrt(3.0f / static_cast<float>(std::max<uint64_t>(op.inputLength, 1)));
-    for (const WeightRef &ref : op.weights)
-      add(ref, true, 0.0f, op.kind == OpKind::Embed ? 1.0f : spread);
+    // An Mlp draws in the order of the gate_up and down Gemvs it stands for
+    // (gate, up, the norm, then down), so that --fuse-mlp changes no weight.
+    size_t first = op.kind == OpKind::Mlp ? 2 : op.weights.size();
+    for (size_t i = 0; i < first; ++i)
+      addMatrix(op.weights[i], op);
     for (const WeightRef &ref : op.biases)
       add(ref, false, 0.0f, 0.1f);
     for (const WeightRef *norm : {&op.norm, &op.qNorm, &op.kNorm})
       add(*norm, false, 1.0f, 0.1f);
+    for (size_t i = first; i < op.weights.size(); ++i)
+      addMatrix(op.weights[i], op);
   }
   return table;
 }
