@@ -8,10 +8,8 @@
 // so that down needs no event: the slice's activations never leave the SM.
 // Compute, down: each output row's columns [begin, end) are one short run
 // of 16-byte chunks; kRowLanes lanes split a row's chunks, each lane keeping
-// its chunks' activations in registers for every row; a thread keeps two
-// batches of kRowsInFlight rows in registers, one in flight while the other
-// is summed, the first issued before gate and up start, since no weight
-// waits on anything.
+// its chunks' activations in registers for every row, and a thread has
+// kRowsInFlight rows' loads in flight.
 // Store: each row's sum, rounded to fixed point, added into the output with
 // one 64-bit atomic (a RED: nothing waits for it); the sum over the slices
 // is exact, so any order of the adds gives the same bits
@@ -51,41 +49,6 @@ __device__ void mlpTask(const TaskContext &context, const MkTaskRecord &task,
     return;
   loadGemvInput<kInput, kNorm, kThreads>(context, op, x);
 
-  // Down: rows [0, kOutput) of W_down[:, begin:end) times the activations.
-  // Its first rows need nothing of this step: their loads are issued with
-  // gate and up's first, so that they are in registers when the slice's
-  // activations are.
-  constexpr int kChunks = kSlice / 8;
-  constexpr int kRowLanes = mlpRowLanes(kChunks);
-  constexpr int kChunksPerLane = (kChunks + kRowLanes - 1) / kRowLanes;
-  constexpr int kRowsPerDownPass = kThreads / kRowLanes;
-  constexpr int kRowsInFlight =
-      kLoadsInFlight / kChunksPerLane > 0 ? kLoadsInFlight / kChunksPerLane : 1;
-  constexpr int kRowsPerBatch = kRowsInFlight * kRowsPerDownPass;
-  const unsigned long long channels = op.weightRows[0];
-  const int chunks = static_cast<int>(task.end - task.begin) / 8;
-  const int rowLane = threadIdx.x % kRowLanes;
-  const unsigned short *down = context.weights + op.weights[2] + task.begin;
-  // A batch of down rows: kRowsInFlight rows of a thread, its chunks of each.
-  using DownBatch = uint4[kRowsInFlight][kChunksPerLane];
-  auto loadDown = [&](DownBatch &w, int pass) {
-    const int base = pass + static_cast<int>(threadIdx.x) / kRowLanes;
-#pragma unroll
-    for (int b = 0; b < kRowsInFlight; ++b) {
-      const int row = base + b * kRowsPerDownPass;
-#pragma unroll
-      for (int k = 0; k < kChunksPerLane; ++k) {
-        const int chunk = rowLane + k * kRowLanes;
-        w[b][k] = row < kOutput && chunk < chunks
-                      ? loadWeights8(down + static_cast<unsigned long long>(row) * channels +
-                                     chunk * 8)
-                      : make_uint4(0, 0, 0, 0);
-      }
-    }
-  };
-  DownBatch first, second;
-  loadDown(first, 0);
-
   // Gate and up: output row j of a SiluMul Gemv over rows [begin, end).
   using Stream = RowStream<kInput, 2, kThreads, kLoadsInFlight>;
   constexpr int kLanes = Stream::kLanes;
@@ -95,6 +58,7 @@ __device__ void mlpTask(const TaskContext &context, const MkTaskRecord &task,
   static_assert(kRowsPerPass == kThreads / kLanes, "every lane has a row");
   const int warp = threadIdx.x / kWarpSize, lane = threadIdx.x % kLanes;
   const int groupInWarp = (threadIdx.x % kWarpSize) / kLanes;
+  const unsigned long long channels = op.weightRows[0];
   // The loop bound is the warp's first row, so that every shuffle has the
   // warp's 32 lanes.
   for (unsigned long long first = task.begin + warp * kRowsPerWarp; first < task.end;
@@ -126,6 +90,15 @@ __device__ void mlpTask(const TaskContext &context, const MkTaskRecord &task,
   }
   consumerSync<kThreads>();
 
+  // Down: rows [0, kOutput) of W_down[:, begin:end) times the activations.
+  constexpr int kChunks = kSlice / 8;
+  constexpr int kRowLanes = mlpRowLanes(kChunks);
+  constexpr int kChunksPerLane = (kChunks + kRowLanes - 1) / kRowLanes;
+  constexpr int kRowsPerDownPass = kThreads / kRowLanes;
+  constexpr int kRowsInFlight =
+      kLoadsInFlight / kChunksPerLane > 0 ? kLoadsInFlight / kChunksPerLane : 1;
+  const int chunks = static_cast<int>(task.end - task.begin) / 8;
+  const int rowLane = threadIdx.x % kRowLanes;
   float h[kChunksPerLane][8];
 #pragma unroll
   for (int k = 0; k < kChunksPerLane; ++k) {
@@ -134,9 +107,25 @@ __device__ void mlpTask(const TaskContext &context, const MkTaskRecord &task,
     for (int e = 0; e < 8; ++e)
       h[k][e] = chunk < chunks ? gated[chunk * 8 + e] : 0.0f;
   }
+  const unsigned short *down = context.weights + op.weights[2] + task.begin;
   unsigned long long *out = reinterpret_cast<unsigned long long *>(context.activations + op.output);
-  auto addDown = [&](const DownBatch &w, int pass) {
+  // Every thread runs the same passes (the bound is the CTA's), so that the
+  // group sums have all their lanes.
+  for (int pass = 0; pass < kOutput; pass += kRowsInFlight * kRowsPerDownPass) {
     const int base = pass + static_cast<int>(threadIdx.x) / kRowLanes;
+    uint4 w[kRowsInFlight][kChunksPerLane];
+#pragma unroll
+    for (int b = 0; b < kRowsInFlight; ++b) {
+      const int row = base + b * kRowsPerDownPass;
+#pragma unroll
+      for (int k = 0; k < kChunksPerLane; ++k) {
+        const int chunk = rowLane + k * kRowLanes;
+        w[b][k] = row < kOutput && chunk < chunks
+                      ? loadWeights8(down + static_cast<unsigned long long>(row) * channels +
+                                     chunk * 8)
+                      : make_uint4(0, 0, 0, 0);
+      }
+    }
 #pragma unroll
     for (int b = 0; b < kRowsInFlight; ++b) {
       const int row = base + b * kRowsPerDownPass;
@@ -157,16 +146,6 @@ __device__ void mlpTask(const TaskContext &context, const MkTaskRecord &task,
       if (row < kOutput && rowLane == 0)
         atomicAdd(out + row, static_cast<unsigned long long>(floatToFixed(sum)));
     }
-  };
-  // Two batches in registers: the next one's loads are in flight while the
-  // current one is summed. Every thread runs the same passes (the bound is
-  // the CTA's), so that the group sums have all their lanes; rows past the
-  // output load nothing and add nothing.
-  for (int pass = 0; pass < kOutput; pass += 2 * kRowsPerBatch) {
-    loadDown(second, pass + kRowsPerBatch);
-    addDown(first, pass);
-    loadDown(first, pass + 2 * kRowsPerBatch);
-    addDown(second, pass + kRowsPerBatch);
   }
 }
 

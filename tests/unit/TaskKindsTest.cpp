@@ -38,7 +38,8 @@ TEST(TaskKindsTest, OneDescriptionPerOpcode) {
 // but the last triggers an event of its own, the last the output's.
 TEST(TaskKindsTest, PhasesEndOnTheOutputEvent) {
   for (OpKind op :
-       {OpKind::Embed, OpKind::Gemv, OpKind::Attention, OpKind::Argmax, OpKind::AllReduce}) {
+       {OpKind::Embed, OpKind::Gemv, OpKind::Attention, OpKind::Argmax, OpKind::AllReduce,
+        OpKind::Mlp}) {
     std::vector<const TaskKindDescription *> phases;
     for (size_t opcode = 0; opcode < kNumTaskKinds; ++opcode)
       if (describeKind(static_cast<TaskKind>(opcode)).operation == op)
@@ -63,9 +64,11 @@ TEST(TaskKindsTest, FootprintsAreTheToyGraphsDeclaredAccesses) {
         << describeTask(model.graph, task.id);
     seen.insert(task.kind);
   }
-  // Every kind of one rank: the AllReduce of tensor parallelism has its own test.
-  EXPECT_EQ(seen.size(), kNumTaskKinds - 1) << "the toy graph holds every kind";
+  // Every kind but two, each with its own test below: the AllReduce of
+  // tensor parallelism and the Mlp of `--fuse-mlp`.
+  EXPECT_EQ(seen.size(), kNumTaskKinds - 2) << "the toy graph holds every other kind";
   EXPECT_FALSE(seen.count(TaskKind::AllReduce));
+  EXPECT_FALSE(seen.count(TaskKind::Mlp));
 }
 
 // An AllReduce tile reads its rows of the partial sums and of the residual,
@@ -99,6 +102,43 @@ TEST(TaskKindsTest, AnAllReduceReadsItsRowsOnEveryRank) {
   EXPECT_EQ(normalizeRanges(footprint.peerReads),
             normalizeRanges({{1, 3, 7}, {1, 13, 17}}));
   EXPECT_EQ(describeKind(TaskKind::AllReduce).weightElements(reduce, task), 0u);
+}
+
+// An Mlp slice reads the whole input of each row and adds into the whole
+// output of each row; it streams its channels' rows of gate and up, their
+// columns of down and the norm.
+TEST(TaskKindsTest, AnMlpSliceAddsIntoEveryOutputRow) {
+  TaskGraph graph;
+  graph.maxContext = 4;
+  graph.rows = 2;
+  graph.buffers = {{"token", BufferKind::Token, 2},
+                   {"in", BufferKind::Activation, 2 * 10},
+                   {"out", BufferKind::Activation, 2 * 12, BufferElement::Fixed64}};
+  Operation mlp;
+  mlp.kind = OpKind::Mlp;
+  mlp.input = 1;
+  mlp.output = 2;
+  mlp.inputLength = 10;
+  mlp.outputLength = 12;
+  mlp.weights = {{"gate", 32, 10}, {"up", 32, 10}, {"down", 12, 32}};
+  mlp.norm = {"norm", 10, 1};
+  mlp.sliceWidth = 16;
+  graph.operations = {mlp};
+  Task task;
+  task.kind = TaskKind::Mlp;
+  task.begin = 16;
+  task.end = 32;
+  const TaskKindDescription &kind = describeKind(TaskKind::Mlp);
+  EXPECT_EQ(kind.checkTile(mlp, task), "");
+  TaskFootprint footprint = deriveFootprint(graph, task);
+  EXPECT_EQ(normalizeRanges(footprint.reads), normalizeRanges({{1, 0, 10}, {1, 10, 20}}));
+  EXPECT_TRUE(footprint.writes.empty());
+  EXPECT_EQ(normalizeRanges(footprint.accumulates), normalizeRanges({{2, 0, 12}, {2, 12, 24}}));
+  EXPECT_EQ(kind.weightElements(mlp, task), 16u * (2 * 10 + 12) + 10);
+  task.begin = 20; // not whole 16-byte units of a down row
+  EXPECT_NE(kind.checkTile(mlp, task), "");
+  task.begin = 8; // wider than the slice
+  EXPECT_NE(kind.checkTile(mlp, task), "");
 }
 
 TEST(TaskKindsTest, VariantsCoverEveryTask) {
