@@ -147,13 +147,29 @@ private:
     return llvm::Error::success();
   }
 
-  llvm::Error lowerGemv(GemvOp gemv) {
-    Operation op;
-    op.kind = OpKind::Gemv;
+  // What a Gemv and an Mlp read the same way: the input, its length and the
+  // prologue norm.
+  llvm::Error lowerPrologue(GemvOp gemv, Operation &op) {
     auto input = bufferOf(gemv, gemv.getInput());
     if (!input)
       return input.takeError();
     op.input = *input;
+    op.inputLength = lengthOf(gemv.getInput());
+    if (auto norm = gemv.getNormAttr()) {
+      auto ref = weight(gemv, norm);
+      if (!ref)
+        return ref.takeError();
+      op.norm = std::move(*ref);
+      op.eps = gemv.getEpsAttr() ? gemv.getEpsAttr().getValueAsDouble() : 0.0;
+    }
+    return llvm::Error::success();
+  }
+
+  llvm::Error lowerGemv(GemvOp gemv) {
+    Operation op;
+    op.kind = OpKind::Gemv;
+    if (auto error = lowerPrologue(gemv, op))
+      return error;
     llvm::StringRef epilogue = gemv.getEpilogue();
     if (epilogue == "silu_mul")
       op.epilogue = Epilogue::SiluMul;
@@ -173,14 +189,6 @@ private:
       return error;
     if (auto error = weights(gemv, gemv.getBiasesAttr(), op.biases))
       return error;
-    if (auto norm = gemv.getNormAttr()) {
-      auto ref = weight(gemv, norm);
-      if (!ref)
-        return ref.takeError();
-      op.norm = std::move(*ref);
-      op.eps = gemv.getEpsAttr() ? gemv.getEpsAttr().getValueAsDouble() : 0.0;
-    }
-    op.inputLength = lengthOf(gemv.getInput());
     op.outputLength = lengthOf(gemv.getResult());
     addOperation(std::move(op), gemv.getResult());
     return llvm::Error::success();
@@ -228,22 +236,12 @@ private:
   llvm::Error lowerMlp(GemvOp gateUp, GemvOp down) {
     Operation op;
     op.kind = OpKind::Mlp;
-    auto input = bufferOf(gateUp, gateUp.getInput());
-    if (!input)
-      return input.takeError();
-    op.input = *input;
+    if (auto error = lowerPrologue(gateUp, op))
+      return error;
     if (auto error = weights(gateUp, gateUp.getWeightsAttr(), op.weights))
       return error;
     if (auto error = weights(down, down.getWeightsAttr(), op.weights))
       return error;
-    if (auto norm = gateUp.getNormAttr()) {
-      auto ref = weight(gateUp, norm);
-      if (!ref)
-        return ref.takeError();
-      op.norm = std::move(*ref);
-      op.eps = gateUp.getEpsAttr() ? gateUp.getEpsAttr().getValueAsDouble() : 0.0;
-    }
-    op.inputLength = lengthOf(gateUp.getInput());
     op.outputLength = lengthOf(down.getResult());
     // A slice per SM, in whole 16-byte units of a down row.
     uint64_t channels = lengthOf(gateUp.getResult());

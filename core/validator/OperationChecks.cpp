@@ -34,6 +34,7 @@ private:
   std::string allReduce();
   std::string mlp();
   std::string seed();
+  std::string prologue();
 
   std::string buffer(uint32_t index, const char *role, std::initializer_list<BufferKind> kinds,
                      uint64_t elements, Size size);
@@ -176,15 +177,7 @@ std::string OperationCheck::gemv() {
                ", both must be positive");
   if (std::string problem = gemvWeights(); !problem.empty())
     return problem;
-  if (!op.norm.name.empty()) {
-    if (std::string problem = vector(op.norm, "norm", op.inputLength); !problem.empty())
-      return problem;
-    if (std::string problem = epsilon(); !problem.empty())
-      return problem;
-  }
-  // The input is read whole: the norm prologue needs all of it.
-  if (std::string problem = buffer(op.input, "input", values, op.inputLength, Size::Exactly);
-      !problem.empty())
+  if (std::string problem = prologue(); !problem.empty())
     return problem;
   if (op.epilogue == Epilogue::Residual)
     if (std::string problem = buffer(op.residual, "residual", values, op.outputLength, Size::AtLeast);
@@ -195,6 +188,18 @@ std::string OperationCheck::gemv() {
   if (std::string problem = seed(); !problem.empty())
     return problem;
   return buffer(op.output, "output", values, op.outputLength, Size::AtLeast);
+}
+
+// A Gemv's or an Mlp's norm, if it has one, and its input, read whole: the
+// norm prologue needs all of it.
+std::string OperationCheck::prologue() {
+  if (!op.norm.name.empty()) {
+    if (std::string problem = vector(op.norm, "norm", op.inputLength); !problem.empty())
+      return problem;
+    if (std::string problem = epsilon(); !problem.empty())
+      return problem;
+  }
+  return buffer(op.input, "input", values, op.inputLength, Size::Exactly);
 }
 
 // The Mlp output it seeds: a Fixed64 buffer of its rows, which an Mlp adds
@@ -235,14 +240,7 @@ std::string OperationCheck::mlp() {
   if (std::string problem = matrix(op.weights[2], "down", op.outputLength, channels);
       !problem.empty())
     return problem;
-  if (!op.norm.name.empty()) {
-    if (std::string problem = vector(op.norm, "norm", op.inputLength); !problem.empty())
-      return problem;
-    if (std::string problem = epsilon(); !problem.empty())
-      return problem;
-  }
-  if (std::string problem = buffer(op.input, "input", values, op.inputLength, Size::Exactly);
-      !problem.empty())
+  if (std::string problem = prologue(); !problem.empty())
     return problem;
   if (std::string problem =
           buffer(op.output, "output", {BufferKind::Activation}, op.outputLength, Size::Exactly);
