@@ -117,19 +117,32 @@ std::string checkRead(const TaskGraph &graph, const WriterIndex &writers, uint32
   return "";
 }
 
-// Every task adding into an element of `read` happens before the reader.
-std::string checkReadAfterAdditions(const TaskGraph &graph,
-                                    const std::vector<std::vector<Writer>> &adders,
+// The tasks adding into one buffer, each with its ranges of it.
+struct Adder {
+  uint32_t task;
+  std::vector<BufferRange> ranges;
+};
+
+// Every task adding into an element the reader reads of `buffer` happens
+// before the reader. An adder that is an ancestor needs no look at the
+// ranges, so a valid graph costs one bit test per (reader, adder) pair,
+// whatever the rows of the step.
+std::string checkReadAfterAdditions(const TaskGraph &graph, const std::vector<Adder> &adders,
                                     uint32_t reader, const TaskSet &ancestors,
-                                    const BufferRange &read) {
-  for (const Writer &adder : adders[read.buffer])
-    if (adder.task != reader && adder.begin < read.end && read.begin < adder.end &&
-        !ancestors.contains(adder.task))
-      return cat(describeTask(graph, reader), " reads ",
-                 describeRange(graph, {read.buffer, std::max(read.begin, adder.begin),
-                                       std::min(read.end, adder.end)}),
-                 ", which ", describeTask(graph, adder.task),
-                 " adds into, but no chain of waits (step offset 0) makes it wait for that task");
+                                    const std::vector<BufferRange> &reads, uint32_t buffer) {
+  for (const Adder &adder : adders) {
+    if (adder.task == reader || ancestors.contains(adder.task))
+      continue;
+    for (const BufferRange &read : reads)
+      for (const BufferRange &added : adder.ranges)
+        if (read.buffer == buffer && added.begin < read.end && read.begin < added.end)
+          return cat(describeTask(graph, reader), " reads ",
+                     describeRange(graph, {buffer, std::max(read.begin, added.begin),
+                                           std::min(read.end, added.end)}),
+                     ", which ", describeTask(graph, adder.task),
+                     " adds into, but no chain of waits (step offset 0) makes it wait for that "
+                     "task");
+  }
   return "";
 }
 
@@ -170,13 +183,17 @@ std::string checkDataflow(const TaskGraph &graph, const Ancestry &ancestry) {
     for (const BufferRange &read : footprints[task].peerReads)
       if (std::string problem = checkPeerRead(graph, writers, task, read); !problem.empty())
         return problem;
-  std::vector<std::vector<Writer>> adders(graph.buffers.size());
+  std::vector<std::vector<Adder>> adders(graph.buffers.size());
   for (uint32_t task = 0; task < footprints.size(); ++task)
-    for (const BufferRange &range : footprints[task].accumulates)
-      if (range.begin < range.end)
-        adders[range.buffer].push_back({range.begin, range.end, task});
+    for (const BufferRange &range : footprints[task].accumulates) {
+      auto &list = adders[range.buffer];
+      if (list.empty() || list.back().task != task)
+        list.push_back({task, {}});
+      list.back().ranges.push_back(range);
+    }
   for (uint32_t task = 0; task < graph.tasks.size(); ++task) {
     TaskSet ancestors = ancestry.ancestorsOf(task);
+    std::vector<uint32_t> addedBuffersRead;
     for (const BufferRange &read : footprints[task].reads) {
       // The token is written by the previous step's Argmax; checkStepOrder
       // orders whole steps.
@@ -184,10 +201,16 @@ std::string checkDataflow(const TaskGraph &graph, const Ancestry &ancestry) {
         continue;
       if (std::string problem = checkRead(graph, writers, task, ancestors, read); !problem.empty())
         return problem;
-      if (std::string problem = checkReadAfterAdditions(graph, adders, task, ancestors, read);
+      if (!adders[read.buffer].empty() &&
+          std::find(addedBuffersRead.begin(), addedBuffersRead.end(), read.buffer) ==
+              addedBuffersRead.end())
+        addedBuffersRead.push_back(read.buffer);
+    }
+    for (uint32_t buffer : addedBuffersRead)
+      if (std::string problem = checkReadAfterAdditions(graph, adders[buffer], task, ancestors,
+                                                        footprints[task].reads, buffer);
           !problem.empty())
         return problem;
-    }
     // An addition needs its elements' seed before it; only a fixed64
     // buffer sums exactly in any order.
     for (const BufferRange &added : footprints[task].accumulates) {
