@@ -26,21 +26,64 @@ std::vector<std::vector<uint32_t>> sameStepPredecessors(const TaskGraph &graph) 
   return predecessors;
 }
 
-std::vector<std::vector<Producer>> producersOfReads(const TaskGraph &graph) {
+namespace {
+
+// A buffer's writes of one step, sorted by their first element, with the
+// furthest end of any write up to each: the writes overlapping a range are
+// found from the last one starting before its end, backwards until no
+// earlier write reaches its begin. A step of many rows has many ranges a
+// buffer, and a scan of them all per read grew with the rows squared.
+class WritesOfBuffer {
+public:
   struct Write {
-    uint32_t task;
     uint64_t begin, end;
+    uint32_t task;
     bool adds; // an addition into a Fixed64 buffer (Task::accumulates)
   };
-  std::vector<std::vector<Write>> writes(graph.buffers.size());
+
+  void add(const Write &write) { writes.push_back(write); }
+
+  void index() {
+    std::sort(writes.begin(), writes.end(),
+              [](const Write &a, const Write &b) { return a.begin < b.begin; });
+    reach.resize(writes.size());
+    uint64_t furthest = 0;
+    for (size_t i = 0; i < writes.size(); ++i)
+      reach[i] = furthest = std::max(furthest, writes[i].end);
+  }
+
+  template <class Visit> void forEachOverlapping(const BufferRange &range, Visit visit) const {
+    auto after = std::lower_bound(writes.begin(), writes.end(), range.end,
+                                  [](const Write &write, uint64_t end) { return write.begin < end; });
+    for (size_t i = static_cast<size_t>(after - writes.begin()); i-- > 0;) {
+      if (reach[i] <= range.begin)
+        break;
+      if (writes[i].end > range.begin)
+        visit(writes[i]);
+    }
+  }
+
+private:
+  std::vector<Write> writes;
+  std::vector<uint64_t> reach;
+};
+
+} // namespace
+
+std::vector<std::vector<Producer>> producersOfReads(const TaskGraph &graph) {
+  std::vector<WritesOfBuffer> writes(graph.buffers.size());
   for (const Task &task : graph.tasks)
     for (const auto *ranges : {&task.writes, &task.accumulates})
       for (const BufferRange &range : *ranges)
-        if (range.buffer < writes.size())
-          writes[range.buffer].push_back(
-              {task.id, range.begin, range.end, ranges == &task.accumulates});
+        if (range.buffer < writes.size() && range.begin < range.end)
+          writes[range.buffer].add(
+              {range.begin, range.end, task.id, ranges == &task.accumulates});
+  for (WritesOfBuffer &buffer : writes)
+    buffer.index();
 
   std::vector<std::vector<Producer>> producers(graph.tasks.size());
+  // The reader (plus one) that last listed each task: a producer once a reader.
+  std::vector<uint64_t> listedFor(graph.tasks.size(), 0);
   for (const Task &task : graph.tasks) {
     auto &list = producers[task.id];
     // A reader needs every writer and every addition; an addition needs the
@@ -49,19 +92,17 @@ std::vector<std::vector<Producer>> producersOfReads(const TaskGraph &graph) {
       for (const BufferRange &read : *ranges) {
         if (read.buffer >= writes.size())
           continue;
-        for (const Write &write : writes[read.buffer])
-          if (write.task != task.id && write.begin < read.end && read.begin < write.end &&
-              !(write.adds && ranges == &task.accumulates))
-            list.push_back({write.task, write.task < task.id ? 0 : -1});
+        writes[read.buffer].forEachOverlapping(read, [&](const WritesOfBuffer::Write &write) {
+          if (write.task == task.id || (write.adds && ranges == &task.accumulates) ||
+              write.task >= listedFor.size() || listedFor[write.task] == task.id + 1ull)
+            return;
+          listedFor[write.task] = task.id + 1ull;
+          list.push_back({write.task, write.task < task.id ? 0 : -1});
+        });
       }
     std::sort(list.begin(), list.end(), [](const Producer &a, const Producer &b) {
       return a.task != b.task ? a.task < b.task : a.stepOffset < b.stepOffset;
     });
-    list.erase(std::unique(list.begin(), list.end(),
-                           [](const Producer &a, const Producer &b) {
-                             return a.task == b.task && a.stepOffset == b.stepOffset;
-                           }),
-               list.end());
   }
   return producers;
 }

@@ -29,9 +29,17 @@ std::vector<BufferRange> normalizeRanges(std::vector<BufferRange> ranges) {
 bool rangesCover(const std::vector<BufferRange> &normalized, const BufferRange &range) {
   if (range.begin >= range.end)
     return true;
-  return std::any_of(normalized.begin(), normalized.end(), [&](const BufferRange &held) {
-    return held.buffer == range.buffer && held.begin <= range.begin && range.end <= held.end;
-  });
+  // The normal form is sorted and disjoint: only the last range starting at
+  // or before `range` can hold it (a step of many rows has many ranges).
+  auto after = std::upper_bound(normalized.begin(), normalized.end(), range,
+                                [](const BufferRange &a, const BufferRange &b) {
+                                  return a.buffer != b.buffer ? a.buffer < b.buffer
+                                                              : a.begin < b.begin;
+                                });
+  if (after == normalized.begin())
+    return false;
+  const BufferRange &held = *(after - 1);
+  return held.buffer == range.buffer && held.begin <= range.begin && range.end <= held.end;
 }
 
 } // namespace mk
