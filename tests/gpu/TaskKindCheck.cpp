@@ -3,7 +3,7 @@
 //
 //   mk-task-kind-check KIND (--toy | MODEL.onnx) [--max-context=N]
 //                      [--num-sms=N] [--longest-attention-chunk=N]
-//                      [--kv-cache=bf16] [--fuse-mlp]
+//                      [--kv-cache=bf16] [--fuse-mlp] [--gemv-double-buffer]
 //
 // (The SMs and the longest chunk shape the tasks: fewer SMs give a KV head
 // fewer, longer attention chunks, as a long context does.)
@@ -383,7 +383,7 @@ private:
 int usage() {
   std::printf("usage: mk-task-kind-check KIND (--toy | MODEL.onnx) [--max-context=N]\n"
               "                          [--num-sms=N] [--longest-attention-chunk=N]\n"
-              "                          [--kv-cache=bf16] [--fuse-mlp]\n"
+              "                          [--kv-cache=bf16] [--fuse-mlp] [--gemv-double-buffer]\n"
               "KIND: one of");
   for (size_t kind = 0; kind < kNumTaskKinds; ++kind)
     std::printf(" %s", describeKind(static_cast<TaskKind>(kind)).name);
@@ -401,6 +401,7 @@ int main(int argc, char **argv) {
   std::string kindName = argv[1], path = argv[2];
   int64_t maxContext = 64;
   TargetDescription target;
+  KernelOptions kernelOptions;
   for (int i = 3; i < argc; ++i) {
     std::string arg = argv[i];
     if (arg.rfind("--max-context=", 0) == 0)
@@ -413,6 +414,8 @@ int main(int argc, char **argv) {
       target.kvCache = BufferElement::BF16;
     else if (arg == "--fuse-mlp")
       target.fuseMlp = true;
+    else if (arg == "--gemv-double-buffer")
+      kernelOptions.gemvDoubleBuffer = true;
     else
       return usage();
   }
@@ -432,7 +435,7 @@ int main(int argc, char **argv) {
   std::optional<Model> model = loadModel(path, maxContext, target);
   if (!model)
     return 1;
-  std::unique_ptr<BuiltArtifact> built = compile(*model, {});
+  std::unique_ptr<BuiltArtifact> built = compile(*model, {}, kernelOptions);
   if (!built)
     return 1;
   if (int loaded = loadOnDevice(*device, built->artifact); loaded != 0)

@@ -80,7 +80,7 @@ extern const TaskKindDescription kGemvKind = {
     .variantParameters = {{"input"}, {"epilogue", spellEpilogue}, {"norm", spellBoolean},
                           {"bias", spellBoolean}, {"picks", spellBoolean}, {"fixed"}},
     .variantArguments = variant,
-    .kernelArguments = "kThreads, kGemvLoadsInFlight, kGemvEarlySlots, kGemvCopyFirstBatch, kTaskSharedBytes, kWeightRingSlots, kWeightRingSlotBytes",
+    .kernelArguments = "kThreads, kGemvLoadsInFlight, kGemvEarlySlots, kGemvCopyFirstBatch, kGemvDoubleBuffer, kTaskSharedBytes, kWeightRingSlots, kWeightRingSlotBytes",
     .sharedFloatsFunction = "mk::gemvSharedFloats",
     .sharedFloats = sharedFloats,
 };
