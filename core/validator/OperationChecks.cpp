@@ -213,7 +213,7 @@ std::string OperationCheck::seed() {
     return problem;
   if (graph.buffers[op.seed].element != BufferElement::Fixed64)
     return cat("seeds buffer '", graph.buffers[op.seed].name, "', which is not fixed64");
-  if (op.seed == op.output || graph.buffers[op.output].element == BufferElement::Fixed64)
+  if (op.seed == op.output || isFixed(op.output))
     return "seeds its own output, or writes a fixed64 output";
   return "";
 }

@@ -134,6 +134,10 @@ TEST(FusedMlpValidation, RefusesBrokenAdditions) {
               g.buffers[g.operations[seeder].output].element = mk::BufferElement::Fixed64;
             }).find("fixed64"),
             std::string::npos);
+  // A seeder whose output names no buffer: refused by name, read nowhere.
+  EXPECT_NE(refusal([&](mk::TaskGraph &g) { g.operations[seeder].output = 999999; })
+                .find("out of range"),
+            std::string::npos);
 }
 
 INSTANTIATE_TEST_SUITE_P(Fixtures, FixtureDependencyTest,
