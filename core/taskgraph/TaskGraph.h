@@ -241,6 +241,13 @@ struct TaskGraph {
   uint32_t logitsBuffer = 0;
 };
 
+// Whether `buffer` names a buffer of the graph that keeps Fixed64 values
+// (false for an index out of range, so that checks of unvalidated graphs
+// may ask first).
+inline bool keepsFixed64(const TaskGraph &graph, uint32_t buffer) {
+  return buffer < graph.buffers.size() && graph.buffers[buffer].element == BufferElement::Fixed64;
+}
+
 // The static schedule: the tasks each SM runs, in order, every step.
 struct Schedule {
   uint32_t numSms = 0;

@@ -214,7 +214,7 @@ std::string checkDataflow(const TaskGraph &graph, const Ancestry &ancestry) {
     // An addition needs its elements' seed before it; only a fixed64
     // buffer sums exactly in any order.
     for (const BufferRange &added : footprints[task].accumulates) {
-      if (graph.buffers[added.buffer].element != BufferElement::Fixed64)
+      if (!keepsFixed64(graph, added.buffer))
         return cat(describeTask(graph, task), " adds into ", describeRange(graph, added),
                    ", which is not fixed64");
       if (std::string problem = checkRead(graph, writers, task, ancestors, added); !problem.empty())

@@ -41,9 +41,7 @@ private:
   std::string matrix(const WeightRef &weight, const char *role, uint64_t rows, uint64_t cols);
   std::string vector(const WeightRef &weight, const char *role, uint64_t elements);
   std::string epsilon();
-  bool isFixed(uint32_t index) const {
-    return index < graph.buffers.size() && graph.buffers[index].element == BufferElement::Fixed64;
-  }
+  bool isFixed(uint32_t index) const { return keepsFixed64(graph, index); }
 
   const TaskGraph &graph;
   const Operation &op;

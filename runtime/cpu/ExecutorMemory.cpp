@@ -9,7 +9,8 @@ ExecutorMemory::ExecutorMemory(const TaskGraph &graph, bool checked, const Execu
     bool shared = caches && buffer.kind == BufferKind::KVCache;
     buffers.push_back(shared ? caches->buffers[index]
                              : std::make_shared<std::vector<float>>(
-                                   buffer.kind == BufferKind::Token ? 0 : floatsOf(buffer), 0.0f));
+                                   buffer.kind == BufferKind::Token ? 0 : floatsPerValue(buffer) * buffer.elements,
+                                   0.0f));
     if (!checked)
       continue;
     if (shared && !caches->stamps.empty()) {
@@ -22,8 +23,8 @@ ExecutorMemory::ExecutorMemory(const TaskGraph &graph, bool checked, const Execu
   }
 }
 
-uint64_t ExecutorMemory::floatsOf(const Buffer &buffer) {
-  return buffer.element == BufferElement::Fixed64 ? 2 * buffer.elements : buffer.elements;
+uint64_t ExecutorMemory::floatsPerValue(const Buffer &buffer) {
+  return buffer.element == BufferElement::Fixed64 ? 2 : 1;
 }
 
 uint64_t ExecutorMemory::bytesNeeded(const TaskGraph &graph, bool checked, bool sharedCaches) {
@@ -31,7 +32,7 @@ uint64_t ExecutorMemory::bytesNeeded(const TaskGraph &graph, bool checked, bool 
   for (const Buffer &buffer : graph.buffers) {
     if (sharedCaches && buffer.kind == BufferKind::KVCache)
       continue;
-    uint64_t perElement = (buffer.element == BufferElement::Fixed64 ? 2 : 1) * sizeof(float) +
+    uint64_t perElement = floatsPerValue(buffer) * sizeof(float) +
                           (checked ? sizeof(std::atomic<int64_t>) : 0);
     uint64_t bytes = 0;
     if (__builtin_mul_overflow(buffer.elements, perElement, &bytes) ||

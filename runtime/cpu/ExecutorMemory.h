@@ -38,8 +38,8 @@ public:
   // overflow. Without the KV caches when they are shared.
   static uint64_t bytesNeeded(const TaskGraph &graph, bool checked, bool sharedCaches = false);
 
-  // Floats of storage a buffer takes (two a value of a Fixed64 buffer).
-  static uint64_t floatsOf(const Buffer &buffer);
+  // Floats of storage one value of a buffer takes (two for Fixed64).
+  static uint64_t floatsPerValue(const Buffer &buffer);
 
   bool checked() const { return !stamps.empty(); }
   // Additions into Fixed64 buffers from the tasks' threads take turns.

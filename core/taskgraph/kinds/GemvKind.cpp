@@ -42,15 +42,11 @@ uint64_t weightElements(const Operation &op, const Task &task) {
   return stacked * (task.end - task.begin) * perRow + (op.norm.name.empty() ? 0 : op.inputLength);
 }
 
-bool isFixed(const TaskGraph &graph, uint32_t buffer) {
-  return buffer < graph.buffers.size() && graph.buffers[buffer].element == BufferElement::Fixed64;
-}
-
 // The variant's "fixed" bits (MK_GEMV_FIXED_*, core/protocol/FixedPoint.h).
 int64_t fixedBits(const TaskGraph &graph, const Operation &op) {
   bool residual = op.epilogue == Epilogue::Residual;
-  return (isFixed(graph, op.input) ? MK_GEMV_FIXED_INPUT : 0) |
-         (residual && isFixed(graph, op.residual) ? MK_GEMV_FIXED_RESIDUAL : 0) |
+  return (keepsFixed64(graph, op.input) ? MK_GEMV_FIXED_INPUT : 0) |
+         (residual && keepsFixed64(graph, op.residual) ? MK_GEMV_FIXED_RESIDUAL : 0) |
          (op.seed != kNoBuffer ? MK_GEMV_SEEDS : 0);
 }
 
