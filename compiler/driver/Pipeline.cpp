@@ -198,9 +198,10 @@ llvm::Expected<bool> parseCompileOption(llvm::StringRef arg, CompileOptions &opt
     // A chunk's scores sit in shared memory (group x chunk floats): past
     // 16384 positions no group of q heads fits beside the rest.
     constexpr int64_t kShortest = 16, kLongest = 16384;
-    if (*parsed < kShortest || *parsed > kLongest || (*parsed & (*parsed - 1)) != 0)
-      return error(flag + " must be a power of two from " + llvm::Twine(kShortest) + " to " +
-                   llvm::Twine(kLongest) + ", got " + value);
+    // Chunks are whole spans' grains (core/protocol/AttentionLayout.h).
+    if (*parsed < kShortest || *parsed > kLongest || *parsed % kShortest != 0)
+      return error(flag + " must be a multiple of " + llvm::Twine(kShortest) + " from " +
+                   llvm::Twine(kShortest) + " to " + llvm::Twine(kLongest) + ", got " + value);
     options.target.longestAttentionChunk = static_cast<uint64_t>(*parsed);
     return true;
   }

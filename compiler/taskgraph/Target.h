@@ -16,12 +16,14 @@ struct TargetDescription {
   uint64_t sharedMemoryPerSm = 227 * 1024; // usable by one CTA
   uint32_t bytesPerWeight = kBytesPerStreamedWeight;
   uint64_t memoryBandwidth = 4'550'000'000'000; // bytes/s, measured streaming rate
-  // The most positions one AttentionChunk task covers (attentionChunkSize):
-  // shorter chunks give a long context more chunk tasks than SMs, run in
-  // rounds, each round a chunk's fixed cost again. 2048 lets a step of up
-  // to 16 x 2048 positions spread over one round (bench/NOTES.md: -5 to -6%
-  // at 16400-32700 on the 1B shape against 1024, nothing at 1).
-  uint64_t longestAttentionChunk = 2048;
+  // The most positions one AttentionChunk task covers (attentionChunkSize;
+  // less for groups whose scores would pass 64 KiB): a build whose context
+  // one round of chunk tasks holds within it runs every step in one round;
+  // past it, rounds, each a chunk's fixed cost again. Measured on the 1B
+  // shape (bench/NOTES.md): 2048 against 1024, -5 to -6% at 16400-32700;
+  // a build for 32800 cut into chunks of 2048 took two rounds from 32768 on
+  // (2.10 ms against 1.50 at 32700), hence 4096 and sizes evened out.
+  uint64_t longestAttentionChunk = 4096;
   // How the KV caches keep their values (`--kv-cache`). BF16 halves the
   // bytes a long context reads every step; F32 keeps the step's k and v as
   // computed.

@@ -1,10 +1,10 @@
 #include "compiler/taskgraph/TileOperations.h"
 
 #include "compiler/taskgraph/RowTiling.h"
+#include "core/protocol/AttentionLayout.h"
 #include "core/taskgraph/TaskKind.h"
 
 #include <algorithm>
-#include <bit>
 
 namespace mk {
 
@@ -15,11 +15,16 @@ namespace {
 constexpr uint64_t kEmbedRowsPerTile = 4096;
 // Attention chunks: below 16 positions a chunk task is all overhead; past
 // the target's longest chunk more tasks share the context, unless that would
-// give the merge more than 64 chunks to combine.
+// give the merge more than 64 chunks to combine. A chunk's size is a whole
+// number of spans' grain; its scores (group x chunk floats in shared memory)
+// stay within 64 KiB, so that the staging ring keeps its slots beside them.
 constexpr uint64_t kShortestChunk = 16;
 constexpr uint64_t kMostChunks = 64;
+constexpr uint64_t kSpanGrain = kAttentionSpanGrain;
+constexpr uint64_t kMostScoreFloats = 16 * 1024;
 
 uint64_t ceilDiv(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
+uint64_t roundUp(uint64_t a, uint64_t b) { return ceilDiv(a, b) * b; }
 
 // A task's tile: [begin, end) as its kind's description reads them.
 struct Tile {
@@ -222,21 +227,32 @@ int64_t attentionChunksPerRound(int64_t numKvHeads, uint32_t numSms) {
 
 int64_t attentionChunkSize(int64_t maxContext, int64_t numKvHeads, uint32_t numSms,
                            uint64_t longestChunk) {
-  // The smallest power of two that cuts the context into at most `chunks`
-  // (2^63 at most, for one chunk of the largest context, then clamped).
-  auto sizeFor = [&](uint64_t chunks) {
-    return std::bit_ceil(ceilDiv(std::max<int64_t>(maxContext, 1), chunks));
-  };
+  // The context cut evenly into `chunks`, rounded up to the span grain (a
+  // span is whole rounds of the device's key loads: AttentionLayout.h).
+  const uint64_t context = std::max<int64_t>(maxContext, 1);
+  auto sizeFor = [&](uint64_t chunks) { return roundUp(ceilDiv(context, chunks), kSpanGrain); };
   uint64_t chunksPerKvHead =
       std::min<uint64_t>(attentionChunksPerRound(numKvHeads, numSms), kMostChunks);
-  uint64_t longest = std::max(longestChunk, kShortestChunk);
-  uint64_t size = std::clamp(sizeFor(chunksPerKvHead), kShortestChunk, longest);
-  return static_cast<int64_t>(std::max(size, sizeFor(kMostChunks)));
+  uint64_t longest = std::max(longestChunk / kSpanGrain * kSpanGrain, kShortestChunk);
+  uint64_t size = std::max(sizeFor(chunksPerKvHead), kShortestChunk);
+  // Past the longest chunk: as few chunks as it allows, evened out (a
+  // context of 40000 at 2048: 20 chunks of 2000, not 19 of 2048 and one of
+  // 1088), at most kMostChunks (then chunks grow past the longest).
+  if (size > longest)
+    size = sizeFor(std::min(ceilDiv(context, longest), kMostChunks));
+  return static_cast<int64_t>(size);
+}
+
+int64_t longestAttentionChunkFor(int64_t group, uint64_t longestChunk) {
+  uint64_t fits = kMostScoreFloats / static_cast<uint64_t>(std::max<int64_t>(group, 1));
+  return static_cast<int64_t>(std::min(longestChunk, std::max(fits / kSpanGrain * kSpanGrain,
+                                                              kShortestChunk)));
 }
 
 void cutAttentionIntoChunks(Operation &op, int64_t maxContext, const TargetDescription &target) {
+  int64_t group = op.numKvHeads > 0 ? op.numHeads / op.numKvHeads : 1;
   op.chunkSize = attentionChunkSize(maxContext, op.numKvHeads, target.numSms,
-                                    target.longestAttentionChunk);
+                                    longestAttentionChunkFor(group, target.longestAttentionChunk));
   op.numChunks = (maxContext + op.chunkSize - 1) / op.chunkSize;
   op.chunksPerRound = std::min(op.numChunks, attentionChunksPerRound(op.numKvHeads, target.numSms));
 }

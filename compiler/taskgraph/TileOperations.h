@@ -16,14 +16,20 @@ namespace mk {
 // chunksPerRound is this, at most its numChunks.
 int64_t attentionChunksPerRound(int64_t numKvHeads, uint32_t numSms);
 
-// Positions per AttentionChunk task, a power of two: the context cut into
-// at most numSms / numKvHeads chunks per KV head (at least one), so that one
-// layer's chunk tasks fill the SMs once (132 SMs, 8 KV heads, context 512:
-// 16 chunks of 32), kept within [16, longestChunk] positions (a power of
-// two, 2048 by default, TargetDescription) and at most 64 chunks per KV head
-// (past 64 x longestChunk positions that bound wins: chunks grow).
+// Positions per AttentionChunk task: the context cut evenly into the chunks
+// of one round of tasks over the SMs (numSms / numKvHeads per KV head, at
+// most 64), rounded up to the span grain (16) and at least 16 positions, so
+// that every step of the build takes one round (132 SMs, 8 KV heads: 16
+// chunks of 32 for a context of 512, of 2064 for 32800). Where that would
+// pass longestChunk, as few chunks as longestChunk allows, evened out, at
+// most 64 per KV head (past 64 x longestChunk positions chunks grow).
 int64_t attentionChunkSize(int64_t maxContext, int64_t numKvHeads, uint32_t numSms,
-                           uint64_t longestChunk = 2048);
+                           uint64_t longestChunk = 4096);
+
+// The longest chunk for a group of q heads per KV head: the target's, or
+// less where the group's scores (group x chunk floats) would pass 64 KiB of
+// shared memory (group 8: 2048 positions).
+int64_t longestAttentionChunkFor(int64_t group, uint64_t longestChunk);
 
 // An attention operation's chunkSize, numChunks (covering maxContext) and
 // chunksPerRound, from its numKvHeads and the target.

@@ -79,8 +79,8 @@ MK_HOST_DEVICE constexpr mk_u64 attentionStagingOffset(mk_i64 headDim, mk_i64 gr
 // at 512 threads, which share their reads of q), fewer where the rows would
 // pass 8192 elements, whatever the cache keeps: a thread holds its keys of a
 // block in registers, and bf16 blocks of 128 rows of 128 spilled (the
-// Qwen3-0.6B shape); a power of two, so that a whole number of the value
-// lanes' strides fits.
+// Qwen3-0.6B shape); a power of two for every staged chunk (256 positions
+// or more), so that a whole number of the value lanes' strides fits.
 MK_HOST_DEVICE constexpr mk_i64 attentionBlockRows(mk_i64 headDim, mk_i64 chunk) {
   mk_i64 rows = 128;
   while (rows > 8 && rows * headDim > 8 * 1024)

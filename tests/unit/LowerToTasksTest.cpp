@@ -235,22 +235,41 @@ TEST(AttentionChunkSizeTest, ALongerLongestChunkKeepsOneRoundOfTasks) {
   EXPECT_EQ(attentionChunkSize(512, 8, 132, 2048), 32);
   EXPECT_EQ(attentionChunkSize(32768, 8, 132, 1), 512); // below the shortest: the shortest
   TargetDescription target;
-  target.longestAttentionChunk = 2048;
-  EXPECT_EQ(attentionChunkSize(32768, 8, target.numSms, target.longestAttentionChunk), 2048);
+  EXPECT_EQ(attentionChunkSize(65536, 8, target.numSms, target.longestAttentionChunk), 4096);
 }
 
-TEST(AttentionChunkSizeTest, PowersOfTwoWithinBoundsForAnyContext) {
+// Sizes are the context spread evenly, in whole grains of 16: a build a
+// little past a round of longest chunks still takes one round (32800 on the
+// 1B shape: 16 chunks of 2064, where powers of two gave 17 of 2048 and two
+// rounds from position 32768 on), and past the longest chunk the chunks are
+// as many as it needs, evened out (40000 at 2048: 20 of 2000).
+TEST(AttentionChunkSizeTest, EvenSizesInWholeGrains) {
+  EXPECT_EQ(attentionChunkSize(32800, 8, 132), 2064);
+  EXPECT_EQ(attentionChunkSize(544, 8, 132), 48);
+  EXPECT_EQ(attentionChunkSize(40000, 8, 132, 2048), 2000);
+  EXPECT_EQ(attentionChunkSize(32800, 8, 132, 2048), 1936); // 17 chunks
+  EXPECT_EQ(attentionChunkSize(32800, 8, 132, 1000), 976); // 34 chunks of at most 992
+  // The longest for a group keeps its scores within 64 KiB.
+  EXPECT_EQ(longestAttentionChunkFor(4, 4096), 4096);
+  EXPECT_EQ(longestAttentionChunkFor(8, 4096), 2048);
+  EXPECT_EQ(longestAttentionChunkFor(6, 4096), 2720);
+  EXPECT_EQ(longestAttentionChunkFor(2048, 4096), 16);
+  EXPECT_EQ(longestAttentionChunkFor(1, 1024), 1024);
+}
+
+TEST(AttentionChunkSizeTest, WholeGrainsWithinBoundsForAnyContext) {
   for (int64_t maxContext :
-       {int64_t(1), int64_t(3), int64_t(1000), int64_t(1) << 20, int64_t(1) << 40,
-        std::numeric_limits<int64_t>::max()})
+       {int64_t(1), int64_t(3), int64_t(1000), int64_t(32800), int64_t(40000), int64_t(1) << 20,
+        int64_t(1) << 40, std::numeric_limits<int64_t>::max()})
     for (uint32_t sms : {1u, 132u, 100000u})
-      for (int64_t longest : {int64_t(256), int64_t(2048)}) {
+      for (int64_t longest : {int64_t(256), int64_t(2048), int64_t(4096)}) {
         int64_t size = attentionChunkSize(maxContext, 2, sms, longest);
         EXPECT_GE(size, 16) << maxContext;
-        EXPECT_EQ(size & (size - 1), 0) << maxContext;
+        EXPECT_EQ(size % kAttentionSpanGrain, 0) << maxContext;
         int64_t chunks = maxContext / size + (maxContext % size != 0);
         EXPECT_LE(chunks, 64) << maxContext;
-        EXPECT_TRUE(size <= longest || chunks > 32) << maxContext << ": longer chunks than needed";
+        bool pastMostChunks = maxContext / longest >= 64;
+        EXPECT_TRUE(size <= longest || pastMostChunks) << maxContext << ": longer chunks than needed";
       }
 }
 
@@ -290,29 +309,31 @@ TEST(AttentionSpanTest, ChunksCoverThePositionAndFollowIt) {
   EXPECT_EQ(attentionSpan(32767, 64, 64, 512), 512);
 }
 
-// The 1B shape built for 32800 positions on 132 SMs with chunks of at most
-// 256 positions: 33 chunks of 1024 per KV head (the 64-chunk bound), 16 of
-// them a round. At position 512 the step spreads over those
-// 16: 11 chunks of 48, 88 tasks in one round, where spreading over all 33
-// took 17 chunks of 32, 136 tasks for 132 SMs. Past 16 x 1024 positions one
-// round cannot hold a step, and the positions spread over all 33 chunks:
-// 33 of 1008 at 32736, not 32 of 1024.
+// The 1B shape built for 32800 positions on 132 SMs: 16 chunks of 2064
+// per KV head, one round at every position. With chunks of at most 1024
+// positions: 33 chunks of 1008, 16 of them a round. At position 512 the
+// step spreads over those 16: 11 chunks of 48, 88 tasks in one round, where
+// spreading over all 33 took 17 chunks of 32, 136 tasks for 132 SMs. Past
+// 16 x 1008 positions one round cannot hold a step, and the positions
+// spread over all 33 chunks.
 TEST(AttentionSpanTest, TheOneBShapeTakesOneRoundWhileOneRoundHoldsTheStep) {
-  int64_t chunkSize = attentionChunkSize(32800, 8, 132, 256);
-  ASSERT_EQ(chunkSize, 1024);
-  // The default (2048): 17 chunks, and a step of 32736 spreads over 16.
-  EXPECT_EQ(attentionChunkSize(32800, 8, 132), 2048);
-  EXPECT_EQ(attentionSpan(32736, 16, 17, 2048), 2048);
-  EXPECT_EQ(attentionChunksInUse(32736, 16, 17, 2048), 16);
   int64_t round = attentionChunksPerRound(8, 132);
   ASSERT_EQ(round, 16);
+  ASSERT_EQ(attentionChunkSize(32800, 8, 132), 2064);
+  EXPECT_EQ(attentionChunksInUse(32767, round, 16, 2064), 16);
+  EXPECT_EQ(attentionSpan(32768, round, 16, 2064), 2064);
+  EXPECT_EQ(attentionChunksInUse(32799, round, 16, 2064), 16);
+  EXPECT_EQ(attentionSpan(512, round, 16, 2064), 48);
+
+  int64_t chunkSize = attentionChunkSize(32800, 8, 132, 1024);
+  ASSERT_EQ(chunkSize, 1008);
   EXPECT_EQ(attentionSpan(512, round, 33, chunkSize), 48);
   EXPECT_EQ(attentionChunksInUse(512, round, 33, chunkSize), 11);
   EXPECT_EQ(attentionChunksInUse(512, 33, 33, chunkSize), 17);
   EXPECT_EQ(attentionChunksInUse(4096, round, 33, chunkSize), 16);
-  EXPECT_EQ(attentionSpan(16383, round, 33, chunkSize), 1024); // the last step one round holds
-  EXPECT_EQ(attentionChunksInUse(16383, round, 33, chunkSize), 16);
-  EXPECT_EQ(attentionSpan(16384, round, 33, chunkSize), 512);
+  EXPECT_EQ(attentionSpan(16127, round, 33, chunkSize), 1008); // the last step one round holds
+  EXPECT_EQ(attentionChunksInUse(16127, round, 33, chunkSize), 16);
+  EXPECT_EQ(attentionSpan(16128, round, 33, chunkSize), 496);
   EXPECT_EQ(attentionSpan(32736, round, 33, chunkSize), 1008);
   EXPECT_EQ(attentionChunksInUse(32736, round, 33, chunkSize), 33);
   EXPECT_EQ(attentionChunksPerRound(8, 4), 1);
