@@ -150,6 +150,8 @@ void emitConstants(std::ostream &os, const TaskGraph &graph, const Schedule &sch
      << "; // some task runs where its wait completes (Task::runsInline)\n"
      << "constexpr int kNumVariants = " << variants.variants.size() << ";\n"
      << "constexpr long long kMaxContext = " << graph.maxContext << ";\n"
+     << "constexpr int kStepRows = " << graph.rows << "; // of the step: a batch's sequences\n"
+     << "constexpr int kSequences = " << graph.sequences << ";\n"
      << "constexpr int kHidden = " << shapes.hidden << ";\n"
      << "constexpr int kVocab = " << shapes.vocab << ";\n\n"
      << "static_assert(kSharedBytes + " << kStaticSharedReserve << " <= " << sharedBytesPerCta
@@ -204,6 +206,7 @@ void emitDispatcher(std::ostream &os, const TaskGraph &graph, const KernelVarian
      << "  static constexpr bool kGemvDoubleBuffer = "
      << (options.gemvDoubleBuffer ? "true" : "false") << ";\n"
      << "  static constexpr bool kInlineTasks = model::kInlineTasks;\n"
+     << "  static constexpr int kStepRows = model::kStepRows;\n"
      << "  static constexpr int kStaticSharedReserve = " << kStaticSharedReserve << ";\n\n";
   std::vector<bool> every(variants.variants.size(), true), inlined(variants.variants.size(), false);
   for (const Task &task : graph.tasks)
@@ -237,10 +240,8 @@ llvm::Error checkSupported(const TaskGraph &graph, const ModelShapes &shapes,
   if (graph.ranks != 1)
     return error("the graph is rank " + llvm::Twine(graph.rank) + " of " + llvm::Twine(graph.ranks) +
                  " of tensor parallelism; the kernel runs one rank's model alone");
-  if (graph.rows != 1 || graph.sequences != 1)
-    return error("the graph's step holds " + llvm::Twine(graph.rows) + " rows over " +
-                 llvm::Twine(graph.sequences) +
-                 " sequences; the kernel runs steps of one row of one sequence");
+  if (std::string problem = unsupportedStepRows(graph); !problem.empty())
+    return error(problem);
   for (const Operation &op : graph.operations) {
     if (op.kind == OpKind::Attention && (op.numKvHeads <= 0 || op.numHeads % op.numKvHeads != 0))
       return error("attention '" + op.name + "' has " + llvm::Twine(op.numHeads) +
@@ -257,6 +258,21 @@ llvm::Error checkSupported(const TaskGraph &graph, const ModelShapes &shapes,
 }
 
 } // namespace
+
+std::string unsupportedStepRows(const TaskGraph &graph) {
+  if (graph.rows == 1 && graph.sequences == 1)
+    return "";
+  if (graph.rows != graph.sequences)
+    return "the graph's step holds " + std::to_string(graph.rows) + " rows of " +
+           std::to_string(graph.sequences) +
+           " sequence(s); the kernel runs decode and batches (a row per sequence), not yet "
+           "prefill chunks";
+  for (const Operation &op : graph.operations)
+    if (op.kind == OpKind::Mlp)
+      return "operation '" + op.name +
+             "' is an Mlp (--fuse-mlp): the kernel runs Mlp operations one row a step";
+  return "";
+}
 
 std::string checkKernelOptions(const KernelOptions &options) {
   if (options.prefetchBytes % 16 != 0)
@@ -329,7 +345,7 @@ llvm::Expected<KernelSource> generateKernelSource(const TaskGraph &graph, const 
      << "extern \"C\" __constant__ MkKernelInfo mk_kernel_info = {\n"
      << "    MK_KERNEL_ABI_VERSION, model::kBlockThreads, model::kSharedBytes, model::kNumSms,\n"
      << "    model::kNumTasks, model::kNumEvents, model::kNumOperations, model::kNumVariants,\n"
-     << "    model::kMaxContext, model::kVocab};\n\n";
+     << "    model::kMaxContext, model::kVocab, model::kStepRows, model::kSequences};\n\n";
   emitVariantTable(os, variants);
   os << "extern \"C\" __global__ void __launch_bounds__(model::kBlockThreads, 1)\n"
      << "    mk_megakernel(const MkKernelArgs args) {\n"

@@ -83,6 +83,12 @@ struct DeviceLibraryFile {
 // ControlBlock.h), under the names the sources include them by.
 const std::vector<DeviceLibraryFile> &deviceLibrary();
 
+// "" when the kernel runs the graph's step of rows: decode (one row of one
+// sequence), or a batch (a row per sequence) of no Mlp operation; else why
+// not. A prefill chunk's rows attend to the chunk's earlier rows, which the
+// device functions do not do yet.
+std::string unsupportedStepRows(const TaskGraph &graph);
+
 // Refuses graphs the device library cannot run: not exactly one argmax,
 // heads that do not split evenly over KV heads, an odd rotary dimension, or
 // a task needing more shared memory than `sharedBytesPerCta` (the target's

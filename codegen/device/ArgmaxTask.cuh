@@ -21,6 +21,7 @@
 #include "codegen/device/Common.cuh"
 #include "codegen/device/Picks.cuh"
 #include "codegen/device/SamplingTask.cuh"
+#include "codegen/device/StepRows.cuh"
 
 namespace mk::gpu {
 
@@ -52,14 +53,16 @@ __device__ __forceinline__ void publishToken(MkControlBlock *control, long long 
 // 16-byte load when the logits are so aligned, several loads in flight per
 // thread: one SM reads the whole vocabulary, so this is the step's tail.
 // Copies the logits to the control block when it asks for them.
+// `keptRow`: where the logits go among the control block's (step x rows + row).
 template <int kVocab, int kThreads>
 __device__ Candidate scanLogits(const TaskContext &context, const float *logits,
-                                unsigned &firstNonFinite, Candidate *warpBests) {
+                                unsigned &firstNonFinite, Candidate *warpBests,
+                                unsigned long long keptRow) {
   const MkControlBlock *control = context.control;
   Candidate best{negativeInfinity(), kNoIndex};
-  float *kept = control->logits ? reinterpret_cast<float *>(control->logits) +
-                                      static_cast<unsigned long long>(context.step) * kVocab
-                                : nullptr;
+  float *kept = control->logits
+                    ? reinterpret_cast<float *>(control->logits) + keptRow * kVocab
+                    : nullptr;
   auto consider = [&](float value, unsigned i) {
     if (kept)
       kept[i] = value;
@@ -99,8 +102,8 @@ __device__ Candidate scanLogits(const TaskContext &context, const float *logits,
 }
 
 template <int kVocab, int kThreads, class AwaitInputs>
-__device__ void argmaxTask(const TaskContext &context, const MkTaskRecord &,
-                           const MkOperationRecord &op, const AwaitInputs &awaitInputs) {
+__device__ void argmaxOneRowTask(const TaskContext &context, const MkTaskRecord &,
+                                 const MkOperationRecord &op, const AwaitInputs &awaitInputs) {
   constexpr int kWarps = kThreads / kWarpSize;
   constexpr unsigned kNone = kNoIndex;
   __shared__ Candidate warpBests[kWarps];
@@ -131,7 +134,8 @@ __device__ void argmaxTask(const TaskContext &context, const MkTaskRecord &,
     best = blockBest<kThreads>(best, warpBests);
   } else {
     logits = penalizeRepetitions<kVocab, kThreads>(context, logits);
-    best = scanLogits<kVocab, kThreads>(context, logits, firstNonFinite, warpBests);
+    best = scanLogits<kVocab, kThreads>(context, logits, firstNonFinite, warpBests,
+                                        static_cast<unsigned long long>(context.step));
   }
   unsigned chosen = best.index;
   if (firstNonFinite == kNone && !greedy) {
@@ -165,6 +169,97 @@ __device__ void argmaxTask(const TaskContext &context, const MkTaskRecord &,
       if (eos[i] == token)
         control->stop = 1;
   }
+}
+
+// A step of several rows (a batch): greedy, each active row's pick from its
+// lm_head picks or its logits, into its token slot and the step's outputs;
+// a row that picks an EOS from its eosFromStep on idles from the next step
+// (MkRowPlan.activeUntil), and once no row runs the next step the launch
+// stops after this one. Idle rows pick nothing (-1 among the outputs) and
+// keep their token slot.
+template <int kVocab, int kStepRows, int kThreads, class AwaitInputs>
+__device__ void argmaxRowsTask(const TaskContext &context, const MkTaskRecord &,
+                               const MkOperationRecord &op, const AwaitInputs &awaitInputs) {
+  __shared__ Candidate warpBests[kThreads / kWarpSize];
+  __shared__ unsigned firstNonFinite;
+  MkControlBlock *control = context.control;
+  if (threadIdx.x == 0)
+    firstNonFinite = kNoIndex;
+  const unsigned cancelled = threadIdx.x == 0 ? readCancel(control) : 0;
+  if (!awaitInputs()) // its barrier also publishes firstNonFinite
+    return;
+  long long *slots = reinterpret_cast<long long *>(context.activations + context.header->tokenSlot);
+  long long *outputs = reinterpret_cast<long long *>(control->outputTokens) +
+                       static_cast<unsigned long long>(context.step) * kStepRows;
+  bool runsOn = false; // some row runs the next step
+#pragma unroll 1
+  for (int r = 0; r < kStepRows; ++r) {
+    MkRowPlan &plan = reinterpret_cast<MkRowPlan *>(control->rowPlans)[r];
+    if (!stepRow<kStepRows>(context, r).active) {
+      if (threadIdx.x == 0)
+        outputs[r] = -1;
+      continue;
+    }
+    Candidate best{negativeInfinity(), kNoIndex};
+    if (op.partials != MK_NO_OFFSET && !control->logits) {
+      const float2 *picks = reinterpret_cast<const float2 *>(context.activations + op.partials) +
+                            static_cast<unsigned long long>(r) * op.numChunks;
+      for (unsigned i = threadIdx.x; i < static_cast<unsigned>(op.numChunks); i += kThreads) {
+        float2 pick = picks[i];
+        unsigned index = __float_as_uint(pick.y);
+        if (isnan(pick.x))
+          atomicMin(&firstNonFinite, index);
+        else
+          best = better(best, Candidate{pick.x, index});
+      }
+      best = blockBest<kThreads>(best, warpBests);
+    } else {
+      best = scanLogits<kVocab, kThreads>(
+          context, context.activations + op.input + static_cast<unsigned long long>(r) * kVocab,
+          firstNonFinite, warpBests,
+          static_cast<unsigned long long>(context.step) * kStepRows + r);
+    }
+    consumerSync<kThreads>(); // firstNonFinite, and warpBests free for the next row
+    if (firstNonFinite != kNoIndex) {
+      if (threadIdx.x == 0) {
+        raiseError(context, MK_ERROR_NON_FINITE_LOGIT, firstNonFinite);
+        control->stop = 1;
+      }
+      return;
+    }
+    if (threadIdx.x == 0) {
+      const long long token = best.index;
+      slots[r] = token;
+      outputs[r] = token;
+      bool stops = false;
+      if (context.step >= plan.eosFromStep) {
+        const long long *eos = reinterpret_cast<const long long *>(control->eosTokens);
+        for (unsigned i = 0; i < control->numEos; ++i)
+          stops |= eos[i] == token;
+      }
+      if (stops)
+        plan.activeUntil = context.step + 1;
+      runsOn |= context.step + 1 < plan.activeUntil;
+    }
+  }
+
+  // Store: the step's end for the host.
+  if (threadIdx.x != 0)
+    return;
+  if (control->timestamps)
+    reinterpret_cast<unsigned long long *>(control->timestamps)[context.step] = globalTimer();
+  control->stepsDone = context.step + 1;
+  if (!runsOn || cancelled)
+    control->stop = 1; // every CTA ends after this step
+}
+
+template <int kVocab, int kStepRows, int kThreads, class AwaitInputs>
+__device__ void argmaxTask(const TaskContext &context, const MkTaskRecord &task,
+                           const MkOperationRecord &op, const AwaitInputs &awaitInputs) {
+  if constexpr (kStepRows == 1)
+    argmaxOneRowTask<kVocab, kThreads>(context, task, op, awaitInputs);
+  else
+    argmaxRowsTask<kVocab, kStepRows, kThreads>(context, task, op, awaitInputs);
 }
 
 } // namespace mk::gpu

@@ -42,6 +42,7 @@
 
 #include "codegen/device/AttentionLayout.cuh"
 #include "codegen/device/Common.cuh"
+#include "codegen/device/StepRows.cuh"
 #include "core/protocol/SharedMemory.h"
 
 namespace mk::gpu {
@@ -211,10 +212,22 @@ struct StagingRing {
   }
 };
 
+// One step row's part of a chunk task: its position, whether it runs, and
+// where its q | k | v input, its sequence's caches and its partials are.
+template <class Cache>
+struct ChunkRow {
+  long long position;
+  bool active;
+  const float *qkv;
+  Cache *keys, *values; // the sequence's slots
+  float *partials;
+};
+
 template <int kHeadDim, int kGroup, int kChunk, int kRotaryDim, int kCacheBytes, int kThreads,
           class AwaitInputs>
-__device__ void attentionChunkTask(const TaskContext &context, const MkTaskRecord &task,
-                                   const MkOperationRecord &op, const AwaitInputs &awaitInputs) {
+__device__ bool attentionChunkRow(const TaskContext &context, const MkTaskRecord &task,
+                                  const MkOperationRecord &op, const AwaitInputs &awaitInputs,
+                                  const ChunkRow<typename BufferElementOf<kCacheBytes>::Type> row) {
   using Layout = AttentionShape<kHeadDim, kGroup>;
   // The caches' elements: f32, or bf16 (read as f32, written rounded).
   using Element = BufferElementOf<kCacheBytes>;
@@ -246,10 +259,11 @@ __device__ void attentionChunkTask(const TaskContext &context, const MkTaskRecor
   static_assert(kValueLanes <= kWarpSize, "at most 32 dimensions of o per warp");
 
   unsigned long long group = task.begin, chunk = task.end;
-  const long long span = attentionSpan(context.position, op.chunksPerRound, op.numChunks, kChunk);
+  const long long span = attentionSpan(row.position, op.chunksPerRound, op.numChunks, kChunk);
   long long first = static_cast<long long>(chunk) * span;
-  long long last = min(first + span, context.position + 1);
-  int count = last > first ? static_cast<int>(last - first) : 0;
+  long long last = min(first + span, row.position + 1);
+  // An idle row attends to nothing: its partials are an empty chunk's.
+  int count = row.active && last > first ? static_cast<int>(last - first) : 0;
   float *queries = context.shared;                  // [kGroup][kHeadDim]
   float *newKey = queries + Layout::kGroupLength;   // [kHeadDim], right after q
   float *newValue = newKey + kHeadDim;              // [kHeadDim]
@@ -264,12 +278,10 @@ __device__ void attentionChunkTask(const TaskContext &context, const MkTaskRecor
                         attentionChunkSharedFloats(kHeadDim, kGroup, kChunk, kRotaryDim,
                                                    kCacheBytes),
                 "the carving above is what core/protocol/SharedMemory.h reserves");
-  const long long position = context.position;
-  // (Cache offsets count f32 elements of the KV arena, whatever the cache
-  // keeps: runtime/format/ScheduleBlobBuilder.h.)
-  const Cache *keys = reinterpret_cast<const Cache *>(context.kv + op.keyCache);
-  const Cache *values = reinterpret_cast<const Cache *>(context.kv + op.valueCache);
-  float *partials = context.activations + op.partials;
+  const long long position = row.position;
+  const Cache *keys = row.keys;
+  const Cache *values = row.values;
+  float *partials = row.partials;
   int warp = threadIdx.x / kWarpSize, lane = threadIdx.x % kWarpSize;
   int keyLane = lane % kKeyLanes;
   int valueDim = warp * kValueLanes + lane % kValueLanes, valueSlice = lane / kValueLanes;
@@ -279,8 +291,8 @@ __device__ void attentionChunkTask(const TaskContext &context, const MkTaskRecor
   // so an empty chunk has none; the empty path still checks, in case spans
   // ever start elsewhere.
   const bool holdsPosition = first <= position && position < first + count;
-  const bool newEntries = chunk == 0 || holdsPosition;
-  const float *qkv = context.activations + op.input;
+  const bool newEntries = row.active && (chunk == 0 || holdsPosition);
+  const float *qkv = row.qkv;
   auto loadNewEntries = [&] {
     for (int i = threadIdx.x; i < 2 * kHeadDim; i += kThreads)
       newKey[i] = i < kHeadDim ? qkv[layout.key(group) + i] : qkv[layout.value(group) + i - kHeadDim];
@@ -298,14 +310,14 @@ __device__ void attentionChunkTask(const TaskContext &context, const MkTaskRecor
     }
     if (chunk == 0)
       for (int i = threadIdx.x; i < 2 * kHeadDim; i += kThreads)
-        reinterpret_cast<Cache *>(context.kv + (i < kHeadDim ? op.keyCache : op.valueCache))
-            [layout.cacheEntry(position, group) + i % kHeadDim] = Element::write(newKey[i]);
+        (i < kHeadDim ? row.keys : row.values)[layout.cacheEntry(position, group) + i % kHeadDim] =
+            Element::write(newKey[i]);
   };
 
   // Store: an empty chunk's partials (count is the same for every thread).
   if (count == 0) {
     if (!awaitInputs())
-      return;
+      return false;
     if (newEntries) {
       loadNewEntries();
       consumerSync<kThreads>();
@@ -316,7 +328,7 @@ __device__ void attentionChunkTask(const TaskContext &context, const MkTaskRecor
       partials[layout.partial(group * kGroup + head, chunk) + j] =
           j == Layout::kMax ? negativeInfinity() : 0.0f;
     }
-    return;
+    return true;
   }
 
   // Position (in the chunk) of this lane's key in a pass, of its value k
@@ -383,7 +395,7 @@ __device__ void attentionChunkTask(const TaskContext &context, const MkTaskRecor
   }
   if (!awaitInputs()) {
     copyWait();
-    return;
+    return false;
   }
   for (int i = threadIdx.x; i < Layout::kGroupLength; i += kThreads)
     queries[i] = qkv[layout.query(group) + i];
@@ -659,6 +671,43 @@ __device__ void attentionChunkTask(const TaskContext &context, const MkTaskRecor
     float *partial = partials + layout.partial(group * kGroup + head, chunk);
     partial[Layout::kMax] = maxima[head];
     partial[Layout::kSum] = sums[head];
+  }
+  return true;
+}
+
+// The task: its chunk for each row of the step, one after another (a
+// batch's rows are sequences of their own, each attending to its own slots
+// at its own position). The first row's loads go before the wait; the
+// others' after it, each behind a barrier, since a row's shared memory is
+// the next one's.
+template <int kHeadDim, int kGroup, int kChunk, int kRotaryDim, int kCacheBytes, int kStepRows,
+          int kThreads, class AwaitInputs>
+__device__ void attentionChunkTask(const TaskContext &context, const MkTaskRecord &task,
+                                   const MkOperationRecord &op, const AwaitInputs &awaitInputs) {
+  using Cache = typename BufferElementOf<kCacheBytes>::Type;
+  using Layout = AttentionShape<kHeadDim, kGroup>;
+  const AttentionLayout layout = Layout::of(op);
+  // (Cache offsets count f32 elements of the KV arena, whatever the cache
+  // keeps: runtime/format/ScheduleBlobBuilder.h.)
+  Cache *keys = reinterpret_cast<Cache *>(context.kv + op.keyCache);
+  Cache *values = reinterpret_cast<Cache *>(context.kv + op.valueCache);
+  const unsigned long long qkvRow = (layout.numHeads + 2 * layout.numKvHeads) * kHeadDim;
+  const unsigned long long partialsRow = layout.numHeads * layout.numChunks * Layout::kPartialLength;
+#pragma unroll 1
+  for (int r = 0; r < kStepRows; ++r) {
+    const StepRow step = stepRow<kStepRows>(context, r);
+    const unsigned long long slots = kStepRows == 1 ? 0 : step.sequence * sequenceSlots(context, op);
+    const ChunkRow<Cache> row{step.position,
+                              step.active,
+                              context.activations + op.input + r * qkvRow,
+                              keys + slots,
+                              values + slots,
+                              context.activations + op.partials + r * partialsRow};
+    if (r > 0)
+      consumerSync<kThreads>();
+    if (!attentionChunkRow<kHeadDim, kGroup, kChunk, kRotaryDim, kCacheBytes, kThreads>(
+            context, task, op, RowInputs<AwaitInputs, kThreads>{awaitInputs, r}, row))
+      return;
   }
 }
 

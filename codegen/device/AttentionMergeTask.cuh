@@ -19,22 +19,28 @@
 
 #include "codegen/device/AttentionLayout.cuh"
 #include "codegen/device/Common.cuh"
+#include "codegen/device/StepRows.cuh"
 
 namespace mk::gpu {
 
-template <int kHeadDim, int kGroup, int kThreads, class AwaitInputs>
-__device__ void attentionMergeTask(const TaskContext &context, const MkTaskRecord &task,
-                                   const MkOperationRecord &op, const AwaitInputs &awaitInputs) {
-  if (!awaitInputs())
-    return;
+// One step row's merge: `partials` and `out` are the row's, `row` its place
+// in the step (an idle row's output is zeros, as the CPU's).
+template <int kHeadDim, int kGroup, int kThreads>
+__device__ void attentionMergeRow(const TaskContext &context, const MkTaskRecord &task,
+                                  const MkOperationRecord &op, const StepRow &row,
+                                  const float *partials, float *out) {
   using Layout = AttentionShape<kHeadDim, kGroup>;
   const AttentionLayout layout = Layout::of(op);
   constexpr int kBatch = 12;
   unsigned long long group = task.begin;
-  long long chunks = attentionChunksInUse(context.position, op.chunksPerRound, op.numChunks,
+  long long chunks = attentionChunksInUse(row.position, op.chunksPerRound, op.numChunks,
                                         op.chunkSize);
-  const float *partials = context.activations + op.partials;
-  float *out = context.activations + op.output + layout.query(group);
+  out += layout.query(group);
+  if (!row.active) {
+    for (int i = threadIdx.x; i < Layout::kGroupLength; i += kThreads)
+      out[i] = 0.0f;
+    return;
+  }
 
   for (int i = threadIdx.x; i < Layout::kGroupLength; i += kThreads) {
     int head = i / kHeadDim, d = i % kHeadDim;
@@ -98,6 +104,23 @@ __device__ void attentionMergeTask(const TaskContext &context, const MkTaskRecor
     }
     out[head * kHeadDim + d] = weighted / sum;
   }
+}
+
+template <int kHeadDim, int kGroup, int kStepRows, int kThreads, class AwaitInputs>
+__device__ void attentionMergeTask(const TaskContext &context, const MkTaskRecord &task,
+                                   const MkOperationRecord &op, const AwaitInputs &awaitInputs) {
+  if (!awaitInputs())
+    return;
+  using Layout = AttentionShape<kHeadDim, kGroup>;
+  const AttentionLayout layout = Layout::of(op);
+  const unsigned long long partialsRow = layout.numHeads * layout.numChunks * Layout::kPartialLength;
+  const unsigned long long outRow = layout.numHeads * kHeadDim;
+#pragma unroll 1
+  for (int r = 0; r < kStepRows; ++r)
+    attentionMergeRow<kHeadDim, kGroup, kThreads>(
+        context, task, op, stepRow<kStepRows>(context, r),
+        context.activations + op.partials + r * partialsRow,
+        context.activations + op.output + r * outRow);
 }
 
 } // namespace mk::gpu

@@ -25,6 +25,7 @@
 #define MKC_CODEGEN_DEVICE_GEMVTASK_CUH
 
 #include "codegen/device/Common.cuh"
+#include "codegen/device/GemvRowsTask.cuh"
 #include "codegen/device/Picks.cuh"
 #include "core/protocol/FixedPoint.h"
 #include "core/protocol/GemvGeometry.h"
@@ -219,31 +220,6 @@ struct RowStream {
   }
 };
 
-// The tile's pick of its outputs (Picks.cuh): each thread's best of the
-// rows it stored (rows grow pass by pass, so its first largest is its
-// lowest), and its lowest non-finite row; the block combines them and one
-// thread stores the pair at the tile's slot.
-template <int kThreads>
-__device__ __forceinline__ void storePick(const TaskContext &context, const MkTaskRecord &task,
-                                          const MkOperationRecord &op, Candidate best,
-                                          unsigned nonFinite) {
-  __shared__ Candidate warpBests[kThreads / kWarpSize];
-  __shared__ unsigned warpNonFinite[kThreads / kWarpSize];
-  nonFinite = warpLowest(nonFinite);
-  if (threadIdx.x % kWarpSize == 0)
-    warpNonFinite[threadIdx.x / kWarpSize] = nonFinite;
-  best = blockBest<kThreads>(best, warpBests); // its barrier publishes warpNonFinite
-  if (threadIdx.x != 0)
-    return;
-  for (int w = 0; w < kThreads / kWarpSize; ++w)
-    nonFinite = min(nonFinite, warpNonFinite[w]);
-  float2 pick = nonFinite != kNoIndex
-                    ? make_float2(__int_as_float(0x7fc00000), __uint_as_float(nonFinite))
-                    : make_float2(best.value, __uint_as_float(best.index));
-  // (Arena offsets are 64-float aligned: runtime/format/ScheduleBlobBuilder.h.)
-  reinterpret_cast<float2 *>(context.activations + op.partials)[task.ordinal] = pick;
-}
-
 // kFixed: MK_GEMV_FIXED_* bits (core/protocol/FixedPoint.h): a Fixed64
 // input or residual read as f32, and the rows stored again as fixed point
 // into the Mlp output they seed (op.seed).
@@ -251,8 +227,8 @@ template <int kInput, int kEpilogue, bool kNorm, bool kBias, bool kPicks, int kF
           int kThreads, int kLoadsInFlight, int kEarlySlots, bool kCopyFirstBatch,
           bool kDoubleBuffer, int kSharedBytes, int kRingSlots, int kRingSlotBytes,
           class AwaitInputs>
-__device__ void gemvTask(const TaskContext &context, const MkTaskRecord &task,
-                         const MkOperationRecord &op, const AwaitInputs &awaitInputs) {
+__device__ void gemvOneRowTask(const TaskContext &context, const MkTaskRecord &task,
+                               const MkOperationRecord &op, const AwaitInputs &awaitInputs) {
   static_assert(kThreads % kWarpSize == 0, "whole warps");
   static_assert(kInput == gemvSharedFloats(kInput, kEpilogue, kNorm, kBias, kPicks),
                 "x is what core/protocol/SharedMemory.h reserves");
@@ -481,7 +457,25 @@ __device__ void gemvTask(const TaskContext &context, const MkTaskRecord &task,
     }
   }
   if constexpr (kPicks)
-    storePick<kThreads>(context, task, op, best, nonFinite);
+    storePick<kThreads>(context.activations + op.partials, task, best, nonFinite);
+}
+
+// A step of one row (decode), or of several (GemvRowsTask.cuh).
+template <int kInput, int kEpilogue, bool kNorm, bool kBias, bool kPicks, int kFixed,
+          int kStepRows, int kThreads, int kLoadsInFlight, int kEarlySlots, bool kCopyFirstBatch,
+          bool kDoubleBuffer, int kSharedBytes, int kRingSlots, int kRingSlotBytes,
+          class AwaitInputs>
+__device__ void gemvTask(const TaskContext &context, const MkTaskRecord &task,
+                         const MkOperationRecord &op, const AwaitInputs &awaitInputs) {
+  if constexpr (kStepRows == 1) {
+    gemvOneRowTask<kInput, kEpilogue, kNorm, kBias, kPicks, kFixed, kThreads, kLoadsInFlight,
+                   kEarlySlots, kCopyFirstBatch, kDoubleBuffer, kSharedBytes, kRingSlots,
+                   kRingSlotBytes>(context, task, op, awaitInputs);
+  } else {
+    static_assert(kFixed == 0, "fixed-point inputs and seeds are of one row a step");
+    gemvRowsTask<kInput, kEpilogue, kNorm, kBias, kPicks, kStepRows, kThreads, kLoadsInFlight>(
+        context, task, op, awaitInputs);
+  }
 }
 
 } // namespace mk::gpu

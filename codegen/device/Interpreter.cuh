@@ -124,7 +124,7 @@ __device__ inline TaskContext makeContext(const MkKernelArgs &args, float *share
 
 // 0 when the blob and the launch are what this kernel was built for, else
 // the MkLaunchMismatch.
-template <int kBlockThreads>
+template <int kBlockThreads, int kStepRows>
 __device__ inline unsigned launchMismatch(const TaskContext &context, unsigned argmaxTask) {
   const MkBlobHeader *header = context.header;
   if (header->magic != MK_BLOB_MAGIC)
@@ -147,6 +147,21 @@ __device__ inline unsigned launchMismatch(const TaskContext &context, unsigned a
     return MK_MISMATCH_STEPS;
   if (argmaxTask >= header->numTasks)
     return MK_MISMATCH_NO_ARGMAX;
+  if (header->rows != kStepRows || (kStepRows > 1 && header->sequences != kStepRows))
+    return MK_MISMATCH_ROWS;
+  if constexpr (kStepRows > 1) {
+    // Every row's slots within its sequence's caches, at every step.
+    const MkRowPlan *plans = reinterpret_cast<const MkRowPlan *>(control->rowPlans);
+    if (plans == nullptr)
+      return MK_MISMATCH_ROWS;
+    for (int r = 0; r < kStepRows; ++r) {
+      const MkRowPlan &plan = plans[r];
+      long long last = plan.firstPosition + (control->steps - 1) * plan.positionsPerStep;
+      if (plan.sequence < 0 || plan.sequence >= header->sequences || plan.firstPosition < 0 ||
+          plan.positionsPerStep < 0 || (control->steps > 0 && last >= header->maxContext))
+        return MK_MISMATCH_ROWS;
+    }
+  }
   return 0;
 }
 
@@ -381,7 +396,8 @@ __device__ void runMegakernel(const MkKernelArgs &args) {
       state.argmaxTask = id;
   __syncthreads();
   if (Role::controller()) {
-    unsigned mismatch = launchMismatch<Role::kBlockThreads>(context, state.argmaxTask);
+    unsigned mismatch =
+        launchMismatch<Role::kBlockThreads, Tasks::kStepRows>(context, state.argmaxTask);
     if (mismatch != 0)
       raiseError(context, MK_ERROR_LAUNCH_MISMATCH, mismatch);
     state.launchRefused = mismatch != 0;

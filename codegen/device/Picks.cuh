@@ -59,6 +59,32 @@ __device__ __forceinline__ unsigned warpLowest(unsigned index) {
   return index;
 }
 
+// A gemv tile's pick of its outputs: each thread's best of the rows it
+// stored (rows grow pass by pass, so its first largest is its lowest), and
+// its lowest non-finite row; the block combines them and one thread stores
+// the pair at the tile's slot of `picks` (a step row's: two floats a tile).
+// Its shared words are read after its last barrier: a second call needs a
+// barrier before it.
+template <int kThreads>
+__device__ __forceinline__ void storePick(float *picks, const MkTaskRecord &task, Candidate best,
+                                          unsigned nonFinite) {
+  __shared__ Candidate warpBests[kThreads / kWarpSize];
+  __shared__ unsigned warpNonFinite[kThreads / kWarpSize];
+  nonFinite = warpLowest(nonFinite);
+  if (threadIdx.x % kWarpSize == 0)
+    warpNonFinite[threadIdx.x / kWarpSize] = nonFinite;
+  best = blockBest<kThreads>(best, warpBests); // its barrier publishes warpNonFinite
+  if (threadIdx.x != 0)
+    return;
+  for (int w = 0; w < kThreads / kWarpSize; ++w)
+    nonFinite = min(nonFinite, warpNonFinite[w]);
+  float2 pick = nonFinite != kNoIndex
+                    ? make_float2(__int_as_float(0x7fc00000), __uint_as_float(nonFinite))
+                    : make_float2(best.value, __uint_as_float(best.index));
+  // (Arena offsets are 64-float aligned: runtime/format/ScheduleBlobBuilder.h.)
+  reinterpret_cast<float2 *>(picks)[task.ordinal] = pick;
+}
+
 } // namespace mk::gpu
 
 #endif

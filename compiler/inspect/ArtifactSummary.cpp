@@ -1,6 +1,7 @@
 #include "compiler/inspect/ArtifactSummary.h"
 #include "compiler/inspect/TextFormat.h"
 #include "core/taskgraph/TaskNames.h"
+#include "runtime/format/RowKernels.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -70,10 +71,13 @@ void printArtifactSummary(std::ostream &os, const LoadedArtifact &loaded) {
        << " bytes, fingerprint " << facts.kernelFingerprint << "\n";
   else
     os << "none (compiled with --no-kernel or without NVRTC: runs on the CPU only)\n";
+  // A step of several rows without its kernel in ROWKERNELS runs on the
+  // CPU executor only.
   os << "steps: decode";
-  for (const ScheduledGraph &step : artifact.rowSteps)
-    os << "; " << describeStep(step.graph);
-  os << (artifact.rowSteps.empty() ? "\n" : " (steps of several rows: the CPU executor)\n");
+  for (size_t i = 0; i < artifact.rowSteps.size(); ++i)
+    os << "; " << describeStep(artifact.rowSteps[i].graph)
+       << (hasRowKernel(artifact, i) ? "" : " (the CPU executor only)");
+  os << "\n";
   if (!artifact.ranks.empty())
     os << "tensor parallel: " << artifact.ranks.size() << " ranks, "
        << artifact.weightSlices.size() << " weight slices (the CPU executor runs them)\n";
@@ -138,7 +142,8 @@ void printArtifactJson(std::ostream &os, const LoadedArtifact &loaded) {
      << ",\n    \"rowSteps\": [";
   for (size_t i = 0; i < artifact.rowSteps.size(); ++i)
     os << (i ? ", " : "") << "{\"rows\": " << artifact.rowSteps[i].graph.rows
-       << ", \"sequences\": " << artifact.rowSteps[i].graph.sequences << "}";
+       << ", \"sequences\": " << artifact.rowSteps[i].graph.sequences
+       << ", \"kernel\": " << (hasRowKernel(artifact, i) ? "true" : "false") << "}";
   os << "]"
      << ",\n    \"ranks\": " << artifact.ranks.size()
      << ",\n    \"tokenizerBytes\": " << artifact.tokenizerJson.size()

@@ -130,6 +130,10 @@ const char *const kCompileHelp =
     "                           a GGUF file's byte-level BPE vocabulary)\n"
     "  --no-tokenizer           (mk) none, even beside the model or in it\n"
     "  --no-kernel              (mk) no kernel: a file for the CPU executor only\n"
+    "  --step=decode|batch:B|prefill\n"
+    "                           (cuda, cubin) whose kernel: decode's (the default),\n"
+    "                           the batch of B sequences of --batch, or the prefill\n"
+    "                           chunk's\n"
     "  --random-weights[=SEED]  (mk) fill the weights of a SHAPE.mlir that declares\n"
     "                           them without values, at random (for benchmarks)\n"
     "  -h, --help               this help\n"
@@ -153,6 +157,7 @@ struct CompileArguments {
   std::string arch = kDefaultArch; // for cuda, cubin and mk
   KernelOptions kernelOptions;     // for cuda, cubin and mk
   bool kernel = true;              // for mk
+  std::string step = "decode";     // for cuda and cubin: whose kernel (--step)
   std::optional<uint64_t> randomSeed; // for mk: fill a shape-only model's weights
   std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
 };
@@ -192,6 +197,8 @@ int parseArguments(int argc, char **argv, CompileArguments &options) {
                       "' (available: mlir, fused, tasks, schedule, cuda, cubin, mk)");
     } else if (arg == "--no-kernel") {
       options.kernel = false;
+    } else if (arg.consume_front("--step=")) {
+      options.step = arg.str();
     } else if (arg == "--weight-ring") {
       options.kernelOptions.weightRing = true;
     } else if (arg == "--gemv-early-copy") {
@@ -258,6 +265,9 @@ int parseArguments(int argc, char **argv, CompileArguments &options) {
     return usageError("--tokenizer and --no-tokenizer contradict each other");
   if (*options.emit != EmitLevel::Mk && !options.kernel)
     return usageError("--no-kernel applies to --emit=mk only");
+  if (options.step != "decode" && *options.emit != EmitLevel::Cuda &&
+      *options.emit != EmitLevel::Cubin)
+    return usageError("--step applies to --emit=cuda and cubin only");
   if (*options.emit != EmitLevel::Mk && options.randomSeed)
     return usageError("--random-weights applies to --emit=mk only");
   if (std::string invalid = checkKernelOptions(options.kernelOptions); !invalid.empty())
@@ -339,33 +349,60 @@ int emitTasks(mlir::MLIRContext &context, const CompileArguments &options) {
 // ptxas's account of the megakernel, on stderr: what a change to the device
 // code costs in registers and spills, for every build (bench/harness.py
 // keeps it with the results).
-std::string kernelAccount(const CompiledKernel &kernel, uint32_t numSms) {
+// `step`: whose kernel, "" for decode's ("batch of 4").
+std::string kernelAccount(const CompiledKernel &kernel, uint32_t numSms,
+                          const std::string &step = "") {
   return llvm::formatv(
-      "mkc: compiled the megakernel for {0} in {1:f2} s: {2} registers, {3} bytes of shared "
+      "mkc: compiled the megakernel{9} for {0} in {1:f2} s: {2} registers, {3} bytes of shared "
       "memory ({4} dynamic), {5} bytes spilled, {6} bytes of stack frame, {7} threads x {8} "
       "CTAs\n",
       kernel.arch, kernel.compileSeconds, kernel.registers, kernel.sharedBytes,
       kernel.dynamicSharedBytes, kernel.spillBytes, kernel.stackFrameBytes, kernel.threads,
-      numSms);
+      numSms, step.empty() ? std::string() : " of the " + step)
+      .str();
 }
 
-// The megakernel: its source, or its CUBIN with ptxas's account on stderr.
+// The step --step names: "decode", "batch:B" (one of --batch) or
+// "prefill" (--prefill-chunk); nullptr when the build has none such.
+const ScheduledGraph *stepNamed(const CompiledModel &compiled, const std::string &name,
+                                ScheduledGraph &decode) {
+  if (name == "decode") {
+    decode = {compiled.tasks, compiled.schedule};
+    return &decode;
+  }
+  for (const ScheduledGraph &step : compiled.rowSteps) {
+    bool batch = step.graph.sequences == step.graph.rows;
+    if (batch ? name == "batch:" + std::to_string(step.graph.rows) : name == "prefill")
+      return &step;
+  }
+  return nullptr;
+}
+
+// The megakernel of the step --step names (decode by default): its source,
+// or its CUBIN with ptxas's account on stderr.
 int emitKernel(mlir::MLIRContext &context, const CompileArguments &options) {
   auto compiled = compileWith(context, options);
   if (!compiled)
     return refuse(llvm::toString(compiled.takeError()));
+  ScheduledGraph decode;
+  const ScheduledGraph *step = stepNamed(*compiled, options.step, decode);
+  if (!step)
+    return usageError("--step=" + options.step +
+                      " names no step of this build (decode; batch:B with --batch=B; prefill "
+                      "with --prefill-chunk)");
   std::string text;
   if (*options.emit == EmitLevel::Cuda) {
-    auto source = megakernelSource(compiled->tasks, compiled->schedule, options.arch,
-                                   options.kernelOptions);
+    auto source =
+        megakernelSource(step->graph, step->schedule, options.arch, options.kernelOptions);
     if (!source)
       return refuse(llvm::toString(source.takeError()));
     text = std::move(*source);
   } else {
-    auto kernel = compileMegakernel(compiled->tasks, compiled->schedule, options.arch, options.kernelOptions);
+    auto kernel =
+        compileMegakernel(step->graph, step->schedule, options.arch, options.kernelOptions);
     if (!kernel)
       return refuse(llvm::toString(kernel.takeError()));
-    llvm::errs() << kernelAccount(*kernel, compiled->schedule.numSms);
+    llvm::errs() << kernelAccount(*kernel, step->schedule.numSms);
     text.assign(kernel->cubin.begin(), kernel->cubin.end());
   }
   if (int status = writeOutput(options.output, text))
@@ -473,6 +510,27 @@ int emitArtifact(mlir::MLIRContext &context, const CompileArguments &options) {
       account = kernelAccount(*kernel, compiled->schedule.numSms);
       artifact.cubin = std::move(kernel->cubin);
       artifact.ptx = std::move(kernel->ptx);
+      // A kernel for each step of rows the kernel runs (batches); the
+      // others run on the CPU executor only.
+      bool anyRowKernel = false;
+      for (const ScheduledGraph &step : compiled->rowSteps) {
+        std::vector<uint8_t> &cubin = artifact.rowKernels.emplace_back();
+        if (std::string why = unsupportedStepRows(step.graph); !why.empty()) {
+          account += "mkc: note: " + describeStep(step.graph) +
+                     " runs on the CPU executor only: " + why + "\n";
+          continue;
+        }
+        auto rowKernel =
+            compileMegakernel(step.graph, step.schedule, options.arch, options.kernelOptions);
+        if (!rowKernel)
+          return refuse(llvm::toString(rowKernel.takeError()));
+        account += kernelAccount(*rowKernel, step.schedule.numSms,
+                                 "batch of " + std::to_string(step.graph.rows));
+        cubin = std::move(rowKernel->cubin);
+        anyRowKernel = true;
+      }
+      if (!anyRowKernel)
+        artifact.rowKernels.clear();
     }
   }
   llvm::errs() << account;

@@ -61,6 +61,25 @@ MK_HOST_DEVICE constexpr GemvGeometry gemvGeometry(int input, int weightRows, in
   return g;
 }
 
+// A gemv of several rows a step (codegen/device/GemvRowsTask.cuh) holds a
+// slice of every row's input in shared memory at a time: the whole input
+// where all rows fit 32768 floats (128 KiB), else slices of whole rounds of
+// the lanes' chunks (8 x lanes elements; lanes elements for rows not of
+// whole 16-byte chunks, read as scalars), each lane's share of a slice the
+// same. The Llama-3.2-1B shape at 8 rows: inputs of 2048 whole, down's
+// 8192 in two slices of 4096.
+MK_HOST_DEVICE constexpr int gemvRowsSliceUnit(int input) {
+  return input % 8 == 0 ? 8 * gemvLanesPerRow(input / 8) : gemvLanesPerRow(input / 8);
+}
+MK_HOST_DEVICE constexpr long long gemvRowsSlice(long long input, long long rows) {
+  constexpr long long kBudget = 32768;
+  if (rows < 1 || input * rows <= kBudget)
+    return input;
+  long long unit = gemvRowsSliceUnit(static_cast<int>(input));
+  long long units = kBudget / rows / unit;
+  return (units > 0 ? units : 1) * unit;
+}
+
 // The bytes of one pass of one warp: its rows, whole, for each weight row.
 MK_HOST_DEVICE constexpr unsigned long long gemvWarpPassBytes(const GemvGeometry &g) {
   return static_cast<unsigned long long>(g.rowsPerWarp) * g.weightRows * g.chunks * 16;

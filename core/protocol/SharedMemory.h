@@ -7,6 +7,7 @@
 #ifndef MKC_CORE_PROTOCOL_SHAREDMEMORY_H
 #define MKC_CORE_PROTOCOL_SHAREDMEMORY_H
 
+#include "core/protocol/GemvGeometry.h"
 #include "core/protocol/Portable.h"
 #include "core/protocol/Sampling.h"
 
@@ -24,14 +25,20 @@ MK_HOST_DEVICE constexpr mk_u64 noSharedFloats(mk_i64, mk_i64 = 0) { return 0; }
 #define MK_SAMPLING_HISTOGRAM_OFFSET (3 * MK_SAMPLING_MAX_CANDIDATES + MK_SAMPLING_LANES)
 #define MK_SAMPLING_SCALARS_OFFSET (MK_SAMPLING_HISTOGRAM_OFFSET + 256)
 #define MK_SAMPLING_SHARED_FLOATS (MK_SAMPLING_SCALARS_OFFSET + 8)
-MK_HOST_DEVICE constexpr mk_u64 argmaxSharedFloats(mk_i64) { return MK_SAMPLING_SHARED_FLOATS; }
+MK_HOST_DEVICE constexpr mk_u64 argmaxSharedFloats(mk_i64, mk_i64 = 1) {
+  return MK_SAMPLING_SHARED_FLOATS;
+}
 
 // The whole input, normalized there when the gemv has a prologue norm. (The
-// logits' picks, when it writes them, combine in a few static words.)
+// logits' picks, when it writes them, combine in a few static words.) A step
+// of several rows: a slice of every row's input at a time
+// (gemvRowsSlice, core/protocol/GemvGeometry.h), then each row's inverse RMS.
 MK_HOST_DEVICE constexpr mk_u64 gemvSharedFloats(mk_i64 input, mk_i64 /*epilogue*/,
                                                  mk_i64 /*norm*/, mk_i64 /*bias*/,
-                                                 mk_i64 /*picks*/, mk_i64 /*fixed*/ = 0) {
-  return static_cast<mk_u64>(input);
+                                                 mk_i64 /*picks*/, mk_i64 /*fixed*/ = 0,
+                                                 mk_i64 rows = 1) {
+  return rows <= 1 ? static_cast<mk_u64>(input)
+                   : static_cast<mk_u64>(rows * gemvRowsSlice(input, rows) + rows);
 }
 
 // Mlp: the normalized input, then the slice's gated activations (at most
@@ -148,7 +155,7 @@ MK_HOST_DEVICE constexpr bool attentionChunkStaged(mk_i64 headDim, mk_i64 group,
 
 MK_HOST_DEVICE constexpr mk_u64 attentionChunkSharedFloats(mk_i64 headDim, mk_i64 group,
                                                            mk_i64 chunk, mk_i64 /*rotaryDim*/,
-                                                           mk_i64 cacheBytes) {
+                                                           mk_i64 cacheBytes, mk_i64 /*rows*/ = 1) {
   return attentionStagingOffset(headDim, group, chunk) +
          (attentionChunkStaged(headDim, group, chunk, cacheBytes)
               ? static_cast<mk_u64>(attentionStages(headDim, group, chunk, cacheBytes) *
@@ -157,7 +164,9 @@ MK_HOST_DEVICE constexpr mk_u64 attentionChunkSharedFloats(mk_i64 headDim, mk_i6
 }
 
 // The merge reads the partials straight from global memory.
-MK_HOST_DEVICE constexpr mk_u64 attentionMergeSharedFloats(mk_i64, mk_i64) { return 0; }
+MK_HOST_DEVICE constexpr mk_u64 attentionMergeSharedFloats(mk_i64, mk_i64, mk_i64 = 1) {
+  return 0;
+}
 
 } // namespace mk
 

@@ -54,6 +54,10 @@ struct Artifact {
   // The ROWSTEPS section: a prefill chunk (one sequence, on the task graph's
   // KV caches) and batches, each validated; run by the CPU executor.
   std::vector<ScheduledGraph> rowSteps;
+  // The ROWKERNELS section: the CUBIN of each row step's megakernel, in
+  // rowSteps' order, empty for a step the kernel does not run (a prefill
+  // chunk, so far); none at all without NVRTC or with --no-kernel.
+  std::vector<std::vector<uint8_t>> rowKernels;
   // The RANKS section: tensor parallel, every rank's decode graph (on one
   // schedule) and the slices of the weights they name, made from the WEIGHTS
   // section's at load; run by the CPU executor (docs/tensor-parallel.md).

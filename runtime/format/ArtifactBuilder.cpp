@@ -4,6 +4,7 @@
 #include "core/validator/Validator.h"
 #include "runtime/format/Bf16.h"
 #include "runtime/format/ScheduleBlobBuilder.h"
+#include "runtime/format/RowKernels.h"
 #include "runtime/format/Sha256.h"
 
 #include <algorithm>
@@ -78,7 +79,11 @@ bool describeArtifact(const TaskGraph &graph, const Schedule &schedule, const We
     error = checkRanks(graph, options.ranks, options.weightSlices, artifact.weights);
   if (!error.empty())
     return false;
+  error = checkRowKernels(options.rowSteps, options.rowKernels);
+  if (!error.empty())
+    return false;
   artifact.rowSteps = std::move(options.rowSteps);
+  artifact.rowKernels = std::move(options.rowKernels);
   artifact.ranks = std::move(options.ranks);
   artifact.weightSlices = std::move(options.weightSlices);
   return true;

@@ -28,6 +28,7 @@ struct ArtifactOptions {
   GenerationFacts generation;
   std::string tokenizerJson;  // the TOKENIZER section; empty: none
   std::vector<ScheduledGraph> rowSteps; // the ROWSTEPS section (Artifact.h)
+  std::vector<std::vector<uint8_t>> rowKernels; // the ROWKERNELS section: none, or one per step
   std::vector<ScheduledGraph> ranks;    // the RANKS section
   std::vector<WeightSlice> weightSlices;
 };
@@ -56,6 +57,7 @@ std::string checkSpecialTokens(const std::vector<int64_t> &eosTokens,
 constexpr size_t kMaxRowSteps = 16;
 std::string checkRowSteps(const TaskGraph &graph, const std::vector<ScheduledGraph> &rowSteps,
                           const std::vector<WeightEntry> &weights);
+
 
 // "" when the ranks can run `graph`'s model on the weights of `weights`,
 // else why not, naming the rank or slice: one graph per rank, rank r being

@@ -3,6 +3,7 @@
 #include "core/validator/Validator.h"
 #include "runtime/format/ArtifactBuilder.h"
 #include "runtime/format/Manifest.h"
+#include "runtime/format/RowKernels.h"
 #include "runtime/format/ScheduleBlobBuilder.h"
 #include "runtime/format/TaskGraphCodec.h"
 #include "runtime/format/WeightPacking.h"
@@ -188,6 +189,13 @@ std::string load(const MkFile &file, Artifact &artifact, const WeightsScan &scan
   if (std::string problem = checkRowSteps(artifact.graph, artifact.rowSteps, artifact.weights);
       !problem.empty())
     return "section ROWSTEPS: " + problem;
+  if (std::string problem =
+          decodeRowKernels(file.section(SectionKind::RowKernels), artifact.rowKernels);
+      !problem.empty())
+    return "section ROWKERNELS: " + problem;
+  if (std::string problem = checkRowKernels(artifact.rowSteps, artifact.rowKernels);
+      !problem.empty())
+    return "section ROWKERNELS: " + problem;
   if (std::string problem = decodeRanks(file.section(SectionKind::Ranks), artifact.ranks,
                                         artifact.weightSlices);
       !problem.empty())
@@ -209,10 +217,12 @@ std::string load(const MkFile &file, Artifact &artifact, const WeightsScan &scan
 namespace {
 
 // Every section but WEIGHTS, in the order mkc writes them; `manifest`,
-// `graph`, `rowSteps` and `ranks` hold the encodings the sections view.
+// `graph`, `rowSteps`, `rowKernels` and `ranks` hold the encodings the
+// sections view.
 std::vector<SectionData> smallSections(const Artifact &artifact, std::vector<uint8_t> &manifest,
                                        std::vector<uint8_t> &graph,
                                        std::vector<uint8_t> &rowSteps,
+                                       std::vector<uint8_t> &rowKernels,
                                        std::vector<uint8_t> &ranks) {
   manifest = encodeManifest(manifestOf(artifact));
   graph = encodeTaskGraph(artifact.graph, artifact.schedule);
@@ -227,6 +237,10 @@ std::vector<SectionData> smallSections(const Artifact &artifact, std::vector<uin
     rowSteps = encodeRowSteps(artifact.rowSteps);
     sections.push_back({SectionKind::RowSteps, rowSteps});
   }
+  if (!artifact.rowKernels.empty()) {
+    rowKernels = encodeRowKernels(artifact.rowKernels);
+    sections.push_back({SectionKind::RowKernels, rowKernels});
+  }
   if (!artifact.ranks.empty()) {
     ranks = encodeRanks(artifact.ranks, artifact.weightSlices);
     sections.push_back({SectionKind::Ranks, ranks});
@@ -237,8 +251,9 @@ std::vector<SectionData> smallSections(const Artifact &artifact, std::vector<uin
 } // namespace
 
 bool writeArtifact(const std::string &path, const Artifact &artifact, std::string &error) {
-  std::vector<uint8_t> manifest, graph, rowSteps, ranks;
-  std::vector<SectionData> sections = smallSections(artifact, manifest, graph, rowSteps, ranks);
+  std::vector<uint8_t> manifest, graph, rowSteps, rowKernels, ranks;
+  std::vector<SectionData> sections =
+      smallSections(artifact, manifest, graph, rowSteps, rowKernels, ranks);
   std::span<const uint8_t> weights(reinterpret_cast<const uint8_t *>(artifact.weightData.data()),
                                    artifact.weightData.size() * 2);
   // Weights last: the big section, on its page alignment, after everything small.
@@ -248,8 +263,9 @@ bool writeArtifact(const std::string &path, const Artifact &artifact, std::strin
 
 bool writeArtifact(const std::string &path, const Artifact &artifact, const WeightPlan &weights,
                    std::string &error) {
-  std::vector<uint8_t> manifest, graph, rowSteps, ranks;
-  std::vector<SectionData> sections = smallSections(artifact, manifest, graph, rowSteps, ranks);
+  std::vector<uint8_t> manifest, graph, rowSteps, rowKernels, ranks;
+  std::vector<SectionData> sections =
+      smallSections(artifact, manifest, graph, rowSteps, rowKernels, ranks);
   StreamedSection packed{SectionKind::Weights, weights.elements * 2,
                          [&](const StreamedSection::Sink &sink, std::string &packError) {
                            return streamWeights(weights, sink, packError);

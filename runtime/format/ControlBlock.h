@@ -11,7 +11,7 @@
 #include "core/protocol/Sampling.h"
 #include "runtime/format/ScheduleBlob.h"
 
-#define MK_KERNEL_ABI_VERSION 4u /* 3: the kernel publishes its variants; 4: sampling, streaming */
+#define MK_KERNEL_ABI_VERSION 5u /* 3: the kernel publishes its variants; 4: sampling, streaming; 5: steps of several rows (MkRowPlan), variants of up to 8 arguments */
 #define MK_KERNEL_NAME "mk_megakernel"
 #define MK_ONE_TASK_KERNEL_NAME "mk_run_task" /* (MkKernelArgs, unsigned task, long long position) */
 #define MK_KERNEL_INFO_NAME "mk_kernel_info"
@@ -47,7 +47,30 @@ enum MkLaunchMismatch {
   MK_MISMATCH_STEPS = 5,  /* steps past the blob's maxContext */
   MK_MISMATCH_NO_ARGMAX = 6,
   MK_MISMATCH_BLOB_ALIGNMENT = 7, /* a section of the blob is not 8-byte aligned */
+  MK_MISMATCH_ROWS = 8, /* the blob's rows or sequences are not the kernel's, or a kernel of
+                           several rows has no row plans, or a plan's sequence or positions
+                           fall outside the caches */
 };
+
+/* A step of several rows (core/taskgraph/StepRows.h; a batch: row r is
+ * sequence r): what row r does over the launch, the control block's own
+ * fields (firstPosition, forcedSteps, tokens, eosFromStep) made per row. A
+ * kernel of one row a step reads the control block's fields instead. */
+typedef struct MkRowPlan {
+  mk_i64 sequence;         /* whose KV cache slots the row reads and writes */
+  mk_i64 firstPosition;    /* its position at step 0 */
+  mk_i64 positionsPerStep; /* 1: the next token of its sequence each step */
+  mk_i64 forcedSteps;      /* steps [0, forcedSteps) embed tokens[step]; later ones its last pick */
+  mk_u64 tokens;           /* i64[forcedSteps] */
+  mk_i64 eosFromStep;      /* an EOS pick stops the row only from this step on */
+  /* Steps [0, activeUntil) the row runs; from activeUntil on it idles (fed
+   * token 0, attending to nothing, writing no KV slot, picking nothing).
+   * The host sets the row's step count; the argmax lowers it to step + 1
+   * when the row picks an EOS at `step`, and sets the control block's stop
+   * once no row runs the next step. */
+  mk_i64 activeUntil;
+  mk_i64 reserved;
+} MkRowPlan;
 
 typedef struct MkControlBlock {
   /* Filled by the host before the launch. */
@@ -56,8 +79,8 @@ typedef struct MkControlBlock {
   mk_i64 forcedSteps;   /* steps [0, forcedSteps) embed tokens[step]; later ones the previous argmax */
   mk_i64 eosFromStep;   /* an EOS argmax ends the launch only from this step on */
   mk_u64 tokens;        /* i64[forcedSteps] */
-  mk_u64 outputTokens;  /* i64[steps]: each step's argmax */
-  mk_u64 logits;        /* f32[steps][vocab], or 0: each step's logits */
+  mk_u64 outputTokens;  /* i64[steps][rows]: each step's argmax of each row (-1: an idle row) */
+  mk_u64 logits;        /* f32[steps][rows][vocab], or 0: each step's logits */
   mk_u64 timestamps;    /* u64[steps] of %globaltimer (ns) as each argmax ends, or 0 */
   mk_u64 trace;         /* u64[steps][numTasks][3], zeroed, or 0: see MkTraceTime */
   mk_u64 eosTokens;     /* i64[numEos] */
@@ -86,6 +109,10 @@ typedef struct MkControlBlock {
   /* Streaming, in host-mapped memory (0: none): see MkStream. */
   mk_u64 stream;       /* MkStream */
   mk_u64 streamTokens; /* i64[steps]: each step's token, before stream->published counts it */
+
+  /* Filled by the host: MkRowPlan[rows] for a kernel of several rows a step
+   * (MkKernelInfo.rows; no sampling, penalty or streaming then), else 0. */
+  mk_u64 rowPlans;
 } MkControlBlock;
 
 /* The kernel's side of streaming, in host memory the device maps
@@ -124,12 +151,13 @@ typedef struct MkKernelInfo {
   mk_u32 numVariants; /* entries of MK_KERNEL_VARIANTS_NAME */
   mk_i64 maxContext;
   mk_u64 vocab;
+  mk_u32 rows, sequences; /* of the graph's step: 1, 1 for decode */
 } MkKernelInfo;
 
 /* One instantiation of a task kind's device function the kernel holds, by
  * its number (MkTaskRecord.variant), published as a __constant__ array named
  * MK_KERNEL_VARIANTS_NAME: the loader refuses a graph that needs another. */
-#define MK_MAX_VARIANT_ARGUMENTS 6
+#define MK_MAX_VARIANT_ARGUMENTS 8
 typedef struct MkKernelVariant {
   mk_u32 kind; /* MkBlobTaskKind */
   mk_u32 numArguments;
@@ -140,11 +168,12 @@ typedef struct MkKernelVariant {
 /* Both compilers must agree on these; a field added without its padding
  * shows here first. */
 static_assert(sizeof(MkKernelArgs) == 48, "MkKernelArgs is 6 addresses");
-static_assert(sizeof(MkControlBlock) == 232, "MkControlBlock has no hidden padding");
+static_assert(sizeof(MkControlBlock) == 240, "MkControlBlock has no hidden padding");
+static_assert(sizeof(MkRowPlan) == 64, "MkRowPlan has no hidden padding");
 static_assert(sizeof(MkSamplingSettings) == 32, "MkSamplingSettings has no hidden padding");
 static_assert(sizeof(MkStream) == 16, "MkStream has no hidden padding");
-static_assert(sizeof(MkKernelInfo) == 48, "MkKernelInfo has no hidden padding");
-static_assert(sizeof(MkKernelVariant) == 56, "MkKernelVariant has no hidden padding");
+static_assert(sizeof(MkKernelInfo) == 56, "MkKernelInfo has no hidden padding");
+static_assert(sizeof(MkKernelVariant) == 72, "MkKernelVariant has no hidden padding");
 #endif
 
 #endif

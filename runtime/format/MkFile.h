@@ -23,7 +23,7 @@
 namespace mk {
 
 constexpr uint8_t kMkMagic[8] = {'M', 'K', 'C', '\0', 'A', 'R', 'T', 'F'};
-constexpr uint32_t kMkFormatVersion = 8;
+constexpr uint32_t kMkFormatVersion = 9;
 constexpr uint64_t kMkHeaderBytes = 64;
 constexpr uint64_t kMkSectionEntryBytes = 32;
 constexpr uint64_t kMkSectionAlignment = 64;
@@ -41,6 +41,7 @@ enum class SectionKind : uint32_t {
   Tokenizer = 7, // optional: the model's tokenizer.json, byte for byte (HF tokenizers)
   RowSteps = 8,  // optional: the steps of several rows, each a TASKGRAPH encoding
   Ranks = 9,     // optional: tensor parallel, every rank's graph and the weight slices they name
+  RowKernels = 10, // optional: the megakernel of each ROWSTEPS step (empty: none)
 };
 
 // Every kind above; a version-1 file holds each exactly once.

@@ -243,6 +243,8 @@ std::string sectionKindName(uint32_t kind) {
     return "ROWSTEPS";
   case SectionKind::Ranks:
     return "RANKS";
+  case SectionKind::RowKernels:
+    return "ROWKERNELS";
   }
   return "kind " + std::to_string(kind);
 }

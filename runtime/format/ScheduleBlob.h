@@ -26,7 +26,7 @@
 #include "core/protocol/TaskKindList.h"
 
 #define MK_BLOB_MAGIC 0x42534b4du /* "MKSB" */
-#define MK_BLOB_VERSION 8u /* 2: task records carry their kernel variant; 3: no attention prepare; 4: queue entries; 5: chunksPerRound; 6: bf16 KV caches packed in the KV arena, task ordinals, the logits' picks; 7: inline tasks' entries; 8: Mlp operations, fixed64 buffers (two f32 elements each), seeds */
+#define MK_BLOB_VERSION 9u /* 2: task records carry their kernel variant; 3: no attention prepare; 4: queue entries; 5: chunksPerRound; 6: bf16 KV caches packed in the KV arena, task ordinals, the logits' picks; 7: inline tasks' entries; 8: Mlp operations, fixed64 buffers (two f32 elements each), seeds; 9: rows and sequences of the step */
 
 /* TaskKind values (core/protocol/TaskKindList.h) and Epilogue values, as in
  * core/taskgraph/TaskGraph.h. */
@@ -42,11 +42,16 @@ enum MkBlobEpilogue { MK_EPILOGUE_NONE = 0, MK_EPILOGUE_SILU_MUL = 1, MK_EPILOGU
 typedef struct MkBlobHeader {
   mk_u32 magic, version;
   mk_u32 numSms, numTasks, numWaits, numEvents, numOperations, reserved;
+  /* The step's rows and the sequences the KV caches hold
+   * (core/taskgraph/StepRows.h): 1, 1 for decode. Row r of an activation
+   * buffer starts r x (its elements / rows) into it; sequence s's KV slots
+   * s x maxContext slots into a cache. */
+  mk_u32 rows, sequences;
   mk_u64 numParams;
   mk_u64 activationElements; /* f32 elements of the activation arena */
   mk_u64 kvElements;         /* f32 elements of the KV arena at the compiled maxContext */
   mk_i64 maxContext;
-  mk_u64 tokenSlot;   /* activation-arena element where the current token starts: an int64 over two f32 elements */
+  mk_u64 tokenSlot;   /* activation-arena element where the current token starts: an int64 over two f32 elements, one a row */
   mk_u64 logitsOffset, vocab; /* activation-arena offset and length of the logits */
   /* byte offsets from the start of the blob */
   mk_u64 queuesOffset, taskOrderOffset, tasksOffset, waitsOffset, eventsOffset, operationsOffset,

@@ -1,6 +1,8 @@
 #include "runtime/format/ScheduleBlobBuilder.h"
 
 #include "core/taskgraph/KernelVariants.h"
+#include "core/taskgraph/StepRows.h"
+#include "core/taskgraph/TaskNames.h"
 
 #include <algorithm>
 #include <cstring>
@@ -8,7 +10,7 @@
 
 namespace mk {
 
-static_assert(sizeof(MkBlobHeader) == 160 && sizeof(MkQueue) == 8 && sizeof(MkTaskRecord) == 32 &&
+static_assert(sizeof(MkBlobHeader) == 168 && sizeof(MkQueue) == 8 && sizeof(MkTaskRecord) == 32 &&
                   sizeof(MkWaitRecord) == 8 && sizeof(MkEventRecord) == 8 &&
                   sizeof(MkOperationRecord) == 232 && sizeof(MkResolvedWait) == 16 &&
                   sizeof(MkQueueEntry) == 336,
@@ -205,6 +207,63 @@ public:
   }
 };
 
+// The device's steps: one row of one sequence (decode), or a batch, row r
+// sequence r. A prefill chunk's rows attend to the chunk's earlier rows,
+// which the device functions do not yet take from the step's input
+// (docs/m-token-steps.md). The device finds row r of a buffer from its
+// operation's lengths (codegen/device/StepRows.cuh): each buffer an
+// operation reads or writes per row must be that long a row.
+void checkDeviceRows(const TaskGraph &graph) {
+  if (graph.rows == 1 && graph.sequences == 1)
+    return;
+  if (graph.rows != graph.sequences)
+    throw ScheduleBlobError("the task graph's step holds " + std::to_string(graph.rows) +
+                            " rows of " + std::to_string(graph.sequences) +
+                            " sequence(s): the device runs decode and batches (a row per "
+                            "sequence), not yet prefill chunks");
+  auto expect = [&](const Operation &op, uint32_t buffer, uint64_t length, const char *what) {
+    if (buffer == kNoBuffer || buffer >= graph.buffers.size())
+      return;
+    uint64_t row = rowLength(graph, graph.buffers[buffer]);
+    if (row != length)
+      throw ScheduleBlobError("operation '" + op.name + "': a row of its " + what + " '" +
+                              graph.buffers[buffer].name + "' is " + std::to_string(row) +
+                              " elements, the device expects " + std::to_string(length));
+  };
+  for (const Operation &op : graph.operations) {
+    switch (op.kind) {
+    case OpKind::Embed:
+      expect(op, op.output, op.outputLength, "output");
+      break;
+    case OpKind::Gemv:
+      expect(op, op.input, op.inputLength, "input");
+      expect(op, op.output, op.outputLength, "output");
+      if (op.epilogue == Epilogue::Residual)
+        expect(op, op.residual, op.outputLength, "residual");
+      expect(op, op.picks, 2 * uint64_t(op.numPicks), "picks");
+      if (op.seed != kNoBuffer)
+        throw ScheduleBlobError("operation '" + op.name +
+                                "' seeds an Mlp: the device runs Mlp operations one row a step");
+      break;
+    case OpKind::Attention: {
+      uint64_t heads = op.numHeads, kvHeads = op.numKvHeads, dim = op.headDim;
+      expect(op, op.input, (heads + 2 * kvHeads) * dim, "input");
+      expect(op, op.output, heads * dim, "output");
+      expect(op, op.partials, heads * uint64_t(op.numChunks) * (dim + 2), "partials");
+      break;
+    }
+    case OpKind::Argmax:
+      expect(op, op.input, op.inputLength, "input");
+      expect(op, op.picks, 2 * uint64_t(op.numPicks), "picks");
+      break;
+    default:
+      throw ScheduleBlobError("operation '" + op.name + "' is a " +
+                              std::string(opKindName(op.kind)) +
+                              ": the device runs it one row a step");
+    }
+  }
+}
+
 } // namespace
 
 std::vector<uint8_t> buildScheduleBlob(
@@ -218,10 +277,7 @@ std::vector<uint8_t> buildScheduleBlob(
     throw ScheduleBlobError("the task graph is rank " + std::to_string(graph.rank) + " of " +
                             std::to_string(graph.ranks) +
                             " of tensor parallelism; the device runs one rank alone");
-  if (graph.rows != 1 || graph.sequences != 1)
-    throw ScheduleBlobError("the task graph's step holds " + std::to_string(graph.rows) +
-                            " rows over " + std::to_string(graph.sequences) +
-                            " sequences; the device runs steps of one row of one sequence");
+  checkDeviceRows(graph);
   ArenaLayout arenas = layOutArenas(graph);
   ParamsBuilder params(smallParams);
   OperationRecords operationRecords(arenas, weights, params);
@@ -297,13 +353,15 @@ std::vector<uint8_t> buildScheduleBlob(
   header.numWaits = narrow(waits.size(), "the number of waits");
   header.numEvents = narrow(events.size(), "the number of events");
   header.numOperations = narrow(operations.size(), "the number of operations");
+  header.rows = narrow(graph.rows, "the step's rows");
+  header.sequences = narrow(graph.sequences, "the sequences");
   header.numParams = params.values.size();
   header.activationElements = arenas.activationElements;
   header.kvElements = arenas.kvElements;
   header.maxContext = graph.maxContext;
   header.tokenSlot = arenas.offset[graph.tokenBuffer];
   header.logitsOffset = arenas.offset[graph.logitsBuffer];
-  header.vocab = graph.buffers[graph.logitsBuffer].elements;
+  header.vocab = rowLength(graph, graph.buffers[graph.logitsBuffer]);
   header.queuesOffset = writer.region(queues);
   header.taskOrderOffset = writer.region(taskOrder);
   header.tasksOffset = writer.region(tasks);
@@ -324,7 +382,7 @@ ArenaLayout layOutArenas(const TaskGraph &graph) {
     uint64_t &end = kv ? layout.kvElements : layout.activationElements;
     // A bf16 cache packs two of its elements into each f32 element; a
     // fixed64 value takes two.
-    uint64_t elements = buffer.kind == BufferKind::Token                ? 2
+    uint64_t elements = buffer.kind == BufferKind::Token                ? 2 * buffer.elements
                         : buffer.element == BufferElement::BF16    ? (buffer.elements + 1) / 2
                         : buffer.element == BufferElement::Fixed64 ? 2 * buffer.elements
                                                                     : buffer.elements;

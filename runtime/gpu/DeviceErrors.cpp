@@ -22,6 +22,9 @@ std::string mismatchText(int64_t detail) {
     return "the schedule has no argmax task";
   case MK_MISMATCH_BLOB_ALIGNMENT:
     return "a region of the schedule blob is not 8-byte aligned";
+  case MK_MISMATCH_ROWS:
+    return "the step's rows are not the kernel's, or a row's sequence or positions fall "
+           "outside the caches";
   default:
     return "mismatch " + std::to_string(detail);
   }

@@ -91,6 +91,8 @@ public:
 
   GpuStatus load(const Artifact &artifact, int64_t maxContext, std::string &error) override;
   GpuStatus run(const GpuRunRequest &request, GpuRunResult &result, std::string &error) override;
+  GpuStatus runBatch(const GpuBatchRequest &request, GpuBatchResult &result,
+                     std::string &error) override;
   GpuStatus runTask(uint32_t task, int64_t position, int64_t token, std::vector<float> &activations,
                     std::vector<float> &kv, std::string &error,
                     const MkSamplingSettings &sampling,
@@ -143,6 +145,7 @@ private:
   std::vector<int64_t> eosTokens;
   DeviceMemory blob, weights, activations, kv, counters, control, eos;
   DeviceMemory tokens, outputTokens, logits, timestamps, trace;
+  DeviceMemory rowPlans; // MkRowPlan[rows], a kernel of several rows a step
   DeviceMemory contextTokens, penaltyMarks, penaltyLogits; // the repetition penalty's
   MappedHostMemory stream;                  // MkStream, then i64[steps]: streaming
   uint64_t launches = 0;                    // for the penalty's tags
@@ -596,6 +599,17 @@ GpuStatus CudaGpuDevice::runTask(uint32_t task, int64_t position, int64_t token,
   block.outputTokens = outputTokens.get();
   block.eosTokens = eos.get();
   block.waitTimeoutNs = kWaitTimeoutNs;
+  if (info.rows > 1) {
+    // A kernel of several rows: every row at `position` with `token`, each
+    // its own sequence.
+    std::vector<MkRowPlan> plans(info.rows);
+    for (uint32_t r = 0; r < info.rows; ++r)
+      plans[r] = MkRowPlan{r, position, 1, 1, tokens.get(),
+                           std::numeric_limits<int64_t>::max(), 1, 0};
+    if (!upload(rowPlans, plans.data(), plans.size() * sizeof(MkRowPlan), "the row plans", error))
+      return GpuStatus::Failed;
+    block.rowPlans = rowPlans.get();
+  }
   if (!check(cuda.cuMemcpyHtoD(control.get(), &block, sizeof block), "writing the control block",
              error) ||
       !check(cuda.cuMemcpyHtoD(activations.get(), activationValues.data(),
@@ -624,6 +638,157 @@ GpuStatus CudaGpuDevice::runTask(uint32_t task, int64_t position, int64_t token,
   if (!deviceError.empty()) {
     error = "the task stopped: " + deviceError;
     return GpuStatus::Failed;
+  }
+  return GpuStatus::Ok;
+}
+
+GpuStatus CudaGpuDevice::runBatch(const GpuBatchRequest &request, GpuBatchResult &result,
+                                  std::string &error) {
+  const int64_t rows = info.rows;
+  if (!kernel || rows < 2) {
+    error = "no batch kernel is loaded";
+    return GpuStatus::Refused;
+  }
+  if (!check(cuda.cuCtxSetCurrent(context), "making the context current", error))
+    return GpuStatus::Failed;
+  const int64_t sequences = static_cast<int64_t>(request.prompts.size());
+  if (sequences < 1 || sequences > rows) {
+    error = std::to_string(sequences) + " sequences for a batch of " + std::to_string(rows);
+    return GpuStatus::Refused;
+  }
+  // As CpuExecutor::generateBatch: a sequence's last prompt step yields its
+  // first new token; the launch runs as long as its longest sequence.
+  int64_t steps = 0;
+  for (const std::vector<int64_t> &prompt : request.prompts) {
+    if (prompt.empty()) {
+      error = "a sequence of the batch has no tokens";
+      return GpuStatus::Refused;
+    }
+    for (int64_t token : prompt)
+      if (token < 0 || token >= tableRows) {
+        error = "token " + std::to_string(token) + " is outside the vocabulary of " +
+                std::to_string(tableRows);
+        return GpuStatus::Refused;
+      }
+    int64_t fed = static_cast<int64_t>(prompt.size());
+    steps = std::max(steps, request.teacherForced ? fed
+                                                  : fed + std::max<int64_t>(request.newTokens, 1) - 1);
+  }
+  if (steps > contextLimit) {
+    error = "the batch needs " + std::to_string(steps) + " positions; the context holds " +
+            std::to_string(contextLimit);
+    return GpuStatus::Refused;
+  }
+
+  // The prompts back to back, and a plan per row (idle past the sequences).
+  std::vector<int64_t> fedTokens;
+  std::vector<MkRowPlan> plans(rows);
+  for (int64_t r = 0; r < rows; ++r) {
+    MkRowPlan &plan = plans[r];
+    plan.sequence = r;
+    plan.positionsPerStep = 1;
+    if (r >= sequences)
+      continue; // activeUntil 0: idle from the start
+    const std::vector<int64_t> &prompt = request.prompts[r];
+    int64_t fed = static_cast<int64_t>(prompt.size());
+    plan.forcedSteps = fed;
+    plan.tokens = fedTokens.size() * sizeof(int64_t); // an offset until the upload
+    fedTokens.insert(fedTokens.end(), prompt.begin(), prompt.end());
+    plan.eosFromStep = request.teacherForced ? std::numeric_limits<int64_t>::max() : fed - 1;
+    plan.activeUntil =
+        request.teacherForced ? fed : fed + std::max<int64_t>(request.newTokens, 1) - 1;
+  }
+  if (!upload(tokens, fedTokens.data(), fedTokens.size() * sizeof(int64_t), "the tokens", error))
+    return GpuStatus::Failed;
+  for (int64_t r = 0; r < sequences; ++r)
+    plans[r].tokens += tokens.get();
+  if (!upload(rowPlans, plans.data(), plans.size() * sizeof(MkRowPlan), "the row plans", error))
+    return GpuStatus::Failed;
+  error = outputTokens.allocate(cuda, steps * rows * sizeof(int64_t), "the output tokens");
+  if (error.empty() && request.keepLogits)
+    error = logits.allocate(cuda, steps * rows * vocab * sizeof(float), "the logits");
+  if (error.empty())
+    error = timestamps.allocate(cuda, steps * sizeof(uint64_t), "the step timestamps");
+  if (!error.empty())
+    return GpuStatus::Failed;
+
+  MkControlBlock block{};
+  block.steps = steps;
+  block.eosFromStep = std::numeric_limits<int64_t>::max(); // the rows' own
+  block.outputTokens = outputTokens.get();
+  block.logits = request.keepLogits ? logits.get() : 0;
+  block.timestamps = timestamps.get();
+  block.eosTokens = eos.get();
+  block.numEos = static_cast<uint32_t>(eosTokens.size());
+  block.waitTimeoutNs = kWaitTimeoutNs;
+  block.rowPlans = rowPlans.get();
+  if (!check(cuda.cuMemcpyHtoD(control.get(), &block, sizeof block), "writing the control block",
+             error) ||
+      !check(cuda.cuMemsetD8(counters.get(), 0, counters.bytes()), "clearing the event counters",
+             error))
+    return GpuStatus::Failed;
+  MkKernelArgs args{blob.get(), activations.get(), kv.get(), weights.get(), counters.get(),
+                    control.get()};
+  void *parameters[] = {&args};
+  if (!check(cuda.cuEventRecord(startEvent, nullptr), "recording an event", error) ||
+      !check(cuda.cuLaunchCooperativeKernel(kernel, header.numSms, 1, 1, info.threads, 1, 1,
+                                            info.sharedBytes, nullptr, parameters),
+             "launching the megakernel", error) ||
+      !check(cuda.cuEventRecord(stopEvent, nullptr), "recording an event", error) ||
+      !check(cuda.cuCtxSynchronize(), "running the megakernel", error))
+    return GpuStatus::Failed;
+  float milliseconds = 0;
+  if (!check(cuda.cuEventElapsedTime(&milliseconds, startEvent, stopEvent), "timing the launch",
+             error) ||
+      !check(cuda.cuMemcpyDtoH(&block, control.get(), sizeof block), "reading the control block",
+             error) ||
+      !check(cuda.cuMemcpyDtoH(plans.data(), rowPlans.get(), plans.size() * sizeof(MkRowPlan)),
+             "reading the row plans", error))
+    return GpuStatus::Failed;
+  std::string deviceError = describeDeviceError(block, graph);
+  if (!deviceError.empty()) {
+    error = "the megakernel stopped: " + deviceError;
+    return GpuStatus::Failed;
+  }
+
+  int64_t done = block.stepsDone;
+  std::vector<int64_t> picked(done * rows);
+  if (done > 0 && !check(cuda.cuMemcpyDtoH(picked.data(), outputTokens.get(),
+                                           picked.size() * sizeof(int64_t)),
+                         "reading the tokens", error))
+    return GpuStatus::Failed;
+  result = GpuBatchResult{};
+  result.steps = done;
+  result.rows = rows;
+  result.kernelMilliseconds = milliseconds;
+  result.generated.resize(sequences);
+  result.atEos.resize(sequences);
+  for (int64_t r = 0; r < sequences; ++r) {
+    int64_t fed = static_cast<int64_t>(request.prompts[r].size());
+    int64_t first = request.teacherForced ? 0 : fed - 1;
+    int64_t until = std::min(plans[r].activeUntil, done);
+    for (int64_t step = first; step < until; ++step)
+      result.generated[r].push_back(picked[step * rows + r]);
+    if (!request.teacherForced && result.generated[r].size() > uint64_t(request.newTokens))
+      result.generated[r].resize(request.newTokens);
+    result.atEos[r] = !request.teacherForced && !result.generated[r].empty() &&
+                      std::find(eosTokens.begin(), eosTokens.end(),
+                                result.generated[r].back()) != eosTokens.end();
+  }
+  if (request.keepLogits && done > 0) {
+    result.logits.resize(done * rows * vocab);
+    if (!check(cuda.cuMemcpyDtoH(result.logits.data(), logits.get(),
+                                 result.logits.size() * sizeof(float)),
+               "reading the logits", error))
+      return GpuStatus::Failed;
+  }
+  std::vector<uint64_t> ends(done);
+  if (done > 0 && !check(cuda.cuMemcpyDtoH(ends.data(), timestamps.get(), done * sizeof(uint64_t)),
+                         "reading the step timestamps", error))
+    return GpuStatus::Failed;
+  for (int64_t step = 0; step < done; ++step) {
+    uint64_t begin = step > 0 ? ends[step - 1] : block.startNs;
+    result.stepMilliseconds.push_back(static_cast<double>(int64_t(ends[step] - begin)) * 1e-6);
   }
   return GpuStatus::Ok;
 }

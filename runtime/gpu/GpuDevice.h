@@ -54,6 +54,25 @@ struct GpuRunResult {
   uint64_t startNs = 0;
 };
 
+// A launch of a kernel of several rows a step (a batch, MkRowPlan): each
+// sequence fed its prompt from position 0, then greedy new tokens.
+struct GpuBatchRequest {
+  std::vector<std::vector<int64_t>> prompts; // one per sequence, each non-empty; at most the rows
+  int64_t newTokens = 0;      // each sequence's, after its prompt (0: teacher-forcing only)
+  bool teacherForced = false; // every step feeds the prompts' tokens, as long as the longest
+  bool keepLogits = false;    // copy every step's logits back
+};
+
+struct GpuBatchResult {
+  std::vector<std::vector<int64_t>> generated; // per sequence: its new tokens (teacher
+                                               // forcing: every step's pick)
+  std::vector<bool> atEos;                     // per sequence: it stopped at an EOS
+  std::vector<float> logits;                   // [steps][rows][vocab] when asked
+  int64_t steps = 0, rows = 0;
+  double kernelMilliseconds = 0;
+  std::vector<double> stepMilliseconds;
+};
+
 // How a call of GpuDevice ended. The callers above (libmkrt, mk-gpu-check)
 // tell a machine that cannot run a file, which is no fault, from a GPU that
 // failed, which is one.
@@ -95,6 +114,12 @@ public:
   // `error` saying why when not Ok.
   virtual GpuStatus run(const GpuRunRequest &request, GpuRunResult &result,
                         std::string &error) = 0;
+  // One launch of a loaded batch kernel (rowStepArtifact in
+  // runtime/format/RowKernels.h): Ok, Refused (no batch kernel, more
+  // sequences than rows, a token outside the vocabulary, a prompt past the
+  // context), or Failed.
+  virtual GpuStatus runBatch(const GpuBatchRequest &request, GpuBatchResult &result,
+                             std::string &error) = 0;
   // One task alone on one CTA (the kernel's mk_run_task), for step 0 at
   // `position` with `token` as the step's token, on arenas laid out as
   // layOutArenas (runtime/format/ScheduleBlobBuilder.h) says and filled by

@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #ifdef MKRT_WITH_GPU
+#include "runtime/format/RowKernels.h"
 #include "runtime/gpu/GpuDevice.h"
 #endif
 
@@ -70,7 +71,83 @@ public:
     return std::move(result.logits);
   }
 
+  // On the smallest batch kernel of at least that many sequences, loaded on
+  // its first use beside the decode kernel (its own arenas and, so far, its
+  // own copy of the weights), greedy: the batch kernel picks no sampled
+  // tokens yet.
+  std::vector<Generation> generateBatch(const std::vector<std::vector<int64_t>> &prompts,
+                                        int64_t newTokens, const TokenPicking &picking) override {
+    if (!mk_sampling_is_greedy(&picking.sampling) || mk_sampling_has_penalty(&picking.sampling))
+      throw EngineError(MKRT_ERROR_UNSUPPORTED,
+                        "the GPU's batches pick greedily so far: sampled batches run on the CPU "
+                        "executor (a session on device cpu)");
+    GpuBatchEngine &batch = batchFor(static_cast<int64_t>(prompts.size()));
+    GpuBatchRequest request;
+    request.prompts = prompts;
+    request.newTokens = newTokens;
+    GpuBatchResult result;
+    std::string error;
+    GpuStatus status = batch.device->runBatch(request, result, error);
+    if (status == GpuStatus::Refused)
+      throw EngineError(MKRT_ERROR_INVALID_ARGUMENT, "the GPU refused the batch: " + error);
+    if (status != GpuStatus::Ok)
+      throw EngineError(MKRT_ERROR_DEVICE_FAILURE,
+                        "the GPU failed (" + device->describe() + "): " + error);
+    std::vector<Generation> generations(prompts.size());
+    for (size_t s = 0; s < prompts.size(); ++s) {
+      Generation &generation = generations[s];
+      generation.tokens = cutAtEos(std::move(result.generated[s]), artifact.facts.eosTokens,
+                                   generation.stoppedAtEos);
+      generation.steps = result.steps;
+      generation.kernelMs = result.kernelMilliseconds;
+      generation.stepMs = result.stepMilliseconds;
+    }
+    return generations;
+  }
+
 private:
+  struct GpuBatchEngine {
+    int64_t rows = 0;
+    std::unique_ptr<Artifact> artifact; // the step's view of the file
+    std::unique_ptr<GpuDevice> device;
+  };
+
+  GpuBatchEngine &batchFor(int64_t sequences) {
+    size_t chosen = artifact.rowSteps.size();
+    for (size_t step = 0; step < artifact.rowSteps.size(); ++step) {
+      const TaskGraph &graph = artifact.rowSteps[step].graph;
+      if (graph.sequences > 1 && graph.rows == graph.sequences && graph.rows >= sequences &&
+          hasRowKernel(artifact, step) &&
+          (chosen == artifact.rowSteps.size() ||
+           graph.rows < artifact.rowSteps[chosen].graph.rows))
+        chosen = step;
+    }
+    if (chosen == artifact.rowSteps.size())
+      throw EngineError(MKRT_ERROR_UNSUPPORTED,
+                        "the file holds no batch kernel of " + std::to_string(sequences) +
+                            " or more sequences (mkc compile --batch=B makes one)");
+    for (GpuBatchEngine &loaded : batches)
+      if (loaded.rows == artifact.rowSteps[chosen].graph.rows)
+        return loaded;
+    GpuBatchEngine loaded;
+    loaded.rows = artifact.rowSteps[chosen].graph.rows;
+    std::string error;
+    loaded.artifact = rowStepArtifact(artifact, chosen, error);
+    if (!loaded.artifact)
+      throw EngineError(MKRT_ERROR_INVALID_MODEL, error);
+    loaded.device = GpuDevice::open(error);
+    if (!loaded.device)
+      throw EngineError(MKRT_ERROR_DEVICE_FAILURE, "opening the GPU for a batch: " + error);
+    GpuStatus status = loaded.device->load(*loaded.artifact, maxContext, error);
+    if (status != GpuStatus::Ok)
+      throw EngineError(status == GpuStatus::Failed ? MKRT_ERROR_DEVICE_FAILURE
+                                                    : MKRT_ERROR_UNSUPPORTED,
+                        "loading the batch of " + std::to_string(loaded.rows) +
+                            " on the GPU: " + error);
+    batches.push_back(std::move(loaded));
+    return batches.back();
+  }
+
   // The tokens the device's cache now holds by position, for the next
   // call's repetition penalty: the fed ones, and each generated one but the
   // last (which is not fed).
@@ -101,6 +178,7 @@ private:
   std::unique_ptr<GpuDevice> device;
   int64_t maxContext;
   std::vector<int64_t> history; // by position; -1: unknown
+  std::vector<GpuBatchEngine> batches; // loaded on first use, by their rows
 };
 
 } // namespace

@@ -495,7 +495,8 @@ int generate(mkrt_session *session, const mkrt_info &info, const Arguments &args
 // A batch: a line of tokens per sequence, then the launch's figures.
 //   tokens[0]: 5 9 12
 //   tokens[1]: 7 7 3
-//   batch: 2 sequences, 6 new tokens in 9 steps, 3.120 ms, 1923.1 tokens/s on cpu (...)
+//   batch: 2 sequences, 6 new tokens in 9 steps, 3.120 ms, 1923.1 tokens/s on cpu (...);
+//     ms/step median 0.347
 int generateBatch(mkrt_session *session, const mkrt_info &info, const Arguments &args) {
   std::vector<std::vector<int64_t>> prompts(1);
   parseTokenList(args.promptTokens, prompts[0]); // checked in parseArguments
@@ -528,9 +529,13 @@ int generateBatch(mkrt_session *session, const mkrt_info &info, const Arguments 
     std::printf("\n");
     total += produced[s];
   }
-  std::printf("batch: %zu sequences, %zu new tokens in %lld steps, %.3f ms, %.1f tokens/s on %s\n",
+  std::vector<double> steps(timing.step_ms, timing.step_ms + timing.num_step_ms);
+  std::sort(steps.begin(), steps.end());
+  std::printf("batch: %zu sequences, %zu new tokens in %lld steps, %.3f ms, %.1f tokens/s on %s; "
+              "ms/step median %.3f\n",
               prompts.size(), total, static_cast<long long>(timing.steps), timing.total_ms,
-              timing.tokens_per_second, mkrt_session_device(session));
+              timing.tokens_per_second, mkrt_session_device(session),
+              steps.empty() ? 0.0 : steps[steps.size() / 2]);
   return std::fflush(stdout) == 0 ? 0 : refuse("cannot write to stdout");
 }
 

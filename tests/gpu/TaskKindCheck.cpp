@@ -4,11 +4,13 @@
 //   mk-task-kind-check KIND (--toy | MODEL.onnx) [--max-context=N]
 //                      [--num-sms=N] [--longest-attention-chunk=N]
 //                      [--kv-cache=bf16] [--fuse-mlp] [--gemv-double-buffer]
+//                      [--sample=N]
 //
 // (The SMs and the longest chunk shape the tasks: fewer SMs give a KV head
 // fewer, longer attention chunks, as a long context does.)
 //
-// For every task of KIND in the model and at three positions (the first, the
+// For every task of KIND in the model (with --sample=N, at most N of each
+// operation, spread over its tiles) and at three positions (the first, the
 // middle and the last of the context), the activation and KV arenas are
 // filled with random values (made valid where the kind needs it: a token in
 // the vocabulary, partials as the chunks leave them), then the task runs
@@ -97,12 +99,19 @@ public:
         layout(layOutArenas(graph)), weights(unpackWeights(artifact.weights, artifact.weightData)),
         executor(graph, artifact.schedule, weights, cpuOptions()) {}
 
-  // Returns the number of failures.
-  int run() {
+  // Returns the number of failures. `sample` > 0: at most that many tasks
+  // of each operation, spread evenly over its tiles, the first and the last
+  // among them (a big shape has thousands of tiles, each checked through
+  // whole arenas).
+  int run(int sample = 0) {
     int tasks = 0;
     std::vector<int64_t> positions = {0, graph.maxContext / 2, graph.maxContext - 1};
+    std::vector<std::vector<uint32_t>> ofOperation(graph.operations.size());
+    for (const Task &task : graph.tasks)
+      if (task.kind == kind)
+        ofOperation[task.op].push_back(task.id);
     for (const Task &task : graph.tasks) {
-      if (task.kind != kind)
+      if (task.kind != kind || !sampled(ofOperation[task.op], task.id, sample))
         continue;
       ++tasks;
       for (int64_t position : positions)
@@ -124,6 +133,20 @@ public:
   }
 
 private:
+  // Whether `id`, one of `tasks` (in order), is among `sample` of them spread
+  // evenly, the first and the last included; all of them when sample <= 0.
+  static bool sampled(const std::vector<uint32_t> &tasks, uint32_t id, int sample) {
+    size_t n = tasks.size();
+    if (sample <= 0 || n <= static_cast<size_t>(sample))
+      return true;
+    if (sample == 1)
+      return id == tasks.front();
+    for (int k = 0; k < sample; ++k)
+      if (tasks[k * (n - 1) / (sample - 1)] == id)
+        return true;
+    return false;
+  }
+
   static CpuExecutorOptions cpuOptions() {
     CpuExecutorOptions options;
     options.threaded = false;
@@ -384,6 +407,7 @@ int usage() {
   std::printf("usage: mk-task-kind-check KIND (--toy | MODEL.onnx) [--max-context=N]\n"
               "                          [--num-sms=N] [--longest-attention-chunk=N]\n"
               "                          [--kv-cache=bf16] [--fuse-mlp] [--gemv-double-buffer]\n"
+              "                          [--sample=N]\n"
               "KIND: one of");
   for (size_t kind = 0; kind < kNumTaskKinds; ++kind)
     std::printf(" %s", describeKind(static_cast<TaskKind>(kind)).name);
@@ -402,6 +426,7 @@ int main(int argc, char **argv) {
   int64_t maxContext = 64;
   TargetDescription target;
   KernelOptions kernelOptions;
+  int sample = 0;
   for (int i = 3; i < argc; ++i) {
     std::string arg = argv[i];
     if (arg.rfind("--max-context=", 0) == 0)
@@ -416,6 +441,8 @@ int main(int argc, char **argv) {
       target.fuseMlp = true;
     else if (arg == "--gemv-double-buffer")
       kernelOptions.gemvDoubleBuffer = true;
+    else if (arg.rfind("--sample=", 0) == 0)
+      sample = std::stoi(arg.substr(9));
     else
       return usage();
   }
@@ -442,7 +469,7 @@ int main(int argc, char **argv) {
     return loaded;
   std::printf("%s on %s\n", path.c_str(), device->describe().c_str());
   try {
-    return KindCheck(built->artifact, *device, *kind).run() == 0 ? 0 : 1;
+    return KindCheck(built->artifact, *device, *kind).run(sample) == 0 ? 0 : 1;
   } catch (const std::exception &failure) {
     std::printf("FAIL: %s\n", failure.what());
     return 1;

@@ -28,19 +28,19 @@ TEST(CodegenTest, SourceInstantiatesEveryShapeOfTheGraph) {
   EXPECT_NE(text.find("constexpr int kNumSms = 4;"), std::string::npos);
   EXPECT_NE(text.find("constexpr int kVocab = " + std::to_string(toy::kVocab) + ";"),
             std::string::npos);
-  EXPECT_NE(text.find("gemvTask<16, MK_EPILOGUE_SILU_MUL, true, false, false, 0, kThreads, kGemvLoadsInFlight, kGemvEarlySlots, kGemvCopyFirstBatch, kGemvDoubleBuffer, kTaskSharedBytes, kWeightRingSlots, kWeightRingSlotBytes>"),
+  EXPECT_NE(text.find("gemvTask<16, MK_EPILOGUE_SILU_MUL, true, false, false, 0, 1, kThreads, kGemvLoadsInFlight, kGemvEarlySlots, kGemvCopyFirstBatch, kGemvDoubleBuffer, kTaskSharedBytes, kWeightRingSlots, kWeightRingSlotBytes>"),
             std::string::npos);
-  EXPECT_NE(text.find("gemvTask<24, MK_EPILOGUE_RESIDUAL, false, false, false, 0, kThreads, kGemvLoadsInFlight, kGemvEarlySlots, kGemvCopyFirstBatch, kGemvDoubleBuffer, kTaskSharedBytes, kWeightRingSlots, kWeightRingSlotBytes>"),
+  EXPECT_NE(text.find("gemvTask<24, MK_EPILOGUE_RESIDUAL, false, false, false, 0, 1, kThreads, kGemvLoadsInFlight, kGemvEarlySlots, kGemvCopyFirstBatch, kGemvDoubleBuffer, kTaskSharedBytes, kWeightRingSlots, kWeightRingSlotBytes>"),
             std::string::npos);
-  EXPECT_NE(text.find("gemvTask<16, MK_EPILOGUE_NONE, true, true, false, 0, kThreads, kGemvLoadsInFlight, kGemvEarlySlots, kGemvCopyFirstBatch, kGemvDoubleBuffer, kTaskSharedBytes, kWeightRingSlots, kWeightRingSlotBytes>"), std::string::npos);
+  EXPECT_NE(text.find("gemvTask<16, MK_EPILOGUE_NONE, true, true, false, 0, 1, kThreads, kGemvLoadsInFlight, kGemvEarlySlots, kGemvCopyFirstBatch, kGemvDoubleBuffer, kTaskSharedBytes, kWeightRingSlots, kWeightRingSlotBytes>"), std::string::npos);
   // Both layers' attention shapes, told apart by their rotary dimensions.
-  std::regex chunk("attentionChunkTask<8, 2, [0-9]+, ([0-9]+), 4, kThreads>");
+  std::regex chunk("attentionChunkTask<8, 2, [0-9]+, ([0-9]+), 4, 1, kThreads>");
   std::set<std::string> rotary;
   for (auto it = std::sregex_iterator(text.begin(), text.end(), chunk); it != std::sregex_iterator();
        ++it)
     rotary.insert((*it)[1]);
   EXPECT_EQ(rotary.size(), 2u);
-  EXPECT_NE(text.find("argmaxTask<" + std::to_string(toy::kVocab) + ", kThreads>"), std::string::npos);
+  EXPECT_NE(text.find("argmaxTask<" + std::to_string(toy::kVocab) + ", 1, kThreads>"), std::string::npos);
   // Every task is dispatched by the number of its variant.
   EXPECT_NE(text.find("switch (task.variant)"), std::string::npos);
   EXPECT_EQ(source->threads, kMegakernelThreads);
@@ -168,6 +168,36 @@ TEST(CodegenTest, NvrtcCompilesTheToyKernelWithoutSpills) {
   EXPECT_EQ(kernel->spillBytes, 0);
   EXPECT_GE(kernel->sharedBytes, kernel->dynamicSharedBytes);
   EXPECT_GT(kernel->compileSeconds, 0);
+}
+
+// A batch of 4 sequences (tests/unit/ToyTaskGraph.h's makeRows): every
+// kind's device function over the step's rows, compiled without spills.
+TEST(CodegenTest, NvrtcCompilesTheToyBatchKernelWithoutSpills) {
+  toy::ToyModel model = toy::buildToyModel();
+  toy::makeRows(model.graph, 4, 4);
+  auto source = generateKernelSource(model.graph, model.schedule, kHopperSharedBytes);
+  ASSERT_TRUE(static_cast<bool>(source)) << llvm::toString(source.takeError());
+  EXPECT_NE(source->text.find("constexpr int kStepRows = 4;"), std::string::npos);
+  EXPECT_NE(source->text.find("argmaxTask<" + std::to_string(toy::kVocab) + ", 4, kThreads>"),
+            std::string::npos);
+  auto kernel = compileMegakernel(model.graph, model.schedule);
+  if (!kernel) {
+    std::string error = llvm::toString(kernel.takeError());
+    if (error.find("NVRTC not found") != std::string::npos)
+      GTEST_SKIP() << error;
+    FAIL() << error;
+  }
+  EXPECT_EQ(kernel->spillBytes, 0);
+}
+
+// A prefill chunk's rows attend to the chunk's earlier rows, which the
+// device functions do not yet do: refused by name.
+TEST(CodegenTest, RefusesPrefillChunks) {
+  toy::ToyModel model = toy::buildToyModel();
+  toy::makeRows(model.graph, 4, 1);
+  auto source = generateKernelSource(model.graph, model.schedule, kHopperSharedBytes);
+  ASSERT_FALSE(static_cast<bool>(source));
+  EXPECT_NE(llvm::toString(source.takeError()).find("not yet prefill chunks"), std::string::npos);
 }
 
 } // namespace

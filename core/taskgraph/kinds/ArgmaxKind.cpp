@@ -22,8 +22,8 @@ TaskFootprint footprint(const TaskGraph &graph, const Operation &op, const Task 
   return footprint;
 }
 
-std::vector<int64_t> variant(const TaskGraph &, const Operation &op) {
-  return {static_cast<int64_t>(op.inputLength)};
+std::vector<int64_t> variant(const TaskGraph &graph, const Operation &op) {
+  return {static_cast<int64_t>(op.inputLength), graph.rows};
 }
 
 uint64_t sharedFloats(const std::vector<int64_t> &v) { return argmaxSharedFloats(v[0]); }
@@ -41,7 +41,7 @@ extern const TaskKindDescription kArgmaxKind = {
     .weightElements = noElements,
     .cacheElements = noElements,
     .deviceFunction = "argmaxTask",
-    .variantParameters = {{"vocab"}},
+    .variantParameters = {{"vocab"}, {"rows"}},
     .variantArguments = variant,
     .kernelArguments = "kThreads",
     .sharedFloatsFunction = "mk::argmaxSharedFloats",

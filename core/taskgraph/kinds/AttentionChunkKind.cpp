@@ -61,7 +61,7 @@ uint64_t positionRank(const Task &task) { return task.end; }
 
 std::vector<int64_t> variant(const TaskGraph &graph, const Operation &op) {
   return {op.headDim, op.numHeads / op.numKvHeads, op.chunkSize, op.rotaryDim,
-          static_cast<int64_t>(bytesPerElement(graph.buffers[op.keyCache].element))};
+          static_cast<int64_t>(bytesPerElement(graph.buffers[op.keyCache].element)), graph.rows};
 }
 
 uint64_t sharedFloats(const std::vector<int64_t> &v) {
@@ -82,7 +82,8 @@ extern const TaskKindDescription kAttentionChunkKind = {
     .cacheElements = cacheElements,
     .positionRank = positionRank,
     .deviceFunction = "attentionChunkTask",
-    .variantParameters = {{"headDim"}, {"group"}, {"chunk"}, {"rotaryDim"}, {"cacheBytes"}},
+    .variantParameters = {{"headDim"}, {"group"}, {"chunk"}, {"rotaryDim"}, {"cacheBytes"},
+                          {"rows"}},
     .variantArguments = variant,
     .kernelArguments = "kThreads",
     .sharedFloatsFunction = "mk::attentionChunkSharedFloats",

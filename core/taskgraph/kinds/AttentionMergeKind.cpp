@@ -16,8 +16,8 @@ TaskFootprint footprint(const TaskGraph &graph, const Operation &op, const Task 
   return footprint;
 }
 
-std::vector<int64_t> variant(const TaskGraph &, const Operation &op) {
-  return {op.headDim, op.numHeads / op.numKvHeads};
+std::vector<int64_t> variant(const TaskGraph &graph, const Operation &op) {
+  return {op.headDim, op.numHeads / op.numKvHeads, graph.rows};
 }
 
 uint64_t sharedFloats(const std::vector<int64_t> &v) {
@@ -37,7 +37,7 @@ extern const TaskKindDescription kAttentionMergeKind = {
     .weightElements = noElements,
     .cacheElements = noElements,
     .deviceFunction = "attentionMergeTask",
-    .variantParameters = {{"headDim"}, {"group"}},
+    .variantParameters = {{"headDim"}, {"group"}, {"rows"}},
     .variantArguments = variant,
     .kernelArguments = "kThreads",
     .sharedFloatsFunction = "mk::attentionMergeSharedFloats",

@@ -19,8 +19,8 @@ TaskFootprint footprint(const TaskGraph &graph, const Operation &op, const Task 
 // depends on the tokens, and next to a step's weights they are few bytes.
 uint64_t weightElements(const Operation &, const Task &task) { return task.end - task.begin; }
 
-std::vector<int64_t> variant(const TaskGraph &, const Operation &op) {
-  return {static_cast<int64_t>(op.outputLength)};
+std::vector<int64_t> variant(const TaskGraph &graph, const Operation &op) {
+  return {static_cast<int64_t>(op.outputLength), graph.rows};
 }
 
 uint64_t sharedFloats(const std::vector<int64_t> &v) { return noSharedFloats(v[0]); }
@@ -38,7 +38,7 @@ extern const TaskKindDescription kEmbedKind = {
     .weightElements = weightElements,
     .cacheElements = noElements,
     .deviceFunction = "embedTask",
-    .variantParameters = {{"row"}},
+    .variantParameters = {{"row"}, {"rows"}},
     .variantArguments = variant,
     .kernelArguments = "kThreads",
     .sharedFloatsFunction = "mk::noSharedFloats",

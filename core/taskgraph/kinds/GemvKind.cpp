@@ -53,11 +53,11 @@ int64_t fixedBits(const TaskGraph &graph, const Operation &op) {
 std::vector<int64_t> variant(const TaskGraph &graph, const Operation &op) {
   return {static_cast<int64_t>(op.inputLength), static_cast<int64_t>(op.epilogue),
           !op.norm.name.empty(), !op.biases.empty(), op.picks != kNoBuffer,
-          fixedBits(graph, op)};
+          fixedBits(graph, op), graph.rows};
 }
 
 uint64_t sharedFloats(const std::vector<int64_t> &v) {
-  return gemvSharedFloats(v[0], v[1], v[2], v[3], v[4], v[5]);
+  return gemvSharedFloats(v[0], v[1], v[2], v[3], v[4], v[5], v[6]);
 }
 
 } // namespace
@@ -74,7 +74,8 @@ extern const TaskKindDescription kGemvKind = {
     .cacheElements = noElements,
     .deviceFunction = "gemvTask",
     .variantParameters = {{"input"}, {"epilogue", spellEpilogue}, {"norm", spellBoolean},
-                          {"bias", spellBoolean}, {"picks", spellBoolean}, {"fixed"}},
+                          {"bias", spellBoolean}, {"picks", spellBoolean}, {"fixed"},
+                          {"rows"}},
     .variantArguments = variant,
     .kernelArguments = "kThreads, kGemvLoadsInFlight, kGemvEarlySlots, kGemvCopyFirstBatch, kGemvDoubleBuffer, kTaskSharedBytes, kWeightRingSlots, kWeightRingSlotBytes",
     .sharedFloatsFunction = "mk::gemvSharedFloats",

@@ -60,8 +60,8 @@ typedef enum mkrt_status {
    * bound, a non-finite logit). Before this value existed such failures
    * were MKRT_ERROR_EXECUTION, or MKRT_ERROR_NO_DEVICE when loading. */
   MKRT_ERROR_DEVICE_FAILURE = 6,
-  /* The session cannot run this request: a batch on the GPU, whose kernel
-   * runs one sequence, or a file compiled without a batch that large. */
+  /* The session cannot run this request: a sampled batch on the GPU, or a
+   * file compiled without a batch that large (or without its kernel). */
   MKRT_ERROR_UNSUPPORTED = 7,
 } mkrt_status;
 
@@ -271,9 +271,13 @@ mkrt_status mkrt_continue_stream(mkrt_session *session, const int64_t *tokens, s
  * an EOS token of the model, as mkrt_generate would for it alone, into
  * out_tokens[i * n_new ...]; n_out[i] receives its count. `timing` may be
  * NULL; its steps and step_ms are the launch's steps (one for every
- * sequence at once), its tokens_per_second all the sequences' new tokens.
- * The CPU executor runs batches: on a GPU session, and for a file without
- * such a batch, MKRT_ERROR_UNSUPPORTED. The kept context is not touched. */
+ * sequence at once), its tokens_per_second all the sequences' new tokens
+ * over kernel_ms (the launch alone). A GPU session runs the file's batch
+ * kernel (loading it, with its own copy of the weights, on its first use),
+ * greedily: sampled batches run on the CPU executor. For a file without
+ * such a batch (or, on a GPU session, without its kernel) and for sampling
+ * on a GPU session, MKRT_ERROR_UNSUPPORTED. The kept context is not
+ * touched. */
 mkrt_status mkrt_generate_batch(mkrt_session *session, const int64_t *const *prompts,
                                 const size_t *n_prompts, size_t n_sequences, size_t n_new,
                                 int64_t *out_tokens, size_t *n_out, mkrt_timing *timing);
