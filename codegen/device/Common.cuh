@@ -207,6 +207,31 @@ __device__ inline void raiseError(const TaskContext &context, unsigned code, lon
   __threadfence();
 }
 
+// Each thread's elements [threadIdx.x + j * kThreads), j < kPerThread,
+// visited a batch at a time: the batch's global loads are all issued before
+// any shared store, past which the compiler may not move them (it cannot
+// always tell that the two do not alias), so that the input costs one round
+// trip to L2 per batch rather than one per element.
+template <int kInput, int kThreads, class Load, class Use>
+__device__ __forceinline__ void forEachInBatches(Load load, Use use) {
+  constexpr int kPerThread = (kInput + kThreads - 1) / kThreads;
+  constexpr int kBatch = kPerThread < 8 ? kPerThread : 8;
+  for (int base = 0; base < kPerThread; base += kBatch) {
+    float values[kBatch];
+#pragma unroll
+    for (int b = 0; b < kBatch; ++b) {
+      int i = threadIdx.x + (base + b) * kThreads;
+      values[b] = i < kInput ? load(i) : 0.0f;
+    }
+#pragma unroll
+    for (int b = 0; b < kBatch; ++b) {
+      int i = threadIdx.x + (base + b) * kThreads;
+      if (i < kInput)
+        use(i, values[b]);
+    }
+  }
+}
+
 // Row `row` of a gemv's weights stacked by rows, each `input` long: which
 // of the operation's weights holds it, and where. nullptr past the last
 // weight.

@@ -75,19 +75,28 @@ __device__ void gemvRowsTask(const TaskContext &context, const MkTaskRecord &tas
     }
     consumerSync<kThreads>();
   }
-  // Load: slice s of every row's input, normalized.
+  // Load: slice s of every row's input, normalized, a batch of loads at a
+  // time (forEachInBatches: every load of a batch issued before the first
+  // shared store, so the slice costs a round trip to L2 a batch, not one an
+  // element).
   auto loadSlice = [&](int s) {
     const int first = s * kSlice;
     const int length = kInput - first < kSlice ? kInput - first : kSlice;
-    for (int i = threadIdx.x; i < kStepRows * kSlice; i += kThreads) {
-      const int m = i / kSlice, k = i % kSlice;
-      if (k >= length)
-        continue;
-      float value = input[static_cast<unsigned long long>(m) * kInput + first + k];
-      if constexpr (kNorm)
-        value = (value * invRms[m]) * context.params[op.norm + first + k];
-      xs[i] = value;
-    }
+    auto inside = [&](int i) { return i % kSlice < length; };
+    forEachInBatches<kStepRows * kSlice, kThreads>(
+        [&](int i) {
+          if (!inside(i))
+            return 0.0f;
+          const int m = i / kSlice, k = i % kSlice;
+          float value = input[static_cast<unsigned long long>(m) * kInput + first + k];
+          if constexpr (kNorm)
+            value = (value * invRms[m]) * context.params[op.norm + first + k];
+          return value;
+        },
+        [&](int i, float value) {
+          if (inside(i))
+            xs[i] = value;
+        });
   };
 
   const unsigned long long tileRows = task.end - task.begin;

@@ -34,31 +34,6 @@
 
 namespace mk::gpu {
 
-// Each thread's elements [threadIdx.x + j * kThreads), j < kPerThread,
-// visited a batch at a time: the batch's global loads are all issued before
-// any shared store, past which the compiler may not move them (it cannot
-// always tell that the two do not alias), so that the input costs one round
-// trip to L2 per batch rather than one per element.
-template <int kInput, int kThreads, class Load, class Use>
-__device__ __forceinline__ void forEachInBatches(Load load, Use use) {
-  constexpr int kPerThread = (kInput + kThreads - 1) / kThreads;
-  constexpr int kBatch = kPerThread < 8 ? kPerThread : 8;
-  for (int base = 0; base < kPerThread; base += kBatch) {
-    float values[kBatch];
-#pragma unroll
-    for (int b = 0; b < kBatch; ++b) {
-      int i = threadIdx.x + (base + b) * kThreads;
-      values[b] = i < kInput ? load(i) : 0.0f;
-    }
-#pragma unroll
-    for (int b = 0; b < kBatch; ++b) {
-      int i = threadIdx.x + (base + b) * kThreads;
-      if (i < kInput)
-        use(i, values[b]);
-    }
-  }
-}
-
 // Where x's element i lives in shared memory. Rows of whole 16-byte chunks
 // keep x in two planes, elements 0-3 of every chunk of 8 in the first half,
 // 4-7 in the second: a lane reads its chunk's x as two float4s that lie

@@ -12,10 +12,11 @@
 //   mkrun MODEL.mk --start-position 4096 --prompt-tokens 1 -n 33 --step-times FILE.csv
 //       the same from position 4096, the cache below it as the session holds
 //       it (zeros): for timing a step at a position without a prompt
-//   mkrun MODEL.mk --prompt-tokens 1,2,3 --prompt-tokens 9,8 -n 16 --device cpu
+//   mkrun MODEL.mk --prompt-tokens 1,2,3 --prompt-tokens 9,8 -n 16
 //   mkrun MODEL.mk --batch-file prompts.txt -n 16 --device cpu
 //       a batch: each prompt a sequence of its own, all in one launch (a .mk
-//       compiled with --batch), each sequence's tokens on a line of its own
+//       compiled with --batch; the GPU runs its batch kernel, greedily),
+//       each sequence's tokens on a line of its own
 //   mkrun MODEL.mk --tokens 5,17,42 --logits OUT.npy
 //       teacher-forced logits, [tokens, vocab] float32, as `mkc eval` writes them
 //   mkrun --help | --version
@@ -56,7 +57,8 @@ constexpr const char *kHelp =
     "options:\n"
     "  --prompt-tokens T0,...  the prompt, comma-separated token ids; given again, a\n"
     "                          batch: each a sequence of its own in one launch (a\n"
-    "                          .mk compiled with `mkc compile --batch=B`; on the CPU)\n"
+    "                          .mk compiled with `mkc compile --batch=B`; on the GPU\n"
+    "                          greedy, sampled on the CPU)\n"
     "  --batch-file FILE       the prompts of a batch, one a line as --prompt-tokens\n"
     "                          takes them (blank lines and lines from '#' skipped)\n"
     "  -n N                    the most new tokens to generate (fewer at an EOS token)\n"
