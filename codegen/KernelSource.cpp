@@ -203,8 +203,6 @@ void emitDispatcher(std::ostream &os, const TaskGraph &graph, const KernelVarian
      << "  static constexpr int kGemvEarlySlots = model::kGemvEarlySlots;\n"
      << "  static constexpr bool kGemvCopyFirstBatch = " << (options.gemvEarlyCopy ? "true" : "false")
      << ";\n"
-     << "  static constexpr bool kGemvDoubleBuffer = "
-     << (options.gemvDoubleBuffer ? "true" : "false") << ";\n"
      << "  static constexpr bool kInlineTasks = model::kInlineTasks;\n"
      << "  static constexpr int kStepRows = model::kStepRows;\n"
      << "  static constexpr int kStaticSharedReserve = " << kStaticSharedReserve << ";\n\n";

@@ -45,12 +45,6 @@ struct KernelOptions {
   // Llama-3.2-1B shape (bench/NOTES.md). Shorter rows keep their two
   // stages of copies either way.
   bool gemvEarlyCopy = false;
-  // Whether a gemv keeps two batches of weights in registers, the next
-  // one's loads issued before the current one is summed, across its passes
-  // of rows (codegen/device/GemvTask.cuh): twice the bytes in flight
-  // between a batch's last load and its use, for twice the weight
-  // registers. Off by default until measured.
-  bool gemvDoubleBuffer = false;
   // The weight ring (codegen/device/WeightRing.cuh): a producer warp in
   // place of a consumer one streams every gemv's weights into shared memory
   // ahead of its task, through the other tasks and the waits. Only on

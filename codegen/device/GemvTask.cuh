@@ -15,8 +15,7 @@
 // each thread copies its first batch of weights into shared memory
 // (cp.async) before the task waits for its input. Rows too short for a
 // batch to hold the loads in flight wanted go through two stages of
-// copies; longer rows load into registers (with kDoubleBuffer two batches
-// of them, the next in flight while the current is summed). With a weight ring
+// copies; longer rows load into registers. With a weight ring
 // (WeightRing.cuh), the ring's producer has copied every pass of rows into
 // shared memory instead.
 // Store: the group's first lane writes the row; the logits' Gemv also its
@@ -200,8 +199,7 @@ struct RowStream {
 // into the Mlp output they seed (op.seed).
 template <int kInput, int kEpilogue, bool kNorm, bool kBias, bool kPicks, int kFixed,
           int kThreads, int kLoadsInFlight, int kEarlySlots, bool kCopyFirstBatch,
-          bool kDoubleBuffer, int kSharedBytes, int kRingSlots, int kRingSlotBytes,
-          class AwaitInputs>
+          int kSharedBytes, int kRingSlots, int kRingSlotBytes, class AwaitInputs>
 __device__ void gemvOneRowTask(const TaskContext &context, const MkTaskRecord &task,
                                const MkOperationRecord &op, const AwaitInputs &awaitInputs) {
   static_assert(kThreads % kWarpSize == 0, "whole warps");
@@ -324,112 +322,60 @@ __device__ void gemvOneRowTask(const TaskContext &context, const MkTaskRecord &t
     }
   };
 
-  constexpr bool kTwoBatches =
-      kDoubleBuffer && Stream::kVector && !kRing && kStages == 0 && kRows == 2;
-  if constexpr (kTwoBatches) {
-    // Two batches of half the loads in registers, over the warp's passes
-    // taken as one run of batches: batch i + 1's loads are issued before
-    // batch i is summed, across the end of a pass too (whose sums, store
-    // and next rows then run with loads in flight). The weights take the
-    // registers one batch of kLoadsInFlight does; the lanes and rows of a
-    // pass are the same (core/protocol/GemvGeometry.h).
-    using Half = RowStream<kInput, kRows, kThreads, (kLoadsInFlight > 1 ? kLoadsInFlight / 2 : 1)>;
-    static_assert(Half::kLanes == kLanes && Half::kGeometry.rowsPerWarp == kRowsPerWarp,
-                  "half batches cut the rows as whole ones do");
-    constexpr int kHalvesPerPass = (Half::kPerLane + Half::kBatch - 1) / Half::kBatch;
-    const int halves = batches / kBatchesPerPass * kHalvesPerPass;
-    unsigned long long row = 0;
-    bool active = false;
-    float residual = 0.0f;
+  for (int pass = 0; pass * kBatchesPerPass < batches; ++pass) {
+    unsigned long long row = warpFirst + static_cast<unsigned long long>(pass) * kRowsPerPass +
+                             groupInWarp;
+    bool active = row < task.end;
+    float residual = residualOf(row, active);
+    const unsigned short *rows[kRows];
+    rowsAt(row - groupInWarp, rows);
     float sums[kRows];
-    auto loadBatch = [&](Half &batch, int i) {
-      const unsigned short *rows[kRows];
-      rowsAt(warpFirst + static_cast<unsigned long long>(i / kHalvesPerPass) * kRowsPerPass, rows);
-      batch.load(rows, lane, (i % kHalvesPerPass) * Half::kBatch, nullptr);
-    };
-    auto sumBatch = [&](const Half &batch, int i) {
-      const int j = i % kHalvesPerPass;
-      if (j == 0) {
-        row = warpFirst + static_cast<unsigned long long>(i / kHalvesPerPass) * kRowsPerPass +
-              groupInWarp;
-        active = row < task.end;
-        residual = residualOf(row, active);
 #pragma unroll
-        for (int r = 0; r < kRows; ++r)
-          sums[r] = 0.0f;
-      }
-      batch.accumulate(x, lane, j * Half::kBatch, sums);
-      if (j == kHalvesPerPass - 1)
-        finishRow(sums, row, active, residual);
-    };
-    Half even, odd;
-    if (halves > 0)
-      loadBatch(even, 0);
-    for (int i = 0; i < halves; i += 2) {
-      if (i + 1 < halves)
-        loadBatch(odd, i + 1);
-      sumBatch(even, i);
-      if (i + 2 < halves)
-        loadBatch(even, i + 2);
-      if (i + 1 < halves)
-        sumBatch(odd, i + 1);
-    }
-  } else {
-    for (int pass = 0; pass * kBatchesPerPass < batches; ++pass) {
-      unsigned long long row = warpFirst + static_cast<unsigned long long>(pass) * kRowsPerPass +
-                               groupInWarp;
-      bool active = row < task.end;
-      float residual = residualOf(row, active);
-      const unsigned short *rows[kRows];
-      rowsAt(row - groupInWarp, rows);
-      float sums[kRows];
+    for (int r = 0; r < kRows; ++r)
+      sums[r] = 0.0f;
+    if constexpr (!Stream::kVector) {
+      // Rows not a multiple of 16 bytes cannot be read in 16-byte loads.
 #pragma unroll
       for (int r = 0; r < kRows; ++r)
-        sums[r] = 0.0f;
-      if constexpr (!Stream::kVector) {
-        // Rows not a multiple of 16 bytes cannot be read in 16-byte loads.
+        if (rows[r] != nullptr)
+          for (int k = lane; k < kInput; k += kLanes)
+            sums[r] = fmaf(bf16ToFloat(rows[r][k]), x[k], sums[r]);
+    } else {
+      // The pass's rows in the ring: the slot of this warp's group of warps.
+      unsigned long long position = 0;
+      const unsigned char *inSlot[kRows] = {};
+      if constexpr (kRing) {
+        position = context.ringPosition + order.place(pass, warp);
+        const unsigned char *slot = ring.acquire(context, position);
+        const int firstWarp = warp / order.warpsPerSlot * order.warpsPerSlot;
+        const int held = min(order.warpsPerSlot, order.warpsAt(pass) - firstWarp);
 #pragma unroll
         for (int r = 0; r < kRows; ++r)
-          if (rows[r] != nullptr)
-            for (int k = lane; k < kInput; k += kLanes)
-              sums[r] = fmaf(bf16ToFloat(rows[r][k]), x[k], sums[r]);
-      } else {
-        // The pass's rows in the ring: the slot of this warp's group of warps.
-        unsigned long long position = 0;
-        const unsigned char *inSlot[kRows] = {};
-        if constexpr (kRing) {
-          position = context.ringPosition + order.place(pass, warp);
-          const unsigned char *slot = ring.acquire(context, position);
-          const int firstWarp = warp / order.warpsPerSlot * order.warpsPerSlot;
-          const int held = min(order.warpsPerSlot, order.warpsAt(pass) - firstWarp);
-#pragma unroll
-          for (int r = 0; r < kRows; ++r)
-            inSlot[r] = slot + ringRowOffset(kGeometry, held * kRowsPerWarp, r, warp - firstWarp,
-                                             groupInWarp);
-        }
-        for (int j = 0; j < kBatchesPerPass; ++j) {
-          const int i = pass * kBatchesPerPass + j;
-          Stream batch;
-          if constexpr (kRing) {
-            batch.loadFromSlot(rows, lane, j * Stream::kBatch, inSlot);
-          } else if (kStages == 2 || (kStages == 1 && i == 0)) {
-            if (kStages == 2 && i + 1 < batches) {
-              copyBatch(i + 1);
-              copyWaitAllBut<1>();
-            } else {
-              copyWaitAllBut<0>();
-            }
-            batch.load(rows, lane, j * Stream::kBatch, stage(i));
-          } else {
-            batch.load(rows, lane, j * Stream::kBatch, nullptr);
-          }
-          batch.accumulate(x, lane, j * Stream::kBatch, sums);
-        }
-        if constexpr (kRing)
-          ring.release(position);
+          inSlot[r] = slot + ringRowOffset(kGeometry, held * kRowsPerWarp, r, warp - firstWarp,
+                                           groupInWarp);
       }
-      finishRow(sums, row, active, residual);
+      for (int j = 0; j < kBatchesPerPass; ++j) {
+        const int i = pass * kBatchesPerPass + j;
+        Stream batch;
+        if constexpr (kRing) {
+          batch.loadFromSlot(rows, lane, j * Stream::kBatch, inSlot);
+        } else if (kStages == 2 || (kStages == 1 && i == 0)) {
+          if (kStages == 2 && i + 1 < batches) {
+            copyBatch(i + 1);
+            copyWaitAllBut<1>();
+          } else {
+            copyWaitAllBut<0>();
+          }
+          batch.load(rows, lane, j * Stream::kBatch, stage(i));
+        } else {
+          batch.load(rows, lane, j * Stream::kBatch, nullptr);
+        }
+        batch.accumulate(x, lane, j * Stream::kBatch, sums);
+      }
+      if constexpr (kRing)
+        ring.release(position);
     }
+    finishRow(sums, row, active, residual);
   }
   if constexpr (kPicks)
     storePick<kThreads>(context.activations + op.partials, task, best, nonFinite);
@@ -438,13 +384,12 @@ __device__ void gemvOneRowTask(const TaskContext &context, const MkTaskRecord &t
 // A step of one row (decode), or of several (GemvRowsTask.cuh).
 template <int kInput, int kEpilogue, bool kNorm, bool kBias, bool kPicks, int kFixed,
           int kStepRows, int kThreads, int kLoadsInFlight, int kEarlySlots, bool kCopyFirstBatch,
-          bool kDoubleBuffer, int kSharedBytes, int kRingSlots, int kRingSlotBytes,
-          class AwaitInputs>
+          int kSharedBytes, int kRingSlots, int kRingSlotBytes, class AwaitInputs>
 __device__ void gemvTask(const TaskContext &context, const MkTaskRecord &task,
                          const MkOperationRecord &op, const AwaitInputs &awaitInputs) {
   if constexpr (kStepRows == 1) {
     gemvOneRowTask<kInput, kEpilogue, kNorm, kBias, kPicks, kFixed, kThreads, kLoadsInFlight,
-                   kEarlySlots, kCopyFirstBatch, kDoubleBuffer, kSharedBytes, kRingSlots,
+                   kEarlySlots, kCopyFirstBatch, kSharedBytes, kRingSlots,
                    kRingSlotBytes>(context, task, op, awaitInputs);
   } else {
     static_assert(kFixed == 0, "fixed-point inputs and seeds are of one row a step");

@@ -117,9 +117,6 @@ const char *const kCompileHelp =
     "  --gemv-early-copy        (cuda, cubin, mk) gemvs of long rows copy their first\n"
     "                           weights into shared memory while they wait (off by\n"
     "                           default: measured slower)\n"
-    "  --gemv-double-buffer     (cuda, cubin, mk) gemvs keep two batches of weights in\n"
-    "                           registers, the next one in flight while the current\n"
-    "                           one is summed (off by default: not yet measured)\n"
     "  --eos=ID,...             (mk) the tokens that end generation (default: the\n"
     "                           tokenizer files', else a GGUF file's)\n"
     "  --tokenizer=DIR          (mk) the folder of tokenizer.json and, when there,\n"
@@ -203,8 +200,6 @@ int parseArguments(int argc, char **argv, CompileArguments &options) {
       options.kernelOptions.weightRing = true;
     } else if (arg == "--gemv-early-copy") {
       options.kernelOptions.gemvEarlyCopy = true;
-    } else if (arg == "--gemv-double-buffer") {
-      options.kernelOptions.gemvDoubleBuffer = true;
     } else if (arg == "--random-weights") {
       options.randomSeed = 987654321;
     } else if (arg.consume_front("--random-weights=")) {

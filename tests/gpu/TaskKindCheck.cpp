@@ -3,7 +3,7 @@
 //
 //   mk-task-kind-check KIND (--toy | MODEL.onnx) [--max-context=N]
 //                      [--num-sms=N] [--longest-attention-chunk=N]
-//                      [--kv-cache=bf16] [--fuse-mlp] [--gemv-double-buffer]
+//                      [--kv-cache=bf16] [--fuse-mlp]
 //                      [--sample=N]
 //
 // (The SMs and the longest chunk shape the tasks: fewer SMs give a KV head
@@ -406,7 +406,7 @@ private:
 int usage() {
   std::printf("usage: mk-task-kind-check KIND (--toy | MODEL.onnx) [--max-context=N]\n"
               "                          [--num-sms=N] [--longest-attention-chunk=N]\n"
-              "                          [--kv-cache=bf16] [--fuse-mlp] [--gemv-double-buffer]\n"
+              "                          [--kv-cache=bf16] [--fuse-mlp]\n"
               "                          [--sample=N]\n"
               "KIND: one of");
   for (size_t kind = 0; kind < kNumTaskKinds; ++kind)
@@ -439,8 +439,6 @@ int main(int argc, char **argv) {
       target.kvCache = BufferElement::BF16;
     else if (arg == "--fuse-mlp")
       target.fuseMlp = true;
-    else if (arg == "--gemv-double-buffer")
-      kernelOptions.gemvDoubleBuffer = true;
     else if (arg.rfind("--sample=", 0) == 0)
       sample = std::stoi(arg.substr(9));
     else
