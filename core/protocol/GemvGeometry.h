@@ -79,6 +79,19 @@ MK_HOST_DEVICE constexpr long long gemvRowsSlice(long long input, long long rows
   long long units = kBudget / rows / unit;
   return (units > 0 ? units : 1) * unit;
 }
+// In shared memory each row's slice is followed by 4 floats of padding, so
+// that the tensor-core path's 8 groups of lanes, one a row, read theirs on
+// distinct banks; the same words then hold the warps' 16 x 8 partial sums
+// (at most 16 warps of 128 floats) when the warps split a row's input.
+constexpr long long kGemvRowsPad = 4;
+constexpr long long kGemvRowsScratchFloats = 16 * 128;
+MK_HOST_DEVICE constexpr long long gemvRowsStride(long long input, long long rows) {
+  return gemvRowsSlice(input, rows) + kGemvRowsPad;
+}
+MK_HOST_DEVICE constexpr long long gemvRowsSharedFloats(long long input, long long rows) {
+  long long slices = rows * gemvRowsStride(input, rows);
+  return (slices > kGemvRowsScratchFloats ? slices : kGemvRowsScratchFloats) + rows;
+}
 
 // The bytes of one pass of one warp: its rows, whole, for each weight row.
 MK_HOST_DEVICE constexpr unsigned long long gemvWarpPassBytes(const GemvGeometry &g) {
