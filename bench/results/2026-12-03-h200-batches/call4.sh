@@ -15,7 +15,7 @@ bc() { timeout 150 $N/tests/gpu/mk-gpu-batch-check $@ > $W/b.txt 2>&1; echo "bat
 bc tests/fixtures/llama3_ts17.onnx --batch=4
 bc tests/fixtures/qwen2_dynamo18.onnx --batch=8 --max-context=2048
 bc tests/fixtures/qwen3_ts17.onnx --batch=3 --kv-cache=bf16
-bc $W/smollm2-135m.mlir --batch=8 --max-context=128
+bc tests/fixtures/mistral_ts17.onnx --batch=2
 timeout 100 compute-sanitizer --tool memcheck --error-exitcode 9 $N/tests/gpu/mk-gpu-batch-check tests/fixtures/llama3_ts17.onnx --batch=8 > $W/cs.txt 2>&1
 echo "compute-sanitizer memcheck batch-check 8 rc=$? $(grep -E 'ERROR SUMMARY' $W/cs.txt | head -1)"
 P1=3
