@@ -7,7 +7,7 @@
 // gemv has a prologue norm; then every row's input, normalized, into shared
 // memory a slice at a time (core/protocol/GemvGeometry.h: the whole input
 // where the rows fit, as on the Llama-3.2-1B shape at 4 rows).
-// Compute, on tensor cores for up to 8 rows of 16-byte chunks
+// Compute, on tensor cores for 4 to 8 rows of 16-byte chunks
 // (gemvRowsTensorCores): a warp takes 16 weight rows (8 gate and their 8 up
 // rows for SiluMul) and 32 input elements a step, each lane loading 16
 // bytes of two rows and 8 of its batch row's inputs, as two
@@ -475,7 +475,11 @@ __device__ void gemvRowsTask(const TaskContext &context, const MkTaskRecord &tas
                     static_cast<long long>(gemvSharedFloats(kInput, kEpilogue, kNorm, kBias, kPicks,
                                                             0, kStepRows)),
                 "the slices and the norms are what core/protocol/SharedMemory.h reserves");
-  if constexpr (kInput % 8 == 0 && kStepRows <= 8)
+  // Tensor cores from 4 rows: at 2 the CUDA cores measured faster on the
+  // H200 (the 1B shape 1.36 ms a step against 1.44, SmolLM2-135M 0.92
+  // against 1.06; at 4 rows 2.11 against 1.81 on the 1B shape, 8 rows 3.86
+  // against 2.44: bench/results/2026-12-03-h200-batches).
+  if constexpr (kInput % 8 == 0 && kStepRows >= 4 && kStepRows <= 8)
     gemvRowsTensorCores<kInput, kEpilogue, kNorm, kBias, kPicks, kStepRows, kThreads>(
         context, task, op, awaitInputs);
   else

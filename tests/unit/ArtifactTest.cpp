@@ -9,6 +9,8 @@
 #include "runtime/cpu/CpuExecutor.h"
 #include "runtime/format/ArtifactFile.h"
 #include "runtime/format/Manifest.h"
+#include "runtime/format/RowKernels.h"
+#include "runtime/format/ScheduleBlobBuilder.h"
 #include "runtime/format/Sha256.h"
 #include "runtime/format/TaskGraphCodec.h"
 #include "runtime/format/WeightPacking.h"
@@ -280,13 +282,76 @@ TEST(Artifact, RefusesStepsOfSeveralRowsThatDoNotFit) {
                  "section ROWSTEPS: a count of steps needs 4 bytes, the section has 3");
 }
 
+// A stand-in CUBIN: the loader checks only that a kernel is an ELF image
+// (the GPU checks the rest as it loads it).
+std::vector<uint8_t> fakeCubin(uint8_t tag) { return {0x7f, 'E', 'L', 'F', tag, 0, 1, 2}; }
+
+// The batch's kernel in ROWKERNELS beside the prefill chunk's none: back
+// as written; a step without one has no batch artifact; what does not fit
+// the steps is refused by name.
+TEST(Artifact, CarriesItsRowStepsKernels) {
+  toy::ToyModel model = toy::buildToyModel();
+  auto built = toy::buildToyArtifact(
+      model, {.rowSteps = toyRowSteps(), .rowKernels = {{}, fakeCubin(7)}});
+  ASSERT_NE(built, nullptr);
+  std::string error;
+  auto loaded = load(toy::artifactBytes(built->artifact), error);
+  ASSERT_NE(loaded, nullptr) << error;
+  ASSERT_EQ(loaded->artifact.rowKernels.size(), 2u);
+  EXPECT_TRUE(loaded->artifact.rowKernels[0].empty());
+  EXPECT_EQ(loaded->artifact.rowKernels[1], fakeCubin(7));
+  EXPECT_FALSE(hasRowKernel(loaded->artifact, 0));
+  EXPECT_TRUE(hasRowKernel(loaded->artifact, 1));
+
+  // The batch's artifact: its graph, its kernel, a blob of its rows.
+  auto batch = rowStepArtifact(loaded->artifact, 1, error);
+  ASSERT_NE(batch, nullptr) << error;
+  EXPECT_EQ(batch->graph.rows, 2);
+  EXPECT_EQ(batch->cubin, fakeCubin(7));
+  MkBlobHeader header = readBlobHeader(batch->scheduleBlob);
+  EXPECT_EQ(header.rows, 2u);
+  EXPECT_EQ(header.sequences, 2u);
+  EXPECT_EQ(header.totalBytes, batch->scheduleBlob.size());
+  EXPECT_EQ(rowStepArtifact(loaded->artifact, 0, error), nullptr);
+  expectContains(error, "no kernel for this step");
+
+  // Refusals: a count that is not the steps', a kernel that is no ELF image.
+  try {
+    toy::buildToyArtifact(model, {.rowSteps = toyRowSteps(), .rowKernels = {{}}});
+    ADD_FAILURE() << "one kernel for two steps was taken";
+  } catch (const std::exception &failure) {
+    expectContains(failure.what(), "1 kernels for 2 steps of several rows");
+  }
+  std::vector<OwnedSection> sections = toy::sectionsOf(toy::artifactBytes(built->artifact));
+  sectionIn(sections, SectionKind::RowKernels) = encodeRowKernels({fakeCubin(1)});
+  expectContains(loadError(toy::assemble(sections)),
+                 "section ROWKERNELS: 1 kernels for 2 steps of several rows");
+  sectionIn(sections, SectionKind::RowKernels) = encodeRowKernels({{}, {1, 2, 3, 4, 5}});
+  expectContains(loadError(toy::assemble(sections)),
+                 "section ROWKERNELS: step 1's kernel is not a CUBIN (no ELF header)");
+  std::vector<uint8_t> truncated = encodeRowKernels({{}, fakeCubin(1)});
+  truncated.resize(truncated.size() - 3);
+  sectionIn(sections, SectionKind::RowKernels) = truncated;
+  expectContains(loadError(toy::assemble(sections)),
+                 "section ROWKERNELS: kernel 1 of 8 bytes at byte 20 is past the section's 25 bytes");
+  sectionIn(sections, SectionKind::RowKernels) = {2, 0};
+  expectContains(loadError(toy::assemble(sections)),
+                 "section ROWKERNELS: a count of kernels needs 4 bytes, the section has 2");
+  // Without kernels, the file has no ROWKERNELS section.
+  auto plain = toy::buildToyArtifact(model, {.rowSteps = toyRowSteps()});
+  for (const OwnedSection &section : toy::sectionsOf(toy::artifactBytes(plain->artifact)))
+    EXPECT_NE(section.kind, SectionKind::RowKernels);
+}
+
 TEST(Artifact, NeverCrashesOnCorruptSectionsWithValidChecksums) {
   toy::ToyModel model = toy::buildToyModel();
-  auto built = toy::buildToyArtifact(model, {.cubin = {1, 2, 3}, .rowSteps = toyRowSteps()});
+  auto built = toy::buildToyArtifact(model, {.cubin = {1, 2, 3},
+                                             .rowSteps = toyRowSteps(),
+                                             .rowKernels = {{}, fakeCubin(3)}});
   std::vector<OwnedSection> original = toy::sectionsOf(toy::artifactBytes(built->artifact));
   std::mt19937_64 random(7);
   for (SectionKind kind : {SectionKind::Manifest, SectionKind::TaskGraph, SectionKind::Schedule,
-                           SectionKind::Weights, SectionKind::RowSteps}) {
+                           SectionKind::Weights, SectionKind::RowSteps, SectionKind::RowKernels}) {
     int refused = 0;
     for (int trial = 0; trial < 300; ++trial) {
       std::vector<OwnedSection> sections = original;

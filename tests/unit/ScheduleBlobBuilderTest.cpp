@@ -298,6 +298,50 @@ TEST(ScheduleBlob, ParamsHoldTheRoundedNormsBiasesAndFrequencies) {
   EXPECT_EQ(rotated, 2);
 }
 
+// A batch (row r sequence r): the header says its rows and sequences, the
+// token slot holds one token a row, the vocabulary is a row's logits. A
+// prefill chunk, and a batch whose buffer rows are not its operations'
+// lengths (the device finds row r by them), are refused by name.
+TEST(ScheduleBlob, ABatchsHeaderSaysItsRows) {
+  toy::ToyModel model = toy::buildToyModel(4);
+  auto built = toy::buildToyArtifact(model);
+  auto params = [&](const std::string &name) { return model.weights.find(name)->values; };
+  TaskGraph batch = model.graph;
+  toy::makeRows(batch, 3, 3);
+  std::vector<uint8_t> blob =
+      buildScheduleBlob(batch, model.schedule, built->artifact.weights, params);
+  MkBlobHeader header = readBlobHeader(blob);
+  EXPECT_EQ(header.rows, 3u);
+  EXPECT_EQ(header.sequences, 3u);
+  EXPECT_EQ(header.vocab, static_cast<uint64_t>(toy::kVocab));
+  ArenaLayout arenas = layOutArenas(batch);
+  uint64_t afterTokens = header.activationElements;
+  for (uint32_t b = 0; b < batch.buffers.size(); ++b)
+    if (arenas.offset[b] > header.tokenSlot && batch.buffers[b].kind != BufferKind::KVCache)
+      afterTokens = std::min(afterTokens, arenas.offset[b]);
+  EXPECT_GE(afterTokens - header.tokenSlot, 2u * 3u) << "an int64 token a row";
+
+  auto refusal = [&](const TaskGraph &graph) {
+    try {
+      buildScheduleBlob(graph, model.schedule, built->artifact.weights, params);
+    } catch (const ScheduleBlobError &error) {
+      return std::string(error.what());
+    }
+    return std::string();
+  };
+  TaskGraph chunk = model.graph;
+  toy::makeRows(chunk, 4, 1);
+  EXPECT_NE(refusal(chunk).find("4 rows of 1 sequence(s): the device runs decode and batches"),
+            std::string::npos)
+      << refusal(chunk);
+  TaskGraph uneven = batch;
+  uneven.buffers[uneven.operations[0].output].elements += 3; // a row one element longer
+  EXPECT_NE(refusal(uneven).find("operation 'embed': a row of its output 'embedded' is 17 "
+                                 "elements, the device expects 16"),
+            std::string::npos)
+      << refusal(uneven);
+}
+
 TEST(ScheduleBlob, IsTheSameBytesEveryTime) {
   ToyBlob first, second;
   EXPECT_EQ(first.blob, second.blob);
