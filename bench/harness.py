@@ -36,6 +36,11 @@ floor's denominator). Per shape (bench/shapes.py: known names, or a config
   5. with --also-small-context, a second .mk compiled for 512 + STEPS and
      timed at the positions up to 512, to show what compiling for the
      largest context costs at small ones;
+  5b. for --batch-shapes (default the 1B shape): a .mk compiled for
+     --batch-position + STEPS with `--batch=B,...` (--batches, default
+     2,4,8), each batch's ms a step at the window from --batch-position
+     (every sequence fed that many tokens from position 0 in one launch),
+     against one sequence's ms/token at the same window of the same .mk;
   6. for --trace-shape: a trace of a few steps at --trace-position and the
      waterfall of its middle layer (bench/waterfall.py).
 Baselines (bench/pytorch_decode.py), each variant in a process of its own
@@ -92,6 +97,7 @@ def plan(a):
                               and any(p <= a.also_small_context for p in positions)
                               and max(positions) > a.also_small_context else None),
             "trace": not a.no_trace and name == a.trace_shape,
+            "batches": a.batches if name in a.batch_shapes or given in a.batch_shapes else [],
             "baselines": [v for v in a.baselines if name in a.baselines_shapes or given in a.baselines_shapes],
         })
     return planned
@@ -175,6 +181,8 @@ def run_mkc(a, shape, run, tmp, mkc, mkrun, rate, stream):
                       f"{small['positions'][str(position)]['ms_per_token']:.3f} ms/token at "
                       f"{position}", flush=True)
                 write_json(path, part)
+        if shape["batches"]:
+            run_batches(a, shape, part, path, run, tmp, mkc, mkrun, built)
     except (CommandFailed, RuntimeError, OSError, ValueError) as error:
         part["error"] = str(error)[-2000:]
         print(f"{shape['name']}: FAILED: {part['error']}", flush=True)
@@ -184,6 +192,30 @@ def run_mkc(a, shape, run, tmp, mkc, mkrun, rate, stream):
                 if os.path.exists(mk):
                     os.remove(mk)
     return part
+
+
+def run_batches(a, shape, part, path, run, tmp, mkc, mkrun, built):
+    """Step 5b: one .mk with the batches, one sequence and each batch timed
+    at the window from --batch-position."""
+    context = a.batch_position + a.steps
+    flags = list(a.mkc_flags) + ["--batch=" + ",".join(map(str, a.batches))]
+    build = mkc_decode.compile_shape(run, mkc, shape["config_path"], context, a.work, shape["name"],
+                                     reuse=a.reuse_mk, kv_cache=a.kv_cache, flags=flags)
+    built.append(build["mk"])
+    batches = {"build": build, "position": a.batch_position, "ms": {}}
+    part["batches"] = batches
+    alone = mkc_decode.time_position(run, mkrun, build["mk"], a.batch_position, a.steps, a.repeats,
+                                     tmp, a.device)
+    batches["ms"]["1"] = alone["ms_per_token"]
+    write_json(path, part)
+    for rows in a.batches:
+        timed = mkc_decode.time_batch(run, mkrun, build["mk"], rows, a.batch_position, a.steps,
+                                      a.repeats, tmp, a.device)
+        batches["ms"][str(rows)] = timed["ms_per_step"]
+        write_json(path, part)
+        print(f"{shape['name']}: a batch of {rows}: {timed['ms_per_step']:.3f} ms a step at "
+              f"{a.batch_position} ({timed['ms_per_step'] / alone['ms_per_token']:.2f} x one "
+              f"sequence's {alone['ms_per_token']:.3f})", flush=True)
 
 
 def run_baseline(a, shape, variant, run, tmp):
@@ -252,6 +284,11 @@ def main():
                          "and 64 layers)")
     ap.add_argument("--check-tokens", type=int, help="tokens of the check (default per shape: 4, 8B 2)")
     ap.add_argument("--no-long-check", action="store_true", help="check at position 0 only")
+    ap.add_argument("--batches", default="2,4,8",
+                    help="the batch sizes timed (comma-separated; none: no batches)")
+    ap.add_argument("--batch-shapes", default="llama-3.2-1b", help="the shapes whose batches are timed")
+    ap.add_argument("--batch-position", type=int, default=480,
+                    help="the window's first position for the batches")
     ap.add_argument("--trace-shape", default="llama-3.2-1b", help="the shape whose waterfall is drawn")
     ap.add_argument("--trace-position", type=int, default=512)
     ap.add_argument("--trace-steps", type=int, default=3, help="steps traced (the waterfall uses the last)")
@@ -283,6 +320,10 @@ def main():
     if set(a.baselines) - set(VARIANTS):
         ap.error(f"unknown baselines {sorted(set(a.baselines) - set(VARIANTS))}")
     a.baselines_shapes = parse_list(a.baselines_shapes) if a.baselines_shapes else a.shapes
+    a.batches = [] if a.batches == "none" else parse_list(a.batches, int)
+    if any(b < 2 for b in a.batches):
+        ap.error("batch sizes must be at least 2")
+    a.batch_shapes = parse_list(a.batch_shapes)
     try:
         planned = plan(a)
     except (KeyError, OSError) as error:
@@ -294,7 +335,9 @@ def main():
                  + (f" and {shape['small_context']}" if shape["small_context"] else "")
                  + f", check over {shape['check_tokens']} tokens"
                  + (" and at the largest position" if shape["long_check"] else "")
-                 + (", traced" if shape["trace"] else "") + "; ")
+                 + (", traced" if shape["trace"] else "")
+                 + (f", batches of {','.join(map(str, shape['batches']))} at {a.batch_position}"
+                    if shape["batches"] else "") + "; ")
               + f"baselines {','.join(shape['baselines']) or 'none'}", flush=True)
     if a.dry_run:
         return 0

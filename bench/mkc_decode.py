@@ -121,6 +121,32 @@ def time_position(run, mkrun, mk, position, steps, repeats, tmp, device="gpu"):
             "step_ms": {str(p): round(best[p], 6) for p in sorted(best)}}
 
 
+def time_batch(run, mkrun, mk, rows, position, steps, repeats, tmp, device="gpu"):
+    """ms a step of a batch of `rows` sequences (a .mk compiled with
+    `--batch`) at positions [position, position + steps): every sequence
+    fed the same `position` tokens from position 0 in one launch, then
+    `steps` + 1 new tokens; per position the fastest of `repeats` launches,
+    then the median over the window, as time_position."""
+    prompt = ",".join(str(7 + i % 97) for i in range(max(position, 1)))
+    best = {}
+    for r in range(repeats):
+        times = os.path.join(tmp, f"batch-{rows}-{r}.csv")
+        args = [mkrun, mk, "--device", device]
+        for _ in range(rows):
+            args += ["--prompt-tokens", prompt]
+        run(args + ["-n", steps + 1, "--step-times", times])
+        with open(times) as f:
+            for row in csv.DictReader(f):
+                p, ms = int(row["position"]), float(row["ms"])
+                best[p] = min(ms, best.get(p, ms))
+    window = [best[p] for p in range(position, position + steps) if p in best]
+    if len(window) != steps:
+        raise RuntimeError(f"mkrun timed {len(window)} of the {steps} positions of a batch of "
+                           f"{rows} from {position}")
+    return {"ms_per_step": statistics.median(window), "min_ms": min(window),
+            "max_ms": max(window), "repeats": repeats}
+
+
 def trace(run, mkrun, mk, position, steps, path, device="gpu"):
     """A Chrome trace of `steps` steps from `position` (mkrun --trace)."""
     run([mkrun, mk, "--device", device, "--start-position", position, "--prompt-tokens", "7",

@@ -199,7 +199,7 @@ def builds_section(merged):
         mkc = entry.get("mkc")
         if not mkc or "build" not in mkc:
             continue
-        for build in [mkc["build"], mkc.get("small_context")]:
+        for build in [mkc["build"], mkc.get("small_context"), (mkc.get("batches") or {}).get("build")]:
             if build:
                 # (Builds before --kv-cache kept f32 caches.)
                 kv = " ".join([build.get("kv_cache", "f32"), *build.get("flags", [])])
@@ -209,6 +209,21 @@ def builds_section(merged):
                              f"{mkc.get('weight_bytes', 0) / 1e9:.3f} | {mkc['kv_bytes_per_position'] / 1024:.1f} KiB | "
                              f"{kernel_cell(build.get('kernel'))} |")
     return lines
+
+
+def batches_section(merged):
+    """Each timed batch's ms a step against one sequence's on the same .mk."""
+    lines = ["| shape | window from | batch | ms a step | x one sequence's step | tokens/s x one sequence's |",
+             "| --- | --- | --- | --- | --- | --- |"]
+    for name, entry in merged.items():
+        batches = (entry.get("mkc") or {}).get("batches")
+        if not batches or "1" not in batches["ms"]:
+            continue
+        alone = batches["ms"]["1"]
+        for rows, ms in sorted(batches["ms"].items(), key=lambda item: int(item[0])):
+            lines.append(f"| {name} | {batches['position']} | {rows} | {ms:.3f} | {ms / alone:.2f} | "
+                         f"{int(rows) * alone / ms:.2f} |")
+    return lines if len(lines) > 2 else []
 
 
 def failures_section(merged):
@@ -312,6 +327,13 @@ def assemble(folder):
         text += ["", "## Failures", ""] + failures
     if "ms-per-token.png" in pictures:
         text += ["", "![ms/token against position](ms-per-token.png)"]
+    batches = batches_section(merged)
+    if batches:
+        text += ["", "## Batches", "", "Several sequences in one launch (`mkc compile --batch=B`, "
+                 "a row of each step per sequence): every sequence fed the window's first position's "
+                 "tokens from position 0, then timed over the window, each position the fastest of "
+                 "its launches, the median over the window; one sequence on the same .mk the same "
+                 "way.", ""] + batches
     text += ["", "## Checks before timing", ""] + checks_section(merged)
     text += ["", "## Builds", ""] + builds_section(merged)
     for name, entry in merged.items():

@@ -73,7 +73,8 @@ constexpr const char *kHelp =
     "  --cancel-after N        stream, and stop the generation after N new tokens (the\n"
     "                          host's cancel, as a client that goes away)\n"
     "  --step-times FILE.csv   every step's time: step,position,phase,ms, with phase\n"
-    "                          prompt or generation\n"
+    "                          prompt or generation (a batch: the positions of its\n"
+    "                          sequences, which start at 0 together)\n"
     "  --trace FILE.json       every task's wait and run, a Chrome trace-event file\n"
     "                          (ui.perfetto.dev)\n"
     "  --tokens T0,...         teacher forcing: the tokens fed\n"
@@ -336,10 +337,9 @@ int parseArguments(int argc, char **argv, Arguments &args) {
     if (!parseTokenList(more, ignored))
       return usageError("--prompt-tokens must be a comma-separated list of token ids, got '" +
                         more + "'");
-  if (!args.morePrompts.empty() && (args.stream || !args.stepTimes.empty() ||
-                                    !args.trace.empty() || args.startPosition != 0))
+  if (!args.morePrompts.empty() && (args.stream || !args.trace.empty() || args.startPosition != 0))
     return usageError("a batch (--prompt-tokens given more than once, or --batch-file) takes "
-                      "no --stream, --cancel-after, --step-times, --trace or --start-position");
+                      "no --stream, --cancel-after, --trace or --start-position");
   // Before the run: no output may overwrite the model.
   for (const std::string *output : {&args.logits, &args.stepTimes, &args.trace})
     if (!output->empty())
@@ -530,6 +530,17 @@ int generateBatch(mkrt_session *session, const mkrt_info &info, const Arguments 
       std::printf(" %lld", static_cast<long long>(tokens[s * newTokens + i]));
     std::printf("\n");
     total += produced[s];
+  }
+  // Every sequence starts at position 0: step s runs position s of each,
+  // a prompt step while the shortest prompt is still fed.
+  size_t shortest = prompts.front().size();
+  for (const std::vector<int64_t> &prompt : prompts)
+    shortest = std::min(shortest, prompt.size());
+  if (!args.stepTimes.empty()) {
+    std::string error =
+        writeStepTimes(args.stepTimes, timing.step_ms, timing.num_step_ms, shortest - 1, 0);
+    if (!error.empty())
+      return refuse(error);
   }
   std::vector<double> steps(timing.step_ms, timing.step_ms + timing.num_step_ms);
   std::sort(steps.begin(), steps.end());

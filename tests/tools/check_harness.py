@@ -44,6 +44,7 @@ def expect_in(text, part, what):
 def plan(tmp):
     out = harness("--dry-run", "--out", tmp)
     for line in ["llama-3.2-1b: positions 1,512,4096,32768, mkc at context 32800",
+                 "traced, batches of 2,4,8 at 480;",
                  "llama-3.1-8b: positions 512,4096, mkc at context 4128, check over 2 tokens;",
                  "qwen3-1.7b:", "qwen2.5-1.5b:", "qwen3-0.6b:", "smollm2-135m:", "layer-cost-64x256:"]:
         expect_in(out, line, "the plan")
@@ -52,11 +53,14 @@ def plan(tmp):
                   "qwen3-0.6b")
     expect_in(out, "llama-3.2-1b: positions 1,4096, mkc at context 4128 and 544", "small context")
     expect_in(out, "llama-3.2-1b: positions 1,4096, mkc at context 4128 and 544, check over 4 tokens "
-              "and at the largest position, traced; baselines none", "baselines for some shapes")
+              "and at the largest position, traced, batches of 2,4,8 at 480; baselines none",
+              "baselines for some shapes")
     expect_in(out, "qwen3-0.6b: positions 1,4096, mkc at context 4128 and 544, check over 4 tokens and at the "
               "largest position; baselines graph", "baselines for some shapes")
     expect_in(harness("--dry-run", "--out", tmp, "--shapes", "gpt-9", expect=2), "unknown shape 'gpt-9'", "refusal")
     expect_in(harness("--dry-run", "--out", tmp, "--baselines", "fast", expect=2), "unknown baselines", "refusal")
+    expect_in(harness("--dry-run", "--out", tmp, "--batches", "1,4", expect=2),
+              "batch sizes must be at least 2", "refusal")
     expect_in(harness("--dry-run", expect=2), "give --out DIR", "refusal")
 
 
@@ -66,7 +70,9 @@ def cpu_run(build, tmp):
     out = harness("--out", out_dir, "--device", "cpu", "--no-stream", "--build", build, "--work", work,
                   "--shapes", shape, "--positions", "1,6,12", "--steps", "2", "--repeats", "2",
                   "--baselines", "none", "--trace-shape", "harness-tiny", "--trace-position", "4",
-                  "--also-small-context", "6", "--mkc-flags=--no-logit-picks")
+                  "--also-small-context", "6", "--mkc-flags=--no-logit-picks",
+                  "--batch-shapes", "harness-tiny", "--batches", "2,3", "--batch-position", "4")
+    expect_in(out, "harness-tiny: a batch of 3:", "the batches")
     expect_in(out, "harness-tiny: logits GPU vs CPU at position 12 over 2 tokens", "the long check")
     expect_in(out, "--start-position 11 --prompt-tokens 7 -n 3 --step-times", "timing from P - 1")
     with open(os.path.join(out_dir, "parts", "harness-tiny.mkc.json")) as f:
@@ -79,6 +85,11 @@ def cpu_run(build, tmp):
             fail(f"position {position}: steps at {sorted(timed['step_ms'])}")
     if sorted(part["small_context"]["positions"]) != ["1", "6"] or part["small_context"]["context"] != 8:
         fail(f"the small context build: {part['small_context']}")
+    batches = part.get("batches", {})
+    if (sorted(batches.get("ms", {})) != ["1", "2", "3"] or batches.get("position") != 4
+            or batches["build"]["context"] != 6
+            or batches["build"].get("flags") != ["--no-logit-picks", "--batch=2,3"]):
+        fail(f"the batches: {batches}")
     if os.listdir(work) and any(name.endswith(".mk") for name in os.listdir(work)):
         fail(f"a .mk was left in {work}: {os.listdir(work)}")
     with open(os.path.join(out_dir, "parts", "harness-tiny.waterfall.json")) as f:
@@ -108,6 +119,8 @@ def cpu_run(build, tmp):
         expect_in(readme, f"| {kernel['registers']} registers, {kernel['spill_bytes']} B spilled, ",
                   "the builds' kernels")
     expect_in(readme, "## Where a layer's time goes: harness-tiny", "the CPU run's README")
+    expect_in(readme, "## Batches", "the CPU run's README")
+    expect_in(readme, "| harness-tiny | 4 | 3 | ", "the batches' table")
 
 
 def synthetic_parts(folder):
