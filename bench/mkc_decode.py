@@ -104,21 +104,32 @@ def time_position(run, mkrun, mk, position, steps, repeats, tmp, device="gpu"):
     per position the fastest of `repeats` launches, then the median over
     the window."""
     start = max(position - 1, 0)
-    best = {}
-    for r in range(repeats):
-        times = os.path.join(tmp, f"steps-{position}-{r}.csv")
+
+    def launch(times):
         run([mkrun, mk, "--device", device, "--start-position", start, "--prompt-tokens", "7",
              "-n", steps + (1 if position > 0 else 0), "--step-times", times])
+
+    best, window = fastest_window(launch, position, steps, repeats, tmp, f"steps-{position}")
+    return {"ms_per_token": statistics.median(window), "min_ms": min(window), "max_ms": max(window),
+            "start_position": start, "repeats": repeats,
+            "step_ms": {str(p): round(best[p], 6) for p in sorted(best)}}
+
+
+def fastest_window(launch, position, steps, repeats, tmp, name):
+    """`repeats` launches (launch(path) writes mkrun's --step-times there),
+    each position's fastest step, and those of [position, position + steps)."""
+    best = {}
+    for r in range(repeats):
+        times = os.path.join(tmp, f"{name}-{r}.csv")
+        launch(times)
         with open(times) as f:
             for row in csv.DictReader(f):
                 p, ms = int(row["position"]), float(row["ms"])
                 best[p] = min(ms, best.get(p, ms))
     window = [best[p] for p in range(position, position + steps) if p in best]
     if len(window) != steps:
-        raise RuntimeError(f"mkrun timed {len(window)} of the {steps} positions from {position}")
-    return {"ms_per_token": statistics.median(window), "min_ms": min(window), "max_ms": max(window),
-            "start_position": start, "repeats": repeats,
-            "step_ms": {str(p): round(best[p], 6) for p in sorted(best)}}
+        raise RuntimeError(f"mkrun timed {len(window)} of the {steps} positions from {position} ({name})")
+    return best, window
 
 
 def time_batch(run, mkrun, mk, rows, position, steps, repeats, tmp, device="gpu"):
@@ -128,21 +139,12 @@ def time_batch(run, mkrun, mk, rows, position, steps, repeats, tmp, device="gpu"
     `steps` + 1 new tokens; per position the fastest of `repeats` launches,
     then the median over the window, as time_position."""
     prompt = ",".join(str(7 + i % 97) for i in range(max(position, 1)))
-    best = {}
-    for r in range(repeats):
-        times = os.path.join(tmp, f"batch-{rows}-{r}.csv")
-        args = [mkrun, mk, "--device", device]
-        for _ in range(rows):
-            args += ["--prompt-tokens", prompt]
-        run(args + ["-n", steps + 1, "--step-times", times])
-        with open(times) as f:
-            for row in csv.DictReader(f):
-                p, ms = int(row["position"]), float(row["ms"])
-                best[p] = min(ms, best.get(p, ms))
-    window = [best[p] for p in range(position, position + steps) if p in best]
-    if len(window) != steps:
-        raise RuntimeError(f"mkrun timed {len(window)} of the {steps} positions of a batch of "
-                           f"{rows} from {position}")
+
+    def launch(times):
+        run([mkrun, mk, "--device", device, *(["--prompt-tokens", prompt] * rows), "-n", steps + 1,
+             "--step-times", times])
+
+    _, window = fastest_window(launch, position, steps, repeats, tmp, f"batch-{rows}")
     return {"ms_per_step": statistics.median(window), "min_ms": min(window),
             "max_ms": max(window), "repeats": repeats}
 

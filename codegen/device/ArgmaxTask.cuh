@@ -101,6 +101,25 @@ __device__ Candidate scanLogits(const TaskContext &context, const float *logits,
   return blockBest<kThreads>(best, warpBests);
 }
 
+// Greedy from the lm_head tiles' picks (a pair a tile, Picks.cuh) instead
+// of the vocabulary: each thread's best of a strided share, then the
+// block's. A non-finite pick carries its tile's lowest non-finite index,
+// so their lowest is the scan's.
+template <int kThreads>
+__device__ __forceinline__ Candidate bestOfPicks(const float2 *picks, unsigned count,
+                                                 unsigned &firstNonFinite, Candidate *warpBests) {
+  Candidate best{negativeInfinity(), kNoIndex};
+  for (unsigned i = threadIdx.x; i < count; i += kThreads) {
+    float2 pick = picks[i];
+    unsigned index = __float_as_uint(pick.y);
+    if (isnan(pick.x))
+      atomicMin(&firstNonFinite, index);
+    else
+      best = better(best, Candidate{pick.x, index});
+  }
+  return blockBest<kThreads>(best, warpBests);
+}
+
 template <int kVocab, int kThreads, class AwaitInputs>
 __device__ void argmaxOneRowTask(const TaskContext &context, const MkTaskRecord &,
                                  const MkOperationRecord &op, const AwaitInputs &awaitInputs) {
@@ -119,19 +138,8 @@ __device__ void argmaxOneRowTask(const TaskContext &context, const MkTaskRecord 
   Candidate best{negativeInfinity(), kNone};
   if (op.partials != MK_NO_OFFSET && greedy && !mk_sampling_has_penalty(&control->sampling) &&
       !control->logits) {
-    // Greedy from the lm_head tiles' picks: a pair a tile instead of the
-    // vocabulary. A non-finite pick carries its tile's lowest non-finite
-    // index, so their lowest is the scan's.
-    const float2 *picks = reinterpret_cast<const float2 *>(context.activations + op.partials);
-    for (unsigned i = threadIdx.x; i < static_cast<unsigned>(op.numChunks); i += kThreads) {
-      float2 pick = picks[i];
-      unsigned index = __float_as_uint(pick.y);
-      if (isnan(pick.x))
-        atomicMin(&firstNonFinite, index);
-      else
-        best = better(best, Candidate{pick.x, index});
-    }
-    best = blockBest<kThreads>(best, warpBests);
+    best = bestOfPicks<kThreads>(reinterpret_cast<const float2 *>(context.activations + op.partials),
+                                 static_cast<unsigned>(op.numChunks), firstNonFinite, warpBests);
   } else {
     logits = penalizeRepetitions<kVocab, kThreads>(context, logits);
     best = scanLogits<kVocab, kThreads>(context, logits, firstNonFinite, warpBests,
@@ -202,17 +210,9 @@ __device__ void argmaxRowsTask(const TaskContext &context, const MkTaskRecord &,
     }
     Candidate best{negativeInfinity(), kNoIndex};
     if (op.partials != MK_NO_OFFSET && !control->logits) {
-      const float2 *picks = reinterpret_cast<const float2 *>(context.activations + op.partials) +
-                            static_cast<unsigned long long>(r) * op.numChunks;
-      for (unsigned i = threadIdx.x; i < static_cast<unsigned>(op.numChunks); i += kThreads) {
-        float2 pick = picks[i];
-        unsigned index = __float_as_uint(pick.y);
-        if (isnan(pick.x))
-          atomicMin(&firstNonFinite, index);
-        else
-          best = better(best, Candidate{pick.x, index});
-      }
-      best = blockBest<kThreads>(best, warpBests);
+      best = bestOfPicks<kThreads>(reinterpret_cast<const float2 *>(context.activations + op.partials) +
+                                       static_cast<unsigned long long>(r) * op.numChunks,
+                                   static_cast<unsigned>(op.numChunks), firstNonFinite, warpBests);
     } else {
       best = scanLogits<kVocab, kThreads>(
           context, context.activations + op.input + static_cast<unsigned long long>(r) * kVocab,

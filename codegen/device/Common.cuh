@@ -232,6 +232,19 @@ __device__ __forceinline__ void forEachInBatches(Load load, Use use) {
   }
 }
 
+// sum + the dot product of 8 bf16 weights (a 16-byte chunk) with x0 and x1,
+// in element order.
+__device__ __forceinline__ float dot8(uint4 w, float4 x0, float4 x1, float sum) {
+  sum = fmaf(bf16Low(w.x), x0.x, sum);
+  sum = fmaf(bf16High(w.x), x0.y, sum);
+  sum = fmaf(bf16Low(w.y), x0.z, sum);
+  sum = fmaf(bf16High(w.y), x0.w, sum);
+  sum = fmaf(bf16Low(w.z), x1.x, sum);
+  sum = fmaf(bf16High(w.z), x1.y, sum);
+  sum = fmaf(bf16Low(w.w), x1.z, sum);
+  return fmaf(bf16High(w.w), x1.w, sum);
+}
+
 // Row `row` of a gemv's weights stacked by rows, each `input` long: which
 // of the operation's weights holds it, and where. nullptr past the last
 // weight.

@@ -21,7 +21,7 @@ __device__ __forceinline__ long long stepToken(const TaskContext &context, int r
                ? reinterpret_cast<const long long *>(control->tokens)[context.step]
                : slots[0];
   } else {
-    const MkRowPlan &plan = rowPlan<kStepRows>(context, r);
+    const MkRowPlan &plan = rowPlan(context, r);
     if (!stepRow<kStepRows>(context, r).active)
       return 0;
     return context.step < plan.forcedSteps

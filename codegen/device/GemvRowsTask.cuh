@@ -409,19 +409,8 @@ __device__ void gemvRowsCudaCores(const TaskContext &context, const MkTaskRecord
               const float4 x0 = *reinterpret_cast<const float4 *>(xs + m * kStride + k);
               const float4 x1 = *reinterpret_cast<const float4 *>(xs + m * kStride + k + 4);
 #pragma unroll
-              for (int r = 0; r < kRows; ++r) {
-                const uint4 w = weights[r][b];
-                float sum = sums[m][r];
-                sum = fmaf(bf16Low(w.x), x0.x, sum);
-                sum = fmaf(bf16High(w.x), x0.y, sum);
-                sum = fmaf(bf16Low(w.y), x0.z, sum);
-                sum = fmaf(bf16High(w.y), x0.w, sum);
-                sum = fmaf(bf16Low(w.z), x1.x, sum);
-                sum = fmaf(bf16High(w.z), x1.y, sum);
-                sum = fmaf(bf16Low(w.w), x1.z, sum);
-                sum = fmaf(bf16High(w.w), x1.w, sum);
-                sums[m][r] = sum;
-              }
+              for (int r = 0; r < kRows; ++r)
+                sums[m][r] = dot8(weights[r][b], x0, x1, sums[m][r]);
             }
           }
         }

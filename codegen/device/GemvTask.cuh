@@ -177,19 +177,8 @@ struct RowStream {
       float4 x0 = *reinterpret_cast<const float4 *>(x + chunk * 4); // gemvInputIndex
       float4 x1 = *reinterpret_cast<const float4 *>(x + kInput / 2 + chunk * 4);
 #pragma unroll
-      for (int r = 0; r < kRows; ++r) {
-        const uint4 w = weights[r][b];
-        float sum = sums[r];
-        sum = fmaf(bf16Low(w.x), x0.x, sum);
-        sum = fmaf(bf16High(w.x), x0.y, sum);
-        sum = fmaf(bf16Low(w.y), x0.z, sum);
-        sum = fmaf(bf16High(w.y), x0.w, sum);
-        sum = fmaf(bf16Low(w.z), x1.x, sum);
-        sum = fmaf(bf16High(w.z), x1.y, sum);
-        sum = fmaf(bf16Low(w.w), x1.z, sum);
-        sum = fmaf(bf16High(w.w), x1.w, sum);
-        sums[r] = sum;
-      }
+      for (int r = 0; r < kRows; ++r)
+        sums[r] = dot8(weights[r][b], x0, x1, sums[r]);
     }
   }
 };

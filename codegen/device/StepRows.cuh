@@ -21,7 +21,6 @@ struct StepRow {
   bool active; // an idle row is fed token 0, attends to nothing, writes no KV slot, picks nothing
 };
 
-template <int kStepRows>
 __device__ __forceinline__ const MkRowPlan &rowPlan(const TaskContext &context, int r) {
   return reinterpret_cast<const MkRowPlan *>(context.control->rowPlans)[r];
 }
@@ -31,7 +30,7 @@ __device__ __forceinline__ StepRow stepRow(const TaskContext &context, int r) {
   if constexpr (kStepRows == 1) {
     return {0, context.position, true};
   } else {
-    const MkRowPlan &plan = rowPlan<kStepRows>(context, r);
+    const MkRowPlan &plan = rowPlan(context, r);
     return {plan.sequence, plan.firstPosition + context.step * plan.positionsPerStep,
             context.step < plan.activeUntil};
   }

@@ -114,6 +114,9 @@ private:
   GpuStatus checkMemory(const Artifact &artifact, std::string &error);
   bool readTimes(const GpuRunRequest &request, const MkControlBlock &block, GpuRunResult &result,
                  std::string &error);
+  bool readStepTimes(int64_t done, uint64_t startNs, std::vector<double> &stepMs,
+                     std::string &error);
+  bool startLaunch(const MkControlBlock &block, std::string &error);
   bool streamTokens(const GpuRunRequest &request, int64_t fed, int64_t &cancelledAt,
                     std::string &error);
   void releaseModel() {
@@ -496,20 +499,7 @@ GpuStatus CudaGpuDevice::run(const GpuRunRequest &request, GpuRunResult &result,
   block.eosTokens = eos.get();
   block.numEos = static_cast<uint32_t>(eosTokens.size());
   block.waitTimeoutNs = kWaitTimeoutNs;
-  if (!check(cuda.cuMemcpyHtoD(control.get(), &block, sizeof block), "writing the control block",
-             error) ||
-      !check(cuda.cuMemsetD8(counters.get(), 0, counters.bytes()), "clearing the event counters",
-             error))
-    return GpuStatus::Failed;
-
-  MkKernelArgs args{blob.get(), activations.get(), kv.get(), weights.get(), counters.get(),
-                    control.get()};
-  void *parameters[] = {&args};
-  if (!check(cuda.cuEventRecord(startEvent, nullptr), "recording an event", error) ||
-      !check(cuda.cuLaunchCooperativeKernel(kernel, header.numSms, 1, 1, info.threads, 1, 1,
-                                            info.sharedBytes, nullptr, parameters),
-             "launching the megakernel", error) ||
-      !check(cuda.cuEventRecord(stopEvent, nullptr), "recording an event", error))
+  if (!startLaunch(block, error))
     return GpuStatus::Failed;
   int64_t cancelledAt = -1; // the step whose token the host stopped after
   if (streaming && !streamTokens(request, fed, cancelledAt, error))
@@ -722,19 +712,7 @@ GpuStatus CudaGpuDevice::runBatch(const GpuBatchRequest &request, GpuBatchResult
   block.numEos = static_cast<uint32_t>(eosTokens.size());
   block.waitTimeoutNs = kWaitTimeoutNs;
   block.rowPlans = rowPlans.get();
-  if (!check(cuda.cuMemcpyHtoD(control.get(), &block, sizeof block), "writing the control block",
-             error) ||
-      !check(cuda.cuMemsetD8(counters.get(), 0, counters.bytes()), "clearing the event counters",
-             error))
-    return GpuStatus::Failed;
-  MkKernelArgs args{blob.get(), activations.get(), kv.get(), weights.get(), counters.get(),
-                    control.get()};
-  void *parameters[] = {&args};
-  if (!check(cuda.cuEventRecord(startEvent, nullptr), "recording an event", error) ||
-      !check(cuda.cuLaunchCooperativeKernel(kernel, header.numSms, 1, 1, info.threads, 1, 1,
-                                            info.sharedBytes, nullptr, parameters),
-             "launching the megakernel", error) ||
-      !check(cuda.cuEventRecord(stopEvent, nullptr), "recording an event", error) ||
+  if (!startLaunch(block, error) ||
       !check(cuda.cuCtxSynchronize(), "running the megakernel", error))
     return GpuStatus::Failed;
   float milliseconds = 0;
@@ -782,15 +760,8 @@ GpuStatus CudaGpuDevice::runBatch(const GpuBatchRequest &request, GpuBatchResult
                "reading the logits", error))
       return GpuStatus::Failed;
   }
-  std::vector<uint64_t> ends(done);
-  if (done > 0 && !check(cuda.cuMemcpyDtoH(ends.data(), timestamps.get(), done * sizeof(uint64_t)),
-                         "reading the step timestamps", error))
-    return GpuStatus::Failed;
-  for (int64_t step = 0; step < done; ++step) {
-    uint64_t begin = step > 0 ? ends[step - 1] : block.startNs;
-    result.stepMilliseconds.push_back(static_cast<double>(int64_t(ends[step] - begin)) * 1e-6);
-  }
-  return GpuStatus::Ok;
+  return readStepTimes(done, block.startNs, result.stepMilliseconds, error) ? GpuStatus::Ok
+                                                                           : GpuStatus::Failed;
 }
 
 // While the kernel runs: polls the stream's count and hands each new
@@ -841,21 +812,49 @@ bool CudaGpuDevice::streamTokens(const GpuRunRequest &request, int64_t fed, int6
   }
 }
 
+// The control block written, the event counters zeroed, the persistent
+// kernel launched between the start and stop events; it runs on while the
+// caller waits or streams.
+bool CudaGpuDevice::startLaunch(const MkControlBlock &block, std::string &error) {
+  if (!check(cuda.cuMemcpyHtoD(control.get(), &block, sizeof block), "writing the control block",
+             error) ||
+      !check(cuda.cuMemsetD8(counters.get(), 0, counters.bytes()), "clearing the event counters",
+             error))
+    return false;
+  MkKernelArgs args{blob.get(), activations.get(), kv.get(), weights.get(), counters.get(),
+                    control.get()};
+  void *parameters[] = {&args};
+  return check(cuda.cuEventRecord(startEvent, nullptr), "recording an event", error) &&
+         check(cuda.cuLaunchCooperativeKernel(kernel, header.numSms, 1, 1, info.threads, 1, 1,
+                                              info.sharedBytes, nullptr, parameters),
+               "launching the megakernel", error) &&
+         check(cuda.cuEventRecord(stopEvent, nullptr), "recording an event", error);
+}
+
+// Each of the `done` steps' time, from the previous step's argmax (step 0:
+// the launch's start) to its own, by the kernel's %globaltimer.
+bool CudaGpuDevice::readStepTimes(int64_t done, uint64_t startNs, std::vector<double> &stepMs,
+                                  std::string &error) {
+  std::vector<uint64_t> ends(done);
+  if (done > 0 && !check(cuda.cuMemcpyDtoH(ends.data(), timestamps.get(), done * sizeof(uint64_t)),
+                         "reading the step timestamps", error))
+    return false;
+  for (int64_t step = 0; step < done; ++step) {
+    uint64_t begin = step > 0 ? ends[step - 1] : startNs;
+    // Signed: a clock that stepped back shows as such, not as 584 years.
+    stepMs.push_back(static_cast<double>(int64_t(ends[step] - begin)) * 1e-6);
+  }
+  return true;
+}
+
 // The step times and, when asked, the trace of the `result.steps` steps the
 // launch completed.
 bool CudaGpuDevice::readTimes(const GpuRunRequest &request, const MkControlBlock &block,
                               GpuRunResult &result, std::string &error) {
   int64_t done = result.steps;
-  std::vector<uint64_t> ends(done);
-  if (done > 0 && !check(cuda.cuMemcpyDtoH(ends.data(), timestamps.get(), done * sizeof(uint64_t)),
-                         "reading the step timestamps", error))
-    return false;
   result.startNs = block.startNs;
-  for (int64_t step = 0; step < done; ++step) {
-    uint64_t begin = step > 0 ? ends[step - 1] : block.startNs;
-    // Signed: a clock that stepped back shows as such, not as 584 years.
-    result.stepMilliseconds.push_back(static_cast<double>(int64_t(ends[step] - begin)) * 1e-6);
-  }
+  if (!readStepTimes(done, block.startNs, result.stepMilliseconds, error))
+    return false;
   if (request.keepTrace && done > 0) {
     result.trace.resize(uint64_t(done) * header.numTasks * MK_TRACE_TIMES);
     if (!check(cuda.cuMemcpyDtoH(result.trace.data(), trace.get(),

@@ -129,48 +129,12 @@ void checkTooBigForTheFreeMemory(GpuDevice &device, const Artifact &artifact) {
 #endif
 }
 
-// Teacher-forced logits of the CPU executor on the artifact's bf16 weights.
-std::vector<float> cpuLogits(const Artifact &artifact, const std::vector<int64_t> &tokens) {
-  WeightTable weights = unpackWeights(artifact.weights, artifact.weightData);
-  CpuExecutor executor(artifact.graph, artifact.schedule, weights);
-  std::vector<float> logits;
-  for (int64_t token : tokens) {
-    std::vector<float> step = executor.step(token);
-    logits.insert(logits.end(), step.begin(), step.end());
-  }
-  return logits;
-}
-
 bool gpuRun(GpuDevice &device, const GpuRunRequest &request, GpuRunResult &result) {
   std::string error;
   if (device.run(request, result, error) == GpuStatus::Ok)
     return true;
   std::printf("  run failed: %s\n", error.c_str());
   return false;
-}
-
-std::vector<int64_t> someTokens(int64_t count, int64_t vocab) {
-  std::vector<int64_t> tokens;
-  uint64_t state = 12345;
-  for (int64_t i = 0; i < count; ++i) {
-    state = state * 6364136223846793005ull + 1442695040888963407ull;
-    tokens.push_back(static_cast<int64_t>((state >> 33) % vocab));
-  }
-  return tokens;
-}
-
-struct Row {
-  size_t argmax;
-  float gap; // between the two largest
-};
-
-Row rowFacts(const float *logits, int64_t vocab) {
-  size_t best = std::max_element(logits, logits + vocab) - logits;
-  float second = -INFINITY;
-  for (int64_t i = 0; i < vocab; ++i)
-    if (static_cast<size_t>(i) != best)
-      second = std::max(second, logits[i]);
-  return {best, logits[best] - second};
 }
 
 void checkLogits(const std::vector<float> &gpu, const std::vector<float> &cpu, int64_t vocab,

@@ -5,15 +5,20 @@
 #include "codegen/Megakernel.h"
 #include "compiler/driver/Pipeline.h"
 #include "compiler/driver/RandomWeights.h"
+#include "runtime/cpu/CpuExecutor.h"
+#include "runtime/format/WeightPacking.h"
 
 #include "mlir/IR/MLIRContext.h"
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 
 namespace mk {
 
 std::optional<Model> loadModel(const std::string &path, int64_t maxContext,
-                               const TargetDescription &target) {
+                               const TargetDescription &target,
+                               const std::vector<int64_t> &batches) {
   if (path == "--toy") {
     toy::ToyModel model = toy::buildToyModel();
     // The toy's caches keep what the target asks for, like a lowered model's.
@@ -28,6 +33,7 @@ std::optional<Model> loadModel(const std::string &path, int64_t maxContext,
   CompileOptions options;
   options.maxContext = maxContext;
   options.target = target;
+  options.batchSizes = batches;
   auto compiled = compileToSchedule(context, path, options);
   if (!compiled) {
     std::printf("cannot compile %s: %s\n", path.c_str(),
@@ -37,7 +43,38 @@ std::optional<Model> loadModel(const std::string &path, int64_t maxContext,
   bool shapeOnly = compiled->imported.weights.all().empty();
   WeightTable weights =
       shapeOnly ? randomWeights(compiled->tasks) : std::move(compiled->imported.weights);
-  return Model{std::move(compiled->tasks), std::move(compiled->schedule), std::move(weights)};
+  return Model{std::move(compiled->tasks), std::move(compiled->schedule), std::move(weights),
+               std::move(compiled->rowSteps)};
+}
+
+std::vector<float> cpuLogits(const Artifact &artifact, const std::vector<int64_t> &tokens) {
+  WeightTable weights = unpackWeights(artifact.weights, artifact.weightData);
+  CpuExecutor executor(artifact.graph, artifact.schedule, weights);
+  std::vector<float> logits;
+  for (int64_t token : tokens) {
+    std::vector<float> step = executor.step(token);
+    logits.insert(logits.end(), step.begin(), step.end());
+  }
+  return logits;
+}
+
+std::vector<int64_t> someTokens(int64_t count, int64_t vocab, uint64_t seed) {
+  std::vector<int64_t> tokens;
+  uint64_t state = seed;
+  for (int64_t i = 0; i < count; ++i) {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    tokens.push_back(static_cast<int64_t>((state >> 33) % vocab));
+  }
+  return tokens;
+}
+
+Row rowFacts(const float *logits, int64_t vocab) {
+  size_t best = std::max_element(logits, logits + vocab) - logits;
+  float second = -INFINITY;
+  for (int64_t i = 0; i < vocab; ++i)
+    if (static_cast<size_t>(i) != best)
+      second = std::max(second, logits[i]);
+  return {best, logits[best] - second};
 }
 
 std::unique_ptr<BuiltArtifact> compile(const Model &model, std::vector<int64_t> eos,

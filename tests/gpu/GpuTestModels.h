@@ -24,14 +24,32 @@ struct Model {
   TaskGraph graph;
   Schedule schedule;
   WeightTable weights;
+  std::vector<ScheduledGraph> rowSteps; // the batches asked for, in their order
 };
 
 // `path` "--toy" is the toy graph; otherwise compiled with `maxContext` for
 // `target` (the SMs and the longest attention chunk shape the tasks; the
-// toy's caches take its KV cache element too).
+// toy's caches take its KV cache element too), with a step of each of
+// `batches` (a row per sequence) beside decode.
 // Prints why and returns nothing when the model does not compile.
 std::optional<Model> loadModel(const std::string &path, int64_t maxContext,
-                               const TargetDescription &target = {});
+                               const TargetDescription &target = {},
+                               const std::vector<int64_t> &batches = {});
+
+// Teacher-forced logits of the CPU executor on the artifact's bf16 weights,
+// [tokens][vocab].
+std::vector<float> cpuLogits(const Artifact &artifact, const std::vector<int64_t> &tokens);
+
+// `count` token ids below `vocab`, the same for the same seed.
+std::vector<int64_t> someTokens(int64_t count, int64_t vocab, uint64_t seed = 12345);
+
+// A row of logits: its argmax and the gap to the second largest (a gap below
+// a check's threshold may flip either way between two engines).
+struct Row {
+  size_t argmax;
+  float gap;
+};
+Row rowFacts(const float *logits, int64_t vocab);
 
 // The model's artifact with its kernel; prints why and returns nullptr when
 // NVRTC or the artifact fails.
