@@ -48,6 +48,15 @@ __device__ __forceinline__ void publishToken(MkControlBlock *control, long long 
                : "memory");
 }
 
+// Whether `token` is one of the control block's EOS tokens.
+__device__ __forceinline__ bool isEosToken(const MkControlBlock *control, long long token) {
+  const long long *eos = reinterpret_cast<const long long *>(control->eosTokens);
+  for (unsigned i = 0; i < control->numEos; ++i)
+    if (eos[i] == token)
+      return true;
+  return false;
+}
+
 // Load and compute over the whole vocabulary: each thread scans a strided
 // share keeping its first largest, then the block combines. Four logits per
 // 16-byte load when the logits are so aligned, several loads in flight per
@@ -171,12 +180,8 @@ __device__ void argmaxOneRowTask(const TaskContext &context, const MkTaskRecord 
   if (control->timestamps)
     reinterpret_cast<unsigned long long *>(control->timestamps)[context.step] = globalTimer();
   control->stepsDone = context.step + 1;
-  if (context.step >= control->eosFromStep) {
-    const long long *eos = reinterpret_cast<const long long *>(control->eosTokens);
-    for (unsigned i = 0; i < control->numEos; ++i)
-      if (eos[i] == token)
-        control->stop = 1;
-  }
+  if (context.step >= control->eosFromStep && isEosToken(control, token))
+    control->stop = 1;
 }
 
 // A step of several rows (a batch): greedy, each active row's pick from its
@@ -231,13 +236,7 @@ __device__ void argmaxRowsTask(const TaskContext &context, const MkTaskRecord &,
       const long long token = best.index;
       slots[r] = token;
       outputs[r] = token;
-      bool stops = false;
-      if (context.step >= plan.eosFromStep) {
-        const long long *eos = reinterpret_cast<const long long *>(control->eosTokens);
-        for (unsigned i = 0; i < control->numEos; ++i)
-          stops |= eos[i] == token;
-      }
-      if (stops)
+      if (context.step >= plan.eosFromStep && isEosToken(control, token))
         plan.activeUntil = context.step + 1;
       runsOn |= context.step + 1 < plan.activeUntil;
     }

@@ -92,14 +92,14 @@ struct GemvRowsInput {
 };
 
 // A step row's output: the bias, the epilogue (silu(gate) * up, or the
-// residual of that row added), the store, and the pick's candidate.
+// residual of that row added) and the store; returns what it stored.
 template <int kEpilogue, bool kBias>
 struct GemvRowsOutput {
   const TaskContext &context;
   const MkOperationRecord &op;
   float *out = context.activations + op.output;
 
-  // `sums`: the row's gate (or only) sum, then its up sum.
+  // `gate`: the row's gate (or only) sum; `up`: its up sum (SiluMul).
   __device__ __forceinline__ float store(int m, unsigned long long row, float gate,
                                          float up = 0.0f) const {
     if constexpr (kBias) {
@@ -117,14 +117,6 @@ struct GemvRowsOutput {
     return result;
   }
 };
-
-__device__ __forceinline__ void considerPick(Candidate &best, unsigned &nonFinite, float value,
-                                             unsigned long long row) {
-  if (!isFinite(value))
-    nonFinite = min(nonFinite, static_cast<unsigned>(row));
-  else if (best.index == kNoIndex || value > best.value)
-    best = Candidate{value, static_cast<unsigned>(row)};
-}
 
 // D += A B for one m16n8k16 (bf16 in, f32 out): the fragments as the PTX
 // ISA lays them out for lane (group g = lane / 4, t = lane % 4).

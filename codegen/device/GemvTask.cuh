@@ -302,12 +302,8 @@ __device__ void gemvOneRowTask(const TaskContext &context, const MkTaskRecord &t
       out[row] = result;
       if constexpr ((kFixed & MK_GEMV_SEEDS) != 0)
         reinterpret_cast<long long *>(context.activations + op.seed)[row] = floatToFixed(result);
-      if constexpr (kPicks) {
-        if (!isFinite(result))
-          nonFinite = min(nonFinite, static_cast<unsigned>(row));
-        else if (best.index == kNoIndex || result > best.value)
-          best = Candidate{result, static_cast<unsigned>(row)};
-      }
+      if constexpr (kPicks)
+        considerPick(best, nonFinite, result, row);
     }
   };
 

@@ -59,6 +59,17 @@ __device__ __forceinline__ unsigned warpLowest(unsigned index) {
   return index;
 }
 
+// A thread's candidate for its tile's pick, after it stored `value` at
+// `row` (rows in increasing order, so its first largest is its lowest): the
+// lowest non-finite row apart.
+__device__ __forceinline__ void considerPick(Candidate &best, unsigned &nonFinite, float value,
+                                             unsigned long long row) {
+  if (!isFinite(value))
+    nonFinite = min(nonFinite, static_cast<unsigned>(row));
+  else if (best.index == kNoIndex || value > best.value)
+    best = Candidate{value, static_cast<unsigned>(row)};
+}
+
 // A gemv tile's pick of its outputs: each thread's best of the rows it
 // stored (rows grow pass by pass, so its first largest is its lowest), and
 // its lowest non-finite row; the block combines them and one thread stores
