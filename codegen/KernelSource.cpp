@@ -6,6 +6,7 @@
 #include "core/taskgraph/TaskKind.h"
 #include "core/taskgraph/TaskNames.h"
 #include "runtime/format/ControlBlock.h"
+#include "runtime/format/PrefillArgs.h"
 
 #include <algorithm>
 #include <map>
@@ -255,6 +256,44 @@ llvm::Error checkSupported(const TaskGraph &graph, const ModelShapes &shapes,
   return llvm::Error::success();
 }
 
+// The attention shapes the prompt kernels take: head dims of whole k16
+// steps up to MK_PREFILL_MAX_HEAD_DIM, by the caches' element bytes.
+std::set<std::pair<int64_t, uint64_t>> prefillAttentionShapes(const TaskGraph &graph) {
+  std::set<std::pair<int64_t, uint64_t>> shapes;
+  for (const Operation &op : graph.operations)
+    if (op.kind == OpKind::Attention && op.headDim % 16 == 0 &&
+        op.headDim <= MK_PREFILL_MAX_HEAD_DIM && op.keyCache < graph.buffers.size())
+      shapes.insert({op.headDim, bytesPerElement(graph.buffers[op.keyCache].element)});
+  return shapes;
+}
+
+// A decode kernel's CUBIN also holds the kernels a prompt runs layer by
+// layer (runtime/format/PrefillArgs.h): the loader finds them by name.
+void emitPrefillKernels(std::ostream &os, const TaskGraph &graph) {
+  os << "\n// A prompt's rows, layer by layer (runtime/format/PrefillArgs.h).\n"
+     << "extern \"C\" __constant__ unsigned " MK_PREFILL_ABI_NAME " = MK_PREFILL_ABI_VERSION;\n"
+     << "extern \"C\" __global__ void __launch_bounds__(MK_PREFILL_THREADS)\n"
+     << "    " MK_PREFILL_EMBED_NAME "(const MkPrefillEmbedArgs args) {\n"
+     << "  mk::gpu::prefillEmbed(args);\n}\n"
+     << "extern \"C\" __global__ void __launch_bounds__(MK_PREFILL_THREADS)\n"
+     << "    " MK_PREFILL_NORM_NAME "(const MkPrefillNormArgs args) {\n"
+     << "  mk::gpu::prefillNorm(args);\n}\n"
+     << "extern \"C\" __global__ void __launch_bounds__(MK_PREFILL_THREADS)\n"
+     << "    " MK_PREFILL_EPILOGUE_NAME "(const MkPrefillEpilogueArgs args) {\n"
+     << "  mk::gpu::prefillEpilogue(args);\n}\n";
+  for (auto [headDim, cacheBytes] : prefillAttentionShapes(graph)) {
+    std::string shape = std::to_string(headDim) + ", " + std::to_string(cacheBytes);
+    os << "extern \"C\" __global__ void __launch_bounds__(32 * MK_PREFILL_PREPARE_HEADS)\n"
+       << "    " << mkPrefillKernelName(MK_PREFILL_PREPARE_PREFIX, headDim, cacheBytes)
+       << "(const MkPrefillPrepareArgs args) {\n"
+       << "  mk::gpu::prefillPrepare<" << shape << ">(args);\n}\n"
+       << "extern \"C\" __global__ void __launch_bounds__(32 * MK_PREFILL_ATTENTION_WARPS)\n"
+       << "    " << mkPrefillKernelName(MK_PREFILL_ATTENTION_PREFIX, headDim, cacheBytes)
+       << "(const MkPrefillAttentionArgs args) {\n"
+       << "  mk::gpu::prefillAttention<" << shape << ">(args);\n}\n";
+  }
+}
+
 } // namespace
 
 std::string unsupportedStepRows(const TaskGraph &graph) {
@@ -355,6 +394,8 @@ llvm::Expected<KernelSource> generateKernelSource(const TaskGraph &graph, const 
      << "    mk_run_task(const MkKernelArgs args, unsigned task, long long position) {\n"
      << "  mk::gpu::runOneTask<model::Tasks, model::kThreads>(args, task, position);\n"
      << "}\n";
+  if (graph.rows == 1)
+    emitPrefillKernels(os, graph);
   source.text = os.str();
   return std::move(source);
 }

@@ -11,5 +11,7 @@
 #include "codegen/device/GemvTask.cuh"
 #include "codegen/device/Interpreter.cuh"
 #include "codegen/device/MlpTask.cuh"
+#include "codegen/device/PrefillAttention.cuh"
+#include "codegen/device/PrefillKernels.cuh"
 
 #endif

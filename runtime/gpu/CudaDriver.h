@@ -43,6 +43,7 @@ namespace mk {
   X(cuMemFreeHost)                                                                                 \
   X(cuEventQuery)                                                                                  \
   X(cuLaunchCooperativeKernel)                                                                     \
+  X(cuLaunchKernel)                                                                                \
   X(cuEventCreate)                                                                                 \
   X(cuEventRecord)                                                                                 \
   X(cuEventSynchronize)                                                                            \

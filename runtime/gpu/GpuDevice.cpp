@@ -15,6 +15,7 @@
 #include "runtime/gpu/LoadProgress.h"
 #include "runtime/gpu/MappedHostMemory.h"
 #include "runtime/gpu/MemoryBudget.h"
+#include "runtime/gpu/Prefill.h"
 
 #include <algorithm>
 #include <atomic>
@@ -97,6 +98,11 @@ public:
                     std::vector<float> &kv, std::string &error,
                     const MkSamplingSettings &sampling,
                     const std::vector<int64_t> &context) override;
+  std::string prefillUnavailable() const override {
+    return prompts ? "" : whyNoPrompts.empty() ? "no model is loaded" : whyNoPrompts;
+  }
+  GpuStatus prefill(const GpuPrefillRequest &request, GpuPrefillResult &result,
+                    std::string &error) override;
 
 private:
   bool check(CUresult result, const std::string &what, std::string &error) const {
@@ -120,6 +126,7 @@ private:
   bool streamTokens(const GpuRunRequest &request, int64_t fed, int64_t &cancelledAt,
                     std::string &error);
   void releaseModel() {
+    prompts.reset();
     if (startEvent)
       cuda.cuEventDestroy(startEvent);
     if (stopEvent)
@@ -152,6 +159,8 @@ private:
   DeviceMemory contextTokens, penaltyMarks, penaltyLogits; // the repetition penalty's
   MappedHostMemory stream;                  // MkStream, then i64[steps]: streaming
   uint64_t launches = 0;                    // for the penalty's tags
+  std::unique_ptr<GpuPrefill> prompts;      // prompts layer by layer, where they can run so
+  std::string whyNoPrompts;
 };
 
 bool CudaGpuDevice::upload(DeviceMemory &memory, const void *data, size_t bytes, const char *what,
@@ -401,6 +410,61 @@ GpuStatus CudaGpuDevice::load(const Artifact &artifact, int64_t maxContext, std:
   contextLimit = maxContext;
   vocab = header.vocab;
   tableRows = artifact.facts.vocab;
+  // Prompts layer by layer where this machine and file allow; else they
+  // run one token a step, as before.
+  std::vector<MkOperationRecord> records(header.numOperations);
+  if (header.operationsOffset + records.size() * sizeof(MkOperationRecord) <=
+      artifact.scheduleBlob.size())
+    std::memcpy(records.data(), artifact.scheduleBlob.data() + header.operationsOffset,
+                records.size() * sizeof(MkOperationRecord));
+  PrefillModel model{module, weights.get(), blob.get() + header.paramsOffset, kv.get(),
+                     static_cast<uint64_t>(tableRows)};
+  whyNoPrompts.clear();
+  if (header.rows == 1)
+    prompts = GpuPrefill::create(cuda, model, graph, records, whyNoPrompts);
+  else
+    whyNoPrompts = "a kernel of several rows a step";
+  return GpuStatus::Ok;
+}
+
+GpuStatus CudaGpuDevice::prefill(const GpuPrefillRequest &request, GpuPrefillResult &result,
+                                 std::string &error) {
+  if (!prompts) {
+    error = "prompts do not run layer by layer here: " + prefillUnavailable();
+    return GpuStatus::Refused;
+  }
+  if (!check(cuda.cuCtxSetCurrent(context), "making the context current", error))
+    return GpuStatus::Failed;
+  const int64_t count = static_cast<int64_t>(request.tokens.size());
+  if (count == 0) {
+    error = "the prompt has no tokens";
+    return GpuStatus::Refused;
+  }
+  for (int64_t token : request.tokens)
+    if (token < 0 || token >= tableRows) {
+      error = "token " + std::to_string(token) + " is outside the vocabulary of " +
+              std::to_string(tableRows);
+      return GpuStatus::Refused;
+    }
+  if (request.firstPosition < 0 || request.firstPosition > contextLimit ||
+      count > contextLimit - request.firstPosition) {
+    error = "the prompt needs " + std::to_string(count) + " positions from position " +
+            std::to_string(request.firstPosition) + "; the context holds " +
+            std::to_string(contextLimit);
+    return GpuStatus::Refused;
+  }
+  if (!check(cuda.cuEventRecord(startEvent, nullptr), "timing the prompt", error) ||
+      !prompts->run(request.tokens, request.firstPosition,
+                    request.keepLogits ? &result.logits : nullptr, request.maxRows, error) ||
+      !check(cuda.cuEventRecord(stopEvent, nullptr), "timing the prompt", error) ||
+      !check(cuda.cuEventSynchronize(stopEvent), "timing the prompt", error))
+    return GpuStatus::Failed;
+  float milliseconds = 0;
+  if (!check(cuda.cuEventElapsedTime(&milliseconds, startEvent, stopEvent), "timing the prompt",
+             error))
+    return GpuStatus::Failed;
+  result.milliseconds = milliseconds;
+  result.rowsPerPass = prompts->rowsPerPass();
   return GpuStatus::Ok;
 }
 

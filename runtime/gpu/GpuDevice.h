@@ -73,6 +73,21 @@ struct GpuBatchResult {
   std::vector<double> stepMilliseconds;
 };
 
+// A prompt run layer by layer (runtime/gpu/Prefill.h): its tokens at
+// firstPosition on, their KV slots written for the decode kernel to go on.
+struct GpuPrefillRequest {
+  std::vector<int64_t> tokens;
+  int64_t firstPosition = 0;
+  bool keepLogits = false; // every row's logits, [tokens][vocab]
+  int64_t maxRows = 0;     // rows a pass (0: as memory allows)
+};
+
+struct GpuPrefillResult {
+  std::vector<float> logits;
+  double milliseconds = 0; // by CUDA events around every pass
+  int64_t rowsPerPass = 0;
+};
+
 // How a call of GpuDevice ended. The callers above (libmkrt, mk-gpu-check)
 // tell a machine that cannot run a file, which is no fault, from a GPU that
 // failed, which is one.
@@ -120,6 +135,14 @@ public:
   // context), or Failed.
   virtual GpuStatus runBatch(const GpuBatchRequest &request, GpuBatchResult &result,
                              std::string &error) = 0;
+  // "" when the loaded model runs prompts layer by layer (prefill), else
+  // why not (no cuBLASLt, an older file, a graph without prompt kernels):
+  // its prompts then go one token a decode step.
+  virtual std::string prefillUnavailable() const = 0;
+  // A prompt layer by layer: Ok, Refused (no prefill, a token outside the
+  // vocabulary, positions past the context) or Failed.
+  virtual GpuStatus prefill(const GpuPrefillRequest &request, GpuPrefillResult &result,
+                            std::string &error) = 0;
   // One task alone on one CTA (the kernel's mk_run_task), for step 0 at
   // `position` with `token` as the step's token, on arenas laid out as
   // layOutArenas (runtime/format/ScheduleBlobBuilder.h) says and filled by

@@ -57,6 +57,9 @@ class Engine {
 public:
   virtual ~Engine() = default;
   virtual std::string describe() const = 0;
+  // mkrt_session_set_prompt_by_step: prompts one token a decode step
+  // instead of layer by layer, where the engine can do the latter (the GPU).
+  virtual void setPromptByStep(bool /*byStep*/) {}
   // A non-empty prompt within the vocabulary, its first token at
   // `firstPosition`, firstPosition + prompt + newTokens - 1 positions within
   // the session's context: the caller checks. The cache slots below

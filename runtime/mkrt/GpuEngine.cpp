@@ -22,29 +22,57 @@ public:
       : artifact(artifact), device(std::move(device)), maxContext(maxContext) {}
 
   std::string describe() const override { return device->describe(); }
+  void setPromptByStep(bool byStep) override { promptByStep = byStep; }
 
   Generation generate(const std::vector<int64_t> &prompt, int64_t newTokens,
                       int64_t firstPosition, bool trace, bool /*keepCache*/,
                       const TokenPicking &picking) override {
     // The device's cache lives as long as the session: every call finds
     // below its first position what earlier calls wrote.
+    // A prompt of several tokens goes layer by layer but its last token,
+    // which the decode kernel then feeds, giving the first new token. (A
+    // trace is of decode steps: its prompt goes by step.)
+    const bool layered = prompt.size() > 1 && !promptByStep && !trace &&
+                         device->prefillUnavailable().empty();
+    const size_t prefilled = layered ? prompt.size() - 1 : 0;
+    double prefillMs = 0;
+    if (layered) {
+      GpuPrefillRequest prefill;
+      prefill.tokens.assign(prompt.begin(), prompt.end() - 1);
+      prefill.firstPosition = firstPosition;
+      GpuPrefillResult done;
+      std::string error;
+      GpuStatus status = device->prefill(prefill, done, error);
+      if (status == GpuStatus::Refused)
+        throw EngineError(MKRT_ERROR_INVALID_ARGUMENT, "the GPU refused the prompt: " + error);
+      if (status != GpuStatus::Ok)
+        throw EngineError(MKRT_ERROR_DEVICE_FAILURE,
+                          "the GPU failed (" + device->describe() + "): " + error);
+      prefillMs = done.milliseconds;
+      remember(prefill.tokens, {}, firstPosition);
+    }
     GpuRunRequest request;
-    request.tokens = prompt;
+    request.tokens.assign(prompt.begin() + prefilled, prompt.end());
     request.newTokens = newTokens;
-    request.firstPosition = firstPosition;
+    request.firstPosition = firstPosition + static_cast<int64_t>(prefilled);
     request.maxContext = maxContext;
     request.keepTrace = trace;
     request.sampling = picking.sampling;
     request.onToken = picking.onToken;
-    request.contextTokens.assign(history.begin(),
-                                 history.begin() + std::min<size_t>(firstPosition, history.size()));
+    request.contextTokens.assign(
+        history.begin(),
+        history.begin() + std::min<size_t>(request.firstPosition, history.size()));
     GpuRunResult result = run(request);
-    remember(prompt, result.generated, firstPosition);
+    remember(request.tokens, result.generated, request.firstPosition);
     Generation generation;
     generation.stoppedByHost = result.stopReason == "host";
-    generation.steps = result.steps;
-    generation.kernelMs = result.kernelMilliseconds;
-    generation.stepMs = std::move(result.stepMilliseconds);
+    generation.steps = result.steps + static_cast<int64_t>(prefilled);
+    generation.kernelMs = result.kernelMilliseconds + prefillMs;
+    // The prefilled positions share the prompt's time evenly, as the CPU's
+    // prefill chunks do, so that the prompt's figures add up.
+    generation.stepMs.assign(prefilled, prefilled ? prefillMs / prefilled : 0.0);
+    generation.stepMs.insert(generation.stepMs.end(), result.stepMilliseconds.begin(),
+                             result.stepMilliseconds.end());
     generation.trace = LaunchTrace{std::move(result.trace), result.startNs};
     // The kernel stops at EOS itself; cutting again keeps both engines'
     // contracts identical should it run a step further.
@@ -178,6 +206,7 @@ private:
   std::unique_ptr<GpuDevice> device;
   int64_t maxContext;
   std::vector<int64_t> history; // by position; -1: unknown
+  bool promptByStep = false;    // mkrt_session_set_prompt_by_step
   std::vector<GpuBatchEngine> batches; // loaded on first use, by their rows
 };
 

@@ -440,6 +440,13 @@ mkrt_status mkrt_session_set_start_position(mkrt_session *session, int64_t posit
   });
 }
 
+mkrt_status mkrt_session_set_prompt_by_step(mkrt_session *session, int by_step) {
+  return guarded([&] {
+    require(session, "mkrt_session_set_prompt_by_step: session is NULL");
+    session->engine->setPromptByStep(by_step != 0);
+  });
+}
+
 mkrt_status mkrt_generate_batch(mkrt_session *session, const int64_t *const *prompts,
                                 const size_t *n_prompts, size_t n_sequences, size_t n_new,
                                 int64_t *out_tokens, size_t *n_out, mkrt_timing *timing) {

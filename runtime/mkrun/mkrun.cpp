@@ -72,6 +72,9 @@ constexpr const char *kHelp =
     "  --stream                print each token as the running kernel produces it\n"
     "  --cancel-after N        stream, and stop the generation after N new tokens (the\n"
     "                          host's cancel, as a client that goes away)\n"
+    "  --prompt-by-step        on the GPU, feed the prompt one token a decode step\n"
+    "                          instead of layer by layer (where the prompt's\n"
+    "                          time was measured against)\n"
     "  --step-times FILE.csv   every step's time: step,position,phase,ms, with phase\n"
     "                          prompt or generation (a batch: the positions of its\n"
     "                          sequences, which start at 0 together)\n"
@@ -107,6 +110,7 @@ struct Arguments {
   mkrt_sampling sampling{0.0, 0, 1.0, 0.0, 1.0, 0};
   bool sampled = false; // a sampling flag was given
   bool stream = false;
+  bool promptByStep = false;
   std::optional<int64_t> cancelAfter;
 };
 
@@ -283,6 +287,8 @@ int parseArguments(int argc, char **argv, Arguments &args) {
       args.sampled = true;
     } else if (arg == "--stream") {
       args.stream = true;
+    } else if (arg == "--prompt-by-step") {
+      args.promptByStep = true;
     } else if (auto v = value("--cancel-after")) {
       int64_t n = 0;
       if (!parseCount(*v, n) || n == 0)
@@ -600,6 +606,11 @@ int main(int argc, char **argv) {
                                sizeof error);
   if (status == MKRT_OK && args.startPosition > 0) {
     status = mkrt_session_set_start_position(session, args.startPosition);
+    if (status != MKRT_OK)
+      std::snprintf(error, sizeof error, "%s", mkrt_last_error());
+  }
+  if (status == MKRT_OK && args.promptByStep) {
+    status = mkrt_session_set_prompt_by_step(session, 1);
     if (status != MKRT_OK)
       std::snprintf(error, sizeof error, "%s", mkrt_last_error());
   }

@@ -230,6 +230,15 @@ mkrt_status mkrt_session_rewind(mkrt_session *session, int64_t length);
  * count positions from it. */
 mkrt_status mkrt_session_set_start_position(mkrt_session *session, int64_t position);
 
+/* How a GPU session feeds a prompt to mkrt_generate: by default layer by
+ * layer, every token of the prompt through one layer before the next (the
+ * matrices by cuBLASLt, found at run time), its last token then through the
+ * decode kernel, which gives the first new token; with `by_step` non-zero
+ * one token a decode step, as the decode kernel alone does. Where prompts
+ * cannot run layer by layer (no cuBLASLt, a file of an older mkc, a trace
+ * asked for) they go by step either way. The CPU executor ignores it. */
+mkrt_status mkrt_session_set_prompt_by_step(mkrt_session *session, int by_step);
+
 /* Traces every later mkrt_generate of the session: each call records when
  * every task of every step waited, started and ended on its SM (on the CPU,
  * on its emulated SM), and writes them to `path` as a Chrome trace-event

@@ -1,0 +1,242 @@
+// Causal attention of a prompt's rows over the KV cache, on tensor cores
+// (runtime/format/PrefillArgs.h): the rows' k and v are in the cache
+// already (PrefillKernels.cuh's prepare), so row r attends to the slots
+// [0, firstPosition + r] of its KV head, earlier prompts' and its own
+// chunk's alike.
+//
+// A CTA takes MK_PREFILL_ATTENTION_ROWS query rows of one q head, a warp
+// 16 of them, and walks the cache MK_PREFILL_ATTENTION_KEYS positions at a
+// time up to its last row's position, as flash attention does: a running
+// max and sum per row, o rescaled when the max grows. Load: the block's
+// keys ([key][dim]) and values transposed ([dim][key]) into shared memory
+// as bf16, rows padded so that a fragment's 32-bit reads hit 32 banks.
+// Compute: scores S = q k^T and o += P v by mma.m16n8k16; S's accumulators
+// are, pair by pair, P's A fragments (the PTX ISA's layouts agree), so P
+// never leaves registers. Store: o / l as f32 into the output row.
+// The exponentials are exp2 of scores scaled by log2(e); sums are f32.
+#ifndef MKC_CODEGEN_DEVICE_PREFILLATTENTION_CUH
+#define MKC_CODEGEN_DEVICE_PREFILLATTENTION_CUH
+
+#include "codegen/device/Common.cuh"
+#include "codegen/device/GemvRowsTask.cuh"
+#include "codegen/device/PrefillKernels.cuh"
+
+namespace mk::gpu {
+
+// Two floats as one bf16 pair, the first in the low half.
+__device__ __forceinline__ unsigned packBf16(float low, float high) {
+  unsigned pair = 0;
+#if __CUDA_ARCH__ >= 800
+  asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(pair) : "f"(high), "f"(low));
+#endif
+  return pair;
+}
+
+// Eight consecutive cache elements (32 bytes of f32, 16 of bf16, aligned:
+// a slot's dimension d is a multiple of 8) as floats.
+template <int kCacheBytes>
+__device__ __forceinline__ void readEight(const typename BufferElementOf<kCacheBytes>::Type *from,
+                                          float (&out)[8]) {
+  if constexpr (kCacheBytes == 4) {
+    const float4 low = *reinterpret_cast<const float4 *>(from);
+    const float4 high = *reinterpret_cast<const float4 *>(from + 4);
+    out[0] = low.x, out[1] = low.y, out[2] = low.z, out[3] = low.w;
+    out[4] = high.x, out[5] = high.y, out[6] = high.z, out[7] = high.w;
+  } else {
+    const uint4 bits = *reinterpret_cast<const uint4 *>(from);
+    const unsigned words[4] = {bits.x, bits.y, bits.z, bits.w};
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      out[2 * i] = bf16Low(words[i]);
+      out[2 * i + 1] = bf16High(words[i]);
+    }
+  }
+}
+
+template <int kHeadDim, int kCacheBytes>
+__device__ void prefillAttention(const MkPrefillAttentionArgs &args) {
+  using Element = BufferElementOf<kCacheBytes>;
+  using Cache = typename Element::Type;
+  constexpr int kKeys = MK_PREFILL_ATTENTION_KEYS;
+  constexpr int kThreads = MK_PREFILL_ATTENTION_WARPS * kWarpSize;
+  constexpr int kSteps = kHeadDim / 16;   // k16 steps of q . k
+  constexpr int kDimTiles = kHeadDim / 8; // n8 tiles of o
+  constexpr int kKeyTiles = kKeys / 8;    // n8 tiles of S
+  constexpr int kKeyStride = kHeadDim + 8, kValueStride = kKeys + 8; // bf16 elements
+  static_assert(kHeadDim % 16 == 0 && kHeadDim <= MK_PREFILL_MAX_HEAD_DIM,
+                "heads of whole k16 steps, within the registers");
+  static_assert(MK_PREFILL_ATTENTION_ROWS == 16 * MK_PREFILL_ATTENTION_WARPS, "16 rows a warp");
+  static_assert(kKeys % 16 == 0, "whole k16 steps of P v");
+  __shared__ __align__(16) unsigned short keys[kKeys * kKeyStride];
+  __shared__ __align__(16) unsigned short values[kHeadDim * kValueStride];
+
+  const int warp = threadIdx.x / kWarpSize, lane = threadIdx.x % kWarpSize;
+  const int g = lane / 4, t = lane % 4; // the fragments' row group and pair
+  const long long rows = static_cast<long long>(args.rows);
+  const unsigned long long numHeads = args.numHeads;
+  const unsigned long long head = blockIdx.y;
+  const unsigned long long kvHead = head / (numHeads / args.numKvHeads);
+  const long long tileRow = static_cast<long long>(blockIdx.x) * MK_PREFILL_ATTENTION_ROWS;
+  const long long warpRow = tileRow + warp * 16;
+  const long long lastRow = min(tileRow + MK_PREFILL_ATTENTION_ROWS, rows) - 1;
+  const long long lastPosition = args.firstPosition + lastRow;
+  const Cache *keyCache = deviceAddress<const Cache>(args.keyCache);
+  const Cache *valueCache = deviceAddress<const Cache>(args.valueCache);
+  const float scale = args.scale * 1.44269504088896340736f; // log2(e)
+
+  // Load: this warp's q rows as A fragments (rows past the prompt read its
+  // last row and are never stored).
+  unsigned q[kSteps][4];
+  {
+    const unsigned short *queries = deviceAddress<const unsigned short>(args.queries);
+    const long long row0 = min(warpRow + g, rows - 1), row1 = min(warpRow + g + 8, rows - 1);
+    const unsigned short *q0 = queries + (row0 * numHeads + head) * kHeadDim;
+    const unsigned short *q1 = queries + (row1 * numHeads + head) * kHeadDim;
+#pragma unroll
+    for (int k = 0; k < kSteps; ++k) {
+      const int d = k * 16 + 2 * t;
+      q[k][0] = *reinterpret_cast<const unsigned *>(q0 + d);
+      q[k][1] = *reinterpret_cast<const unsigned *>(q1 + d);
+      q[k][2] = *reinterpret_cast<const unsigned *>(q0 + d + 8);
+      q[k][3] = *reinterpret_cast<const unsigned *>(q1 + d + 8);
+    }
+  }
+  const long long position0 = args.firstPosition + warpRow + g, position1 = position0 + 8;
+  float o[kDimTiles][4];
+#pragma unroll
+  for (int n = 0; n < kDimTiles; ++n)
+    o[n][0] = o[n][1] = o[n][2] = o[n][3] = 0.0f;
+  float max0 = negativeInfinity(), max1 = negativeInfinity(), sum0 = 0.0f, sum1 = 0.0f;
+
+  const long long blocks = (lastPosition + kKeys) / kKeys;
+  for (long long block = 0; block < blocks; ++block) {
+    const long long firstKey = block * kKeys;
+    // Load: the block's keys and values as bf16; slots past the tile's
+    // last position are zeros (masked below).
+    __syncthreads();
+    for (int c = threadIdx.x; c < kKeys * kHeadDim / 8; c += kThreads) {
+      const int key = c / (kHeadDim / 8), d = (c % (kHeadDim / 8)) * 8;
+      const long long position = firstKey + key;
+      float k[8], v[8];
+      if (position <= lastPosition) {
+        const unsigned long long slot =
+            (static_cast<unsigned long long>(position) * args.numKvHeads + kvHead) * kHeadDim + d;
+        readEight<kCacheBytes>(keyCache + slot, k);
+        readEight<kCacheBytes>(valueCache + slot, v);
+      } else {
+#pragma unroll
+        for (int i = 0; i < 8; ++i)
+          k[i] = v[i] = 0.0f;
+      }
+      *reinterpret_cast<uint4 *>(keys + key * kKeyStride + d) =
+          make_uint4(packBf16(k[0], k[1]), packBf16(k[2], k[3]), packBf16(k[4], k[5]),
+                     packBf16(k[6], k[7]));
+#pragma unroll
+      for (int i = 0; i < 8; ++i)
+        values[(d + i) * kValueStride + key] = floatToBf16(v[i]);
+    }
+    __syncthreads();
+    // A warp whose rows all precede the block has nothing in it.
+    if (firstKey > args.firstPosition + warpRow + 15)
+      continue;
+
+    // Compute: S = q k^T, scaled to log2 units, masked past each row.
+    float s[kKeyTiles][4];
+#pragma unroll
+    for (int n = 0; n < kKeyTiles; ++n) {
+      s[n][0] = s[n][1] = s[n][2] = s[n][3] = 0.0f;
+      const unsigned short *keyRow = keys + (n * 8 + g) * kKeyStride + 2 * t;
+#pragma unroll
+      for (int k = 0; k < kSteps; ++k)
+        mma16816(s[n], q[k][0], q[k][1], q[k][2], q[k][3],
+                 *reinterpret_cast<const unsigned *>(keyRow + k * 16),
+                 *reinterpret_cast<const unsigned *>(keyRow + k * 16 + 8));
+    }
+    float blockMax0 = negativeInfinity(), blockMax1 = negativeInfinity();
+#pragma unroll
+    for (int n = 0; n < kKeyTiles; ++n)
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        const long long key = firstKey + n * 8 + 2 * t + (i & 1);
+        const bool upper = i >= 2;
+        const bool visible = key <= (upper ? position1 : position0);
+        s[n][i] = visible ? s[n][i] * scale : negativeInfinity();
+        if (upper)
+          blockMax1 = fmaxf(blockMax1, s[n][i]);
+        else
+          blockMax0 = fmaxf(blockMax0, s[n][i]);
+      }
+#pragma unroll
+    for (int offset = 1; offset < 4; offset *= 2) {
+      blockMax0 = fmaxf(blockMax0, __shfl_xor_sync(kFullMask, blockMax0, offset));
+      blockMax1 = fmaxf(blockMax1, __shfl_xor_sync(kFullMask, blockMax1, offset));
+    }
+    // The running max; a row that has seen no position yet keeps -inf and
+    // weighs everything 0.
+    const float newMax0 = fmaxf(max0, blockMax0), newMax1 = fmaxf(max1, blockMax1);
+    const float base0 = newMax0 == negativeInfinity() ? 0.0f : newMax0;
+    const float base1 = newMax1 == negativeInfinity() ? 0.0f : newMax1;
+    const float rescale0 = exp2f(max0 - base0), rescale1 = exp2f(max1 - base1);
+    max0 = newMax0;
+    max1 = newMax1;
+    sum0 *= rescale0;
+    sum1 *= rescale1;
+#pragma unroll
+    for (int n = 0; n < kDimTiles; ++n) {
+      o[n][0] *= rescale0;
+      o[n][1] *= rescale0;
+      o[n][2] *= rescale1;
+      o[n][3] *= rescale1;
+    }
+#pragma unroll
+    for (int n = 0; n < kKeyTiles; ++n) {
+      s[n][0] = exp2f(s[n][0] - base0);
+      s[n][1] = exp2f(s[n][1] - base0);
+      s[n][2] = exp2f(s[n][2] - base1);
+      s[n][3] = exp2f(s[n][3] - base1);
+      sum0 += s[n][0] + s[n][1];
+      sum1 += s[n][2] + s[n][3];
+    }
+    // Compute: o += P v, a k16 step being two of S's n8 tiles.
+#pragma unroll
+    for (int k = 0; k < kKeys / 16; ++k) {
+      const unsigned p0 = packBf16(s[2 * k][0], s[2 * k][1]);
+      const unsigned p1 = packBf16(s[2 * k][2], s[2 * k][3]);
+      const unsigned p2 = packBf16(s[2 * k + 1][0], s[2 * k + 1][1]);
+      const unsigned p3 = packBf16(s[2 * k + 1][2], s[2 * k + 1][3]);
+#pragma unroll
+      for (int n = 0; n < kDimTiles; ++n) {
+        const unsigned short *valueRow = values + (n * 8 + g) * kValueStride + k * 16 + 2 * t;
+        mma16816(o[n], p0, p1, p2, p3, *reinterpret_cast<const unsigned *>(valueRow),
+                 *reinterpret_cast<const unsigned *>(valueRow + 8));
+      }
+    }
+  }
+
+  // Store: o / l, the lanes of a row group adding their parts of l.
+#pragma unroll
+  for (int offset = 1; offset < 4; offset *= 2) {
+    sum0 += __shfl_xor_sync(kFullMask, sum0, offset);
+    sum1 += __shfl_xor_sync(kFullMask, sum1, offset);
+  }
+  float *output = deviceAddress<float>(args.output);
+  const long long row0 = warpRow + g, row1 = row0 + 8;
+#pragma unroll
+  for (int n = 0; n < kDimTiles; ++n) {
+    const int d = n * 8 + 2 * t;
+    if (row0 < rows) {
+      float *out = output + (row0 * numHeads + head) * kHeadDim + d;
+      out[0] = o[n][0] / sum0;
+      out[1] = o[n][1] / sum0;
+    }
+    if (row1 < rows) {
+      float *out = output + (row1 * numHeads + head) * kHeadDim + d;
+      out[0] = o[n][2] / sum1;
+      out[1] = o[n][3] / sum1;
+    }
+  }
+}
+
+} // namespace mk::gpu
+
+#endif

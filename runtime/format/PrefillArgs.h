@@ -1,0 +1,102 @@
+/* The launch ABI of the prompt kernels, shared by the loader (g++,
+ * runtime/gpu/Prefill.cpp) and the device library (NVRTC,
+ * codegen/device/PrefillKernels.cuh, PrefillAttention.cuh). A prompt runs
+ * layer by layer over all its rows at once (docs/m-token-steps.md): these
+ * kernels do the row-wise parts, the library GEMMs the matrices. They live
+ * in the decode kernel's CUBIN, so a .mk holds them without a section of
+ * their own. Plain C of fixed-width fields; device addresses as 64-bit
+ * integers (0: none), as in ControlBlock.h. */
+#ifndef MKC_RUNTIME_FORMAT_PREFILLARGS_H
+#define MKC_RUNTIME_FORMAT_PREFILLARGS_H
+
+#include "core/protocol/Portable.h"
+
+#define MK_PREFILL_ABI_VERSION 1u
+#define MK_PREFILL_ABI_NAME "mk_prefill_abi" /* a __constant__ u32: the version the CUBIN's kernels speak */
+#define MK_PREFILL_EMBED_NAME "mk_prefill_embed"
+#define MK_PREFILL_NORM_NAME "mk_prefill_norm"
+#define MK_PREFILL_EPILOGUE_NAME "mk_prefill_epilogue"
+/* Per attention shape, "_d<headDim>_c<cache bytes>": mk_prefill_prepare_d64_c4. */
+#define MK_PREFILL_PREPARE_PREFIX "mk_prefill_prepare"
+#define MK_PREFILL_ATTENTION_PREFIX "mk_prefill_attention"
+
+#define MK_PREFILL_THREADS 256           /* embed, norm, epilogue */
+#define MK_PREFILL_PREPARE_HEADS 4       /* heads a CTA of the prepare kernel takes, a warp each */
+#define MK_PREFILL_ATTENTION_WARPS 4     /* warps of an attention CTA, 16 query rows each */
+#define MK_PREFILL_ATTENTION_ROWS 64     /* query rows of an attention CTA */
+#define MK_PREFILL_ATTENTION_KEYS 64     /* cache positions an attention CTA stages at a time */
+#define MK_PREFILL_MAX_HEAD_DIM 128      /* larger heads are not prefilled (registers) */
+
+/* out[r] = table[tokens[r]] as f32; grid (rows), MK_PREFILL_THREADS. */
+typedef struct MkPrefillEmbedArgs {
+  mk_u64 table;  /* bf16 [vocab][hidden] */
+  mk_u64 tokens; /* i64 [rows], within the vocabulary (the host checks) */
+  mk_u64 output; /* f32 [rows][hidden] */
+  mk_u64 rows, hidden;
+} MkPrefillEmbedArgs;
+
+/* output[r] = bf16(rmsnorm(input[r]) * norm), or bf16(input[r]) without a
+ * norm; grid (rows), MK_PREFILL_THREADS. The rows are the GEMM's input. */
+typedef struct MkPrefillNormArgs {
+  mk_u64 input;  /* f32 [rows][length] */
+  mk_u64 output; /* bf16 [rows][length] */
+  mk_u64 norm;   /* f32 [length], or 0 */
+  mk_u64 rows, length;
+  float eps;
+  mk_u32 reserved;
+} MkPrefillNormArgs;
+
+/* output[r][j] = epilogue(products[r][j] + bias[j]) (MkBlobEpilogue):
+ * SiluMul silu(y[j]) * y[length + j], Residual residual[r][j] + y[j];
+ * grid (ceil(length / MK_PREFILL_THREADS), rows). */
+typedef struct MkPrefillEpilogueArgs {
+  mk_u64 products; /* f32 [rows][productStride]: the GEMMs' outputs, stacked */
+  mk_u64 bias;     /* f32 [productStride], or 0 */
+  mk_u64 residual; /* f32 [rows][length] (Residual) */
+  mk_u64 output;   /* f32 [rows][length] */
+  mk_u64 rows, length, productStride;
+  mk_u32 epilogue, reserved;
+} MkPrefillEpilogueArgs;
+
+/* Rows at positions firstPosition + r: q head-normed and rotated into
+ * `queries` as bf16, k head-normed and rotated and v into the caches' slots
+ * (rounded to the cache's element), as the decode kernel's chunk 0 writes
+ * them; grid (ceil((numHeads + 2 numKvHeads) / MK_PREFILL_PREPARE_HEADS),
+ * rows), 32 x MK_PREFILL_PREPARE_HEADS threads. */
+typedef struct MkPrefillPrepareArgs {
+  mk_u64 qkv;        /* f32 [rows][(numHeads + 2 numKvHeads) headDim] */
+  mk_u64 queries;    /* bf16 [rows][numHeads][headDim] */
+  mk_u64 keyCache;   /* the sequence's slots [maxContext][numKvHeads][headDim] */
+  mk_u64 valueCache;
+  mk_u64 qNorm, kNorm, invFreq; /* f32, or 0 */
+  mk_u64 rows;
+  mk_i64 firstPosition;
+  mk_u64 numHeads, numKvHeads, rotaryDim;
+  mk_u32 interleaved;
+  float eps;
+} MkPrefillPrepareArgs;
+
+/* Causal attention of every row over the cache's positions up to its own:
+ * output[r][h] = softmax(q . k * scale) v, on tensor cores (bf16 q, k, v and
+ * weights; f32 sums); grid (ceil(rows / MK_PREFILL_ATTENTION_ROWS),
+ * numHeads), 32 x MK_PREFILL_ATTENTION_WARPS threads. */
+typedef struct MkPrefillAttentionArgs {
+  mk_u64 queries; /* bf16 [rows][numHeads][headDim] */
+  mk_u64 keyCache, valueCache;
+  mk_u64 output;  /* f32 [rows][numHeads][headDim] */
+  mk_u64 rows;
+  mk_i64 firstPosition;
+  mk_u64 numHeads, numKvHeads;
+  float scale;
+  mk_u32 reserved;
+} MkPrefillAttentionArgs;
+
+#if defined(__cplusplus) && !defined(__CUDACC_RTC__)
+#include <string>
+/* The kernel of a prefix for one attention shape: mk_prefill_attention_d64_c2. */
+inline std::string mkPrefillKernelName(const char *prefix, mk_u64 headDim, mk_u64 cacheBytes) {
+  return std::string(prefix) + "_d" + std::to_string(headDim) + "_c" + std::to_string(cacheBytes);
+}
+#endif
+
+#endif

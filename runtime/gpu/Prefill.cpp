@@ -1,0 +1,330 @@
+#include "runtime/gpu/Prefill.h"
+
+#include "runtime/format/PrefillArgs.h"
+
+#include <algorithm>
+
+namespace mk {
+
+namespace {
+
+constexpr size_t kWorkspaceBytes = size_t(32) << 20;
+// Logits a pass may hold: a 128k vocabulary keeps ~2000 rows a pass.
+constexpr uint64_t kMaxLogitBytes = uint64_t(1) << 30;
+
+CUdeviceptr offsetOrZero(CUdeviceptr base, uint64_t offset, uint64_t elementBytes) {
+  return offset == MK_NO_OFFSET ? 0 : base + offset * elementBytes;
+}
+
+} // namespace
+
+struct GpuPrefill::Gemm {
+  const CublasLt &blas;
+  cublasLtMatmulDesc_t desc = nullptr;
+  cublasLtMatrixLayout_t weight = nullptr, input = nullptr, output = nullptr;
+  cublasLtMatmulAlgo_t algo{};
+  explicit Gemm(const CublasLt &blas) : blas(blas) {}
+  ~Gemm() {
+    if (desc)
+      blas.cublasLtMatmulDescDestroy(desc);
+    for (cublasLtMatrixLayout_t layout : {weight, input, output})
+      if (layout)
+        blas.cublasLtMatrixLayoutDestroy(layout);
+  }
+};
+
+std::unique_ptr<GpuPrefill> GpuPrefill::create(const CudaDriver &cuda, const PrefillModel &model,
+                                               const TaskGraph &graph,
+                                               std::span<const MkOperationRecord> records,
+                                               std::string &whyNot) {
+  const CublasLt *blas = CublasLt::load(whyNot);
+  if (!blas)
+    return nullptr;
+  if (records.size() != graph.operations.size()) {
+    whyNot = "the blob's operations are not the graph's";
+    return nullptr;
+  }
+  CUdeviceptr abiAddress = 0;
+  size_t abiBytes = 0;
+  unsigned abi = 0;
+  if (cuda.cuModuleGetGlobal(&abiAddress, &abiBytes, model.module, MK_PREFILL_ABI_NAME) !=
+          CUDA_SUCCESS ||
+      abiBytes != sizeof abi || cuda.cuMemcpyDtoH(&abi, abiAddress, sizeof abi) != CUDA_SUCCESS ||
+      abi != MK_PREFILL_ABI_VERSION) {
+    whyNot = "the file's kernel has no prompt kernels of version " +
+             std::to_string(MK_PREFILL_ABI_VERSION) + " (compiled by an older mkc)";
+    return nullptr;
+  }
+  std::unique_ptr<GpuPrefill> prefill(new GpuPrefill(cuda, *blas, model, graph, records));
+  if (!planPrefill(graph, false, prefill->prompt, whyNot) ||
+      !planPrefill(graph, true, prefill->withLogits, whyNot))
+    return nullptr;
+  prefill->embed = prefill->function(MK_PREFILL_EMBED_NAME);
+  prefill->norm = prefill->function(MK_PREFILL_NORM_NAME);
+  prefill->epilogue = prefill->function(MK_PREFILL_EPILOGUE_NAME);
+  if (!prefill->embed || !prefill->norm || !prefill->epilogue) {
+    whyNot = "the file's kernel lacks a prompt kernel";
+    return nullptr;
+  }
+  for (const Operation &op : graph.operations) {
+    if (op.kind != OpKind::Attention)
+      continue;
+    uint64_t cacheBytes = bytesPerElement(graph.buffers[op.keyCache].element);
+    CUfunction prepare =
+        prefill->function(mkPrefillKernelName(MK_PREFILL_PREPARE_PREFIX, op.headDim, cacheBytes));
+    CUfunction attend =
+        prefill->function(mkPrefillKernelName(MK_PREFILL_ATTENTION_PREFIX, op.headDim, cacheBytes));
+    if (!prepare || !attend) {
+      whyNot = "the prompt kernels take heads of whole 16 dimensions up to " +
+               std::to_string(MK_PREFILL_MAX_HEAD_DIM) + "; attention '" + op.name + "' has " +
+               std::to_string(op.headDim);
+      return nullptr;
+    }
+    prefill->attention[{op.headDim, cacheBytes}] = {prepare, attend};
+  }
+  if (blas->cublasLtCreate(&prefill->handle) != CUBLAS_STATUS_SUCCESS) {
+    whyNot = "cuBLASLt could not start on this device";
+    return nullptr;
+  }
+  whyNot = prefill->workspace.allocate(cuda, kWorkspaceBytes, "the GEMM workspace");
+  if (!whyNot.empty())
+    return nullptr;
+  return prefill;
+}
+
+GpuPrefill::GpuPrefill(const CudaDriver &cuda, const CublasLt &blas, const PrefillModel &model,
+                       const TaskGraph &graph, std::span<const MkOperationRecord> records)
+    : cuda(cuda), blas(blas), model(model), graph(graph), records(records.begin(), records.end()) {}
+
+GpuPrefill::~GpuPrefill() {
+  gemms.clear();
+  if (handle)
+    blas.cublasLtDestroy(handle);
+}
+
+CUfunction GpuPrefill::function(const std::string &name) const {
+  CUfunction function = nullptr;
+  return cuda.cuModuleGetFunction(&function, model.module, name.c_str()) == CUDA_SUCCESS
+             ? function
+             : nullptr;
+}
+
+bool GpuPrefill::check(CUresult result, const char *what, std::string &error) const {
+  if (result == CUDA_SUCCESS)
+    return true;
+  error = std::string(what) + ": " + cuda.describe(result);
+  return false;
+}
+
+bool GpuPrefill::checkBlas(cublasStatus_t status, const char *what, std::string &error) const {
+  if (status == CUBLAS_STATUS_SUCCESS)
+    return true;
+  error = std::string(what) + ": " + blas.describe(status);
+  return false;
+}
+
+bool GpuPrefill::launch(CUfunction function, unsigned gridX, unsigned gridY, unsigned threads,
+                        const void *args, const char *what, std::string &error) {
+  void *params[] = {const_cast<void *>(args)};
+  return check(cuda.cuLaunchKernel(function, gridX, gridY, 1, threads, 1, 1, 0, nullptr, params,
+                                   nullptr),
+               what, error);
+}
+
+// output[r][j] (row stride outputStride, f32) = sum_k input[r][k] weight[j][k]:
+// in cuBLAS's column-major terms D (n x rows) = W^T (n x k) X (k x rows).
+bool GpuPrefill::gemm(CUdeviceptr weight, CUdeviceptr input, CUdeviceptr output, uint64_t n,
+                      uint64_t k, uint64_t rows, uint64_t outputStride, std::string &error) {
+  auto key = std::make_tuple(n, k, rows, outputStride);
+  auto found = gemms.find(key);
+  if (found == gemms.end()) {
+    auto made = std::make_unique<Gemm>(blas);
+    cublasOperation_t transposed = CUBLAS_OP_T, plain = CUBLAS_OP_N;
+    cublasLtMatmulPreference_t preference = nullptr;
+    uint64_t workspaceBytes = kWorkspaceBytes;
+    cublasLtMatmulHeuristicResult_t heuristic{};
+    int results = 0;
+    bool ok =
+        checkBlas(blas.cublasLtMatmulDescCreate(&made->desc, CUBLAS_COMPUTE_32F, CUDA_R_32F),
+                  "creating a GEMM", error) &&
+        checkBlas(blas.cublasLtMatmulDescSetAttribute(made->desc, CUBLASLT_MATMUL_DESC_TRANSA,
+                                                      &transposed, sizeof transposed),
+                  "setting a GEMM's transpose", error) &&
+        checkBlas(blas.cublasLtMatmulDescSetAttribute(made->desc, CUBLASLT_MATMUL_DESC_TRANSB,
+                                                      &plain, sizeof plain),
+                  "setting a GEMM's transpose", error) &&
+        checkBlas(blas.cublasLtMatrixLayoutCreate(&made->weight, CUDA_R_16BF, k, n, k),
+                  "describing a GEMM's weights", error) &&
+        checkBlas(blas.cublasLtMatrixLayoutCreate(&made->input, CUDA_R_16BF, k, rows, k),
+                  "describing a GEMM's input", error) &&
+        checkBlas(blas.cublasLtMatrixLayoutCreate(&made->output, CUDA_R_32F, n, rows, outputStride),
+                  "describing a GEMM's output", error) &&
+        checkBlas(blas.cublasLtMatmulPreferenceCreate(&preference), "creating a preference",
+                  error) &&
+        checkBlas(blas.cublasLtMatmulPreferenceSetAttribute(
+                      preference, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &workspaceBytes,
+                      sizeof workspaceBytes),
+                  "setting the workspace", error) &&
+        checkBlas(blas.cublasLtMatmulAlgoGetHeuristic(handle, made->desc, made->weight, made->input,
+                                                      made->output, made->output, preference, 1,
+                                                      &heuristic, &results),
+                  "choosing a GEMM algorithm", error);
+    if (preference)
+      blas.cublasLtMatmulPreferenceDestroy(preference);
+    if (!ok)
+      return false;
+    if (results < 1) {
+      error = "cuBLASLt has no algorithm for a bf16 GEMM of " + std::to_string(n) + " x " +
+              std::to_string(k) + " by " + std::to_string(rows) + " rows";
+      return false;
+    }
+    made->algo = heuristic.algo;
+    found = gemms.emplace(key, std::move(made)).first;
+  }
+  const Gemm &g = *found->second;
+  const float one = 1.0f, zero = 0.0f;
+  return checkBlas(blas.cublasLtMatmul(handle, g.desc, &one, reinterpret_cast<void *>(weight),
+                                       g.weight, reinterpret_cast<void *>(input), g.input, &zero,
+                                       reinterpret_cast<void *>(output), g.output,
+                                       reinterpret_cast<void *>(output), g.output, &g.algo,
+                                       reinterpret_cast<void *>(workspace.get()),
+                                       kWorkspaceBytes, nullptr),
+                   "a GEMM", error);
+}
+
+bool GpuPrefill::reserve(const PrefillPlan &plan, int64_t rows, std::string &error) {
+  if (reservedFor == &plan && reservedRows >= rows)
+    return true;
+  for (auto [memory, bytes, what] :
+       {std::tuple{&arena, plan.arenaFloatsPerRow * 4, "the prompt's activations"},
+        std::tuple{&gemmInput, plan.gemmInputPerRow * 2, "the GEMMs' inputs"},
+        std::tuple{&gemmOutput, plan.gemmOutputPerRow * 4, "the GEMMs' outputs"},
+        std::tuple{&queries, plan.queriesPerRow * 2, "the prompt's queries"},
+        std::tuple{&tokenRows, uint64_t(8), "the prompt's tokens"}}) {
+    error = memory->allocate(cuda, bytes * rows, what);
+    if (!error.empty())
+      return false;
+  }
+  reservedFor = &plan;
+  reservedRows = rows;
+  return true;
+}
+
+bool GpuPrefill::run(std::span<const int64_t> tokens, int64_t firstPosition,
+                     std::vector<float> *logits, int64_t maxRows, std::string &error) {
+  const PrefillPlan &plan = logits ? withLogits : prompt;
+  int64_t rows = maxRows > 0 ? maxRows : kMaxRows;
+  if (logits)
+    rows = std::min<int64_t>(rows, std::max<uint64_t>(1, kMaxLogitBytes / (model.vocab * 4)));
+  rows = std::max<int64_t>(1, std::min<int64_t>(rows, static_cast<int64_t>(tokens.size())));
+  if (logits)
+    logits->assign(tokens.size() * model.vocab, 0.0f);
+  if (!check(cuda.cuCtxSynchronize(), "waiting for the device before a prompt", error) ||
+      !reserve(plan, rows, error))
+    return false;
+  lastRows = rows;
+  for (size_t start = 0; start < tokens.size(); start += rows) {
+    std::span<const int64_t> part = tokens.subspan(start, std::min<size_t>(rows, tokens.size() - start));
+    if (!pass(plan, part, firstPosition + static_cast<int64_t>(start),
+              logits ? logits->data() + start * model.vocab : nullptr, error))
+      return false;
+  }
+  return check(cuda.cuCtxSynchronize(), "the prompt's kernels", error);
+}
+
+// Every operation of the plan over the pass's rows, in order, on the
+// default stream (so the decode kernel launched next sees the caches).
+bool GpuPrefill::pass(const PrefillPlan &plan, std::span<const int64_t> tokens,
+                      int64_t firstPosition, float *logits, std::string &error) {
+  const uint64_t rows = tokens.size();
+  if (!check(cuda.cuMemcpyHtoD(tokenRows.get(), tokens.data(), rows * sizeof(int64_t)),
+             "copying the prompt's tokens", error))
+    return false;
+  auto buffer = [&](uint32_t id) { return arena.get() + plan.arenaOffset[id] * rows * 4; };
+  for (uint32_t index : plan.operations) {
+    const Operation &op = graph.operations[index];
+    const MkOperationRecord &record = records[index];
+    if (op.kind == OpKind::Embed) {
+      MkPrefillEmbedArgs args{model.weights + record.weights[0] * 2, tokenRows.get(),
+                              buffer(op.output), rows, plan.rowLength[op.output]};
+      if (!launch(embed, rows, 1, MK_PREFILL_THREADS, &args, "the prompt's embed", error))
+        return false;
+    } else if (op.kind == OpKind::Gemv) {
+      MkPrefillNormArgs normArgs{buffer(op.input), gemmInput.get(),
+                                 offsetOrZero(model.params, record.norm, 4), rows,
+                                 op.inputLength, record.eps, 0};
+      if (!launch(norm, rows, 1, MK_PREFILL_THREADS, &normArgs, "a prompt's GEMM input", error))
+        return false;
+      uint64_t stacked = 0;
+      for (uint32_t i = 0; i < record.numWeights; ++i)
+        stacked += record.weightRows[i];
+      // Without a bias or an epilogue the GEMMs write the output itself.
+      const bool direct = op.epilogue == Epilogue::None && record.bias == MK_NO_OFFSET;
+      CUdeviceptr products = direct ? buffer(op.output) : gemmOutput.get();
+      for (uint32_t i = 0, column = 0; i < record.numWeights; column += record.weightRows[i++])
+        if (!gemm(model.weights + record.weights[i] * 2, gemmInput.get(), products + column * 4,
+                  record.weightRows[i], op.inputLength, rows, stacked, error))
+          return false;
+      if (!direct) {
+        MkPrefillEpilogueArgs args{products,
+                                   offsetOrZero(model.params, record.bias, 4),
+                                   op.epilogue == Epilogue::Residual ? buffer(op.residual) : 0,
+                                   buffer(op.output),
+                                   rows,
+                                   op.outputLength,
+                                   stacked,
+                                   record.epilogue,
+                                   0};
+        unsigned blocks = static_cast<unsigned>((op.outputLength + MK_PREFILL_THREADS - 1) /
+                                                MK_PREFILL_THREADS);
+        if (!launch(epilogue, blocks, rows, MK_PREFILL_THREADS, &args, "a prompt's epilogue",
+                    error))
+          return false;
+      }
+    } else if (op.kind == OpKind::Attention) {
+      auto [prepare, attend] =
+          attention.at({op.headDim, bytesPerElement(graph.buffers[op.keyCache].element)});
+      CUdeviceptr keys = model.kv + record.keyCache * 4, values = model.kv + record.valueCache * 4;
+      MkPrefillPrepareArgs prepareArgs{buffer(op.input),
+                                       queries.get(),
+                                       keys,
+                                       values,
+                                       offsetOrZero(model.params, record.qNorm, 4),
+                                       offsetOrZero(model.params, record.kNorm, 4),
+                                       offsetOrZero(model.params, record.invFreq, 4),
+                                       rows,
+                                       firstPosition,
+                                       static_cast<uint64_t>(op.numHeads),
+                                       static_cast<uint64_t>(op.numKvHeads),
+                                       static_cast<uint64_t>(op.rotaryDim),
+                                       record.interleaved,
+                                       record.eps};
+      unsigned headBlocks = static_cast<unsigned>(
+          (op.numHeads + 2 * op.numKvHeads + MK_PREFILL_PREPARE_HEADS - 1) / MK_PREFILL_PREPARE_HEADS);
+      if (!launch(prepare, headBlocks, rows, 32 * MK_PREFILL_PREPARE_HEADS, &prepareArgs,
+                  "a prompt's q, k and v", error))
+        return false;
+      MkPrefillAttentionArgs args{queries.get(),
+                                  keys,
+                                  values,
+                                  buffer(op.output),
+                                  rows,
+                                  firstPosition,
+                                  static_cast<uint64_t>(op.numHeads),
+                                  static_cast<uint64_t>(op.numKvHeads),
+                                  record.scale,
+                                  0};
+      unsigned tiles = static_cast<unsigned>((rows + MK_PREFILL_ATTENTION_ROWS - 1) /
+                                             MK_PREFILL_ATTENTION_ROWS);
+      if (!launch(attend, tiles, static_cast<unsigned>(op.numHeads),
+                  32 * MK_PREFILL_ATTENTION_WARPS, &args, "a prompt's attention", error))
+        return false;
+    }
+  }
+  if (logits && plan.logits != kNoBuffer)
+    return check(cuda.cuMemcpyDtoH(logits, buffer(plan.logits), rows * model.vocab * 4),
+                 "copying the prompt's logits", error);
+  return true;
+}
+
+} // namespace mk

@@ -1,0 +1,92 @@
+// A prompt on the GPU, layer by layer (docs/m-token-steps.md): every row of
+// the prompt through one operation before the next, the matrices by
+// cuBLASLt GEMMs (CublasLt.h), the rest by the prompt kernels of the decode
+// kernel's CUBIN (runtime/format/PrefillArgs.h). It writes the decode
+// kernel's KV cache, so decode goes on from the prompt's last token. What
+// it runs is planned from the decode graph (PrefillPlan.h); the operation
+// records of the schedule blob give the weights' and caches' places.
+#ifndef MKC_RUNTIME_GPU_PREFILL_H
+#define MKC_RUNTIME_GPU_PREFILL_H
+
+#include "runtime/format/ScheduleBlob.h"
+#include "runtime/gpu/CublasLt.h"
+#include "runtime/gpu/CudaDriver.h"
+#include "runtime/gpu/DeviceMemory.h"
+#include "runtime/gpu/PrefillPlan.h"
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <span>
+#include <string>
+#include <tuple>
+#include <vector>
+
+namespace mk {
+
+// Where the loaded model is on the device.
+struct PrefillModel {
+  CUmodule module = nullptr; // the decode kernel's CUBIN
+  CUdeviceptr weights = 0;   // the bf16 weights section
+  CUdeviceptr params = 0;    // the blob's params (f32)
+  CUdeviceptr kv = 0;        // the KV arena, sequence 0
+  uint64_t vocab = 0;        // rows of the embedding table
+};
+
+class GpuPrefill {
+public:
+  // nullptr with `whyNot` set when prompts cannot run this way: no
+  // cuBLASLt, a CUBIN without the prompt kernels (an older file, a head
+  // dimension they do not take), a graph the plan refuses.
+  static std::unique_ptr<GpuPrefill> create(const CudaDriver &cuda, const PrefillModel &model,
+                                            const TaskGraph &graph,
+                                            std::span<const MkOperationRecord> records,
+                                            std::string &whyNot);
+  ~GpuPrefill();
+
+  // Runs `tokens` (within the vocabulary; the caller checks) at positions
+  // firstPosition, firstPosition + 1, ...: their KV slots written, and with
+  // `logits` non-null their logits, [tokens][vocab]. At most `maxRows` rows
+  // a pass (0: as many as memory allows, at most kMaxRows). False with
+  // `error` when the driver or cuBLASLt fails.
+  bool run(std::span<const int64_t> tokens, int64_t firstPosition, std::vector<float> *logits,
+           int64_t maxRows, std::string &error);
+
+  // Rows of the last run's passes.
+  int64_t rowsPerPass() const { return lastRows; }
+
+  static constexpr int64_t kMaxRows = 4096;
+
+private:
+  struct Gemm; // one cuBLASLt matmul's descriptors and algorithm, by shape
+  GpuPrefill(const CudaDriver &cuda, const CublasLt &blas, const PrefillModel &model,
+             const TaskGraph &graph, std::span<const MkOperationRecord> records);
+  bool check(CUresult result, const char *what, std::string &error) const;
+  bool checkBlas(cublasStatus_t status, const char *what, std::string &error) const;
+  bool launch(CUfunction function, unsigned gridX, unsigned gridY, unsigned threads,
+              const void *args, const char *what, std::string &error);
+  bool gemm(CUdeviceptr weight, CUdeviceptr input, CUdeviceptr output, uint64_t n, uint64_t k,
+            uint64_t rows, uint64_t outputStride, std::string &error);
+  bool reserve(const PrefillPlan &plan, int64_t rows, std::string &error);
+  bool pass(const PrefillPlan &plan, std::span<const int64_t> tokens, int64_t firstPosition,
+            float *logits, std::string &error);
+  CUfunction function(const std::string &name) const;
+
+  const CudaDriver &cuda;
+  const CublasLt &blas;
+  PrefillModel model;
+  const TaskGraph &graph;
+  std::vector<MkOperationRecord> records;
+  PrefillPlan prompt, withLogits;
+  CUfunction embed = nullptr, norm = nullptr, epilogue = nullptr;
+  std::map<std::pair<int64_t, uint64_t>, std::pair<CUfunction, CUfunction>> attention; // prepare, attend
+  cublasLtHandle_t handle = nullptr;
+  std::map<std::tuple<uint64_t, uint64_t, uint64_t, uint64_t>, std::unique_ptr<Gemm>> gemms;
+  DeviceMemory arena, gemmInput, gemmOutput, queries, tokenRows, workspace;
+  int64_t reservedRows = 0, lastRows = 0;
+  const PrefillPlan *reservedFor = nullptr;
+};
+
+} // namespace mk
+
+#endif

@@ -1,0 +1,208 @@
+// A prompt layer by layer on the GPU (runtime/gpu/Prefill.h) against the
+// decode kernel feeding the same tokens one a step:
+//
+//   mk-gpu-prefill-check (MODEL.onnx | SHAPE.mlir) [--max-context=N] [--kv-cache=bf16]
+//                        [--prompt=P]
+//
+// Each check prints one line:
+//   - the logits at every position of a prompt of P tokens within
+//     kTolerance of the decode kernel's (relative to the largest logit: the
+//     GEMMs take bf16 inputs where the decode kernel keeps f32), the argmax
+//     equal wherever the decode kernel's top-2 gap is clear;
+//   - the same prompt in passes of an odd number of rows, each pass
+//     attending to the earlier passes' KV slots;
+//   - the prompt in two calls, the second from the first's end;
+//   - decode going on from a prompt run layer by layer: its logits at the
+//     following positions those of the decode kernel fed the whole prompt
+//     (the KV slots the prompt kernels wrote are the decode kernel's);
+//   - two runs give the same bits.
+// Exit 0 when all pass, 1 when one fails, 77 (ctest's skip) with the reason
+// only when the GPU is unavailable.
+#include "GpuTestModels.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+namespace mk {
+namespace {
+
+// bf16 GEMM inputs against the decode kernel's f32 ones.
+constexpr double kTolerance = 3e-2;
+
+int failures = 0;
+
+void report(bool passed, const std::string &what) {
+  std::printf("  %s  %s\n", passed ? "ok  " : "FAIL", what.c_str());
+  failures += passed ? 0 : 1;
+}
+
+// Logits of `got` against `reference` (both [rows][vocab]): the largest
+// difference relative to the largest |logit|, and the argmax agreement
+// where the reference's top-2 gap is clear of the tolerance.
+struct Comparison {
+  double error = 0, largest = 0;
+  int clear = 0, agree = 0;
+};
+
+Comparison compare(const float *got, const float *reference, size_t rows, int64_t vocab) {
+  Comparison c;
+  for (size_t i = 0; i < rows * vocab; ++i)
+    c.largest = std::max(c.largest, std::fabs(double(reference[i])));
+  for (size_t i = 0; i < rows * vocab; ++i)
+    c.error = std::max(c.error, std::fabs(double(got[i]) - double(reference[i])));
+  for (size_t r = 0; r < rows; ++r) {
+    Row expected = rowFacts(reference + r * vocab, vocab);
+    if (expected.gap < 4 * kTolerance * c.largest)
+      continue;
+    ++c.clear;
+    c.agree += rowFacts(got + r * vocab, vocab).argmax == expected.argmax;
+  }
+  c.error /= std::max(c.largest, 1e-30);
+  return c;
+}
+
+void reportComparison(const Comparison &c, const std::string &what) {
+  char line[320];
+  std::snprintf(line, sizeof line,
+                "%s: max error %.2e of max |logit| %.3f (tolerance %.0e), argmax %d/%d",
+                what.c_str(), c.error, c.largest, kTolerance, c.agree, c.clear);
+  report(c.error <= kTolerance && c.agree == c.clear, line);
+}
+
+bool prefill(GpuDevice &device, const GpuPrefillRequest &request, GpuPrefillResult &result) {
+  std::string error;
+  if (device.prefill(request, result, error) == GpuStatus::Ok)
+    return true;
+  report(false, "the prompt layer by layer: " + error);
+  return false;
+}
+
+bool decode(GpuDevice &device, const GpuRunRequest &request, GpuRunResult &result) {
+  std::string error;
+  if (device.run(request, result, error) == GpuStatus::Ok)
+    return true;
+  report(false, "the decode kernel: " + error);
+  return false;
+}
+
+int checkPrefill(const std::string &path, int64_t maxContext, int64_t promptLength,
+                 const TargetDescription &target) {
+  std::string whyNot;
+  std::unique_ptr<GpuDevice> device = GpuDevice::open(whyNot);
+  if (!device) {
+    std::printf("SKIP: %s\n", whyNot.c_str());
+    return kSkipExit;
+  }
+  std::optional<Model> model = loadModel(path, maxContext, target);
+  if (!model)
+    return 1;
+  maxContext = model->graph.maxContext;
+  promptLength = std::min(promptLength, maxContext - 8);
+  std::printf("%s, a prompt of %lld, max context %lld, %s KV cache, on %s\n", path.c_str(),
+              static_cast<long long>(promptLength), static_cast<long long>(maxContext),
+              target.kvCache == BufferElement::BF16 ? "bf16" : "f32", device->describe().c_str());
+  std::unique_ptr<BuiltArtifact> built = compile(*model, {});
+  if (!built)
+    return 1;
+  const Artifact &artifact = built->artifact;
+  const int64_t vocab = artifact.facts.vocab;
+  if (int loaded = loadOnDevice(*device, artifact); loaded != 0)
+    return loaded;
+  if (std::string why = device->prefillUnavailable(); !why.empty()) {
+    // A GPU that runs the decode kernel but not its prompt kernels is a
+    // failure of this build (cuBLASLt comes with the CUDA toolkit).
+    report(false, "prompts layer by layer are unavailable: " + why);
+    return 1;
+  }
+
+  const std::vector<int64_t> tokens = someTokens(promptLength + 4, vocab, 31);
+  const std::vector<int64_t> prompt(tokens.begin(), tokens.begin() + promptLength);
+  GpuRunResult stepped;
+  if (!decode(*device, {.tokens = tokens, .teacherForced = true, .keepLogits = true}, stepped))
+    return 1;
+
+  GpuPrefillResult whole, again;
+  if (!prefill(*device, {.tokens = prompt, .keepLogits = true}, whole) ||
+      !prefill(*device, {.tokens = prompt, .keepLogits = true}, again))
+    return 1;
+  std::printf("  %lld tokens layer by layer in %.3f ms (%lld rows a pass)\n",
+              static_cast<long long>(promptLength), whole.milliseconds,
+              static_cast<long long>(whole.rowsPerPass));
+  reportComparison(compare(whole.logits.data(), stepped.logits.data(), promptLength, vocab),
+                   "every position against the decode kernel");
+  report(whole.logits == again.logits, "two runs give the same bits");
+
+  GpuPrefillResult passes;
+  if (!prefill(*device, {.tokens = prompt, .keepLogits = true, .maxRows = 37}, passes))
+    return 1;
+  reportComparison(compare(passes.logits.data(), stepped.logits.data(), promptLength, vocab),
+                   "in passes of 37 rows");
+
+  // Two calls, the second's first position the first's end.
+  const int64_t split = promptLength / 3;
+  GpuPrefillResult first, second;
+  if (!prefill(*device, {.tokens = std::vector<int64_t>(prompt.begin(), prompt.begin() + split),
+                         .keepLogits = true},
+               first) ||
+      !prefill(*device,
+               {.tokens = std::vector<int64_t>(prompt.begin() + split, prompt.end()),
+                .firstPosition = split,
+                .keepLogits = true},
+               second))
+    return 1;
+  reportComparison(compare(second.logits.data(), stepped.logits.data() + split * vocab,
+                           promptLength - split, vocab),
+                   "a second call from position " + std::to_string(split));
+
+  // Decode from the prompt's KV slots: the prompt but its last token layer
+  // by layer, then the decode kernel teacher-forced on the rest.
+  GpuPrefillResult cache;
+  GpuRunResult after;
+  if (!prefill(*device, {.tokens = std::vector<int64_t>(tokens.begin(), tokens.begin() + promptLength - 1)},
+               cache) ||
+      !decode(*device,
+              {.tokens = std::vector<int64_t>(tokens.begin() + promptLength - 1, tokens.end()),
+               .teacherForced = true,
+               .keepLogits = true,
+               .firstPosition = promptLength - 1},
+              after))
+    return 1;
+  reportComparison(compare(after.logits.data(), stepped.logits.data() + (promptLength - 1) * vocab,
+                           tokens.size() - promptLength + 1, vocab),
+                   "decode after the prompt's KV slots");
+  return failures == 0 ? 0 : 1;
+}
+
+} // namespace
+} // namespace mk
+
+int main(int argc, char **argv) {
+  if (argc < 2) {
+    std::fprintf(stderr, "usage: mk-gpu-prefill-check (MODEL.onnx | SHAPE.mlir) "
+                         "[--max-context=N] [--kv-cache=bf16] [--prompt=P]\n");
+    return 2;
+  }
+  int64_t maxContext = 256, prompt = 200;
+  mk::TargetDescription target;
+  for (int i = 2; i < argc; ++i) {
+    if (std::strncmp(argv[i], "--max-context=", 14) == 0) {
+      maxContext = std::atoll(argv[i] + 14);
+    } else if (std::strncmp(argv[i], "--prompt=", 9) == 0) {
+      prompt = std::atoll(argv[i] + 9);
+    } else if (std::strcmp(argv[i], "--kv-cache=bf16") == 0) {
+      target.kvCache = mk::BufferElement::BF16;
+    } else {
+      std::fprintf(stderr, "mk-gpu-prefill-check: unknown argument '%s'\n", argv[i]);
+      return 2;
+    }
+  }
+  if (maxContext < 16 || prompt < 4) {
+    std::fprintf(stderr, "mk-gpu-prefill-check: --max-context must be at least 16, --prompt 4\n");
+    return 2;
+  }
+  return mk::checkPrefill(argv[1], maxContext, prompt, target);
+}

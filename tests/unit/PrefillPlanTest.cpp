@@ -1,0 +1,108 @@
+// The plan of a prompt run layer by layer on the GPU (runtime/gpu/
+// PrefillPlan.h), on the toy graph: which operations run, and that no two
+// buffers alive at once share arena space.
+#include "ToyTaskGraph.h"
+#include "runtime/gpu/PrefillPlan.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+namespace mk {
+namespace {
+
+bool runs(const PrefillPlan &plan, const TaskGraph &graph, OpKind kind) {
+  return std::any_of(plan.operations.begin(), plan.operations.end(),
+                     [&](uint32_t op) { return graph.operations[op].kind == kind; });
+}
+
+// The step (index into plan.operations) that writes `buffer`, and the last
+// that reads it.
+std::pair<size_t, size_t> lifetime(const PrefillPlan &plan, const TaskGraph &graph,
+                                   uint32_t buffer) {
+  size_t written = plan.operations.size(), lastRead = 0;
+  for (size_t step = 0; step < plan.operations.size(); ++step) {
+    const Operation &op = graph.operations[plan.operations[step]];
+    if (op.output == buffer && written == plan.operations.size())
+      written = step;
+    bool reads = (op.kind != OpKind::Embed && op.input == buffer) ||
+                 (op.epilogue == Epilogue::Residual && op.residual == buffer);
+    if (reads)
+      lastRead = std::max(lastRead, step);
+  }
+  return {written, std::max(lastRead, written)};
+}
+
+TEST(PrefillPlanTest, RunsTheLayersAndLeavesTheLogitsToWhoAsks) {
+  toy::ToyModel model = toy::buildToyModel();
+  const TaskGraph &graph = model.graph;
+  PrefillPlan prompt, logits;
+  std::string error;
+  ASSERT_TRUE(planPrefill(graph, false, prompt, error)) << error;
+  ASSERT_TRUE(planPrefill(graph, true, logits, error)) << error;
+  EXPECT_TRUE(runs(prompt, graph, OpKind::Embed));
+  EXPECT_TRUE(runs(prompt, graph, OpKind::Attention));
+  EXPECT_FALSE(runs(prompt, graph, OpKind::Argmax));
+  EXPECT_FALSE(runs(logits, graph, OpKind::Argmax));
+  // The lm_head only with the logits, and the logits kept whole.
+  EXPECT_EQ(logits.operations.size(), prompt.operations.size() + 1);
+  EXPECT_EQ(prompt.logits, kNoBuffer);
+  ASSERT_NE(logits.logits, kNoBuffer);
+  EXPECT_EQ(logits.rowLength[logits.logits], uint64_t(toy::kVocab));
+  EXPECT_EQ(logits.gemmInputPerRow,
+            uint64_t(std::max({toy::kHidden, toy::kHeads * toy::kHeadDim, toy::kIntermediate})));
+  EXPECT_EQ(logits.gemmOutputPerRow,
+            uint64_t(std::max({(toy::kHeads + 2 * toy::kKvHeads) * toy::kHeadDim,
+                               2 * toy::kIntermediate, toy::kVocab})));
+  EXPECT_EQ(logits.queriesPerRow, uint64_t(toy::kHeads * toy::kHeadDim));
+}
+
+TEST(PrefillPlanTest, BuffersAliveAtOnceNeverShareSpace) {
+  toy::ToyModel model = toy::buildToyModel();
+  const TaskGraph &graph = model.graph;
+  for (bool withLogits : {false, true}) {
+    PrefillPlan plan;
+    std::string error;
+    ASSERT_TRUE(planPrefill(graph, withLogits, plan, error)) << error;
+    std::vector<uint32_t> held;
+    uint64_t total = 0;
+    for (uint32_t b = 0; b < graph.buffers.size(); ++b)
+      if (plan.arenaOffset[b] != PrefillPlan::kNoOffset) {
+        held.push_back(b);
+        total += plan.rowLength[b];
+        EXPECT_LE(plan.arenaOffset[b] + plan.rowLength[b], plan.arenaFloatsPerRow);
+      }
+    // Every buffer an operation writes is placed; space is reused.
+    for (uint32_t op : plan.operations)
+      EXPECT_NE(plan.arenaOffset[graph.operations[op].output], PrefillPlan::kNoOffset);
+    EXPECT_LT(plan.arenaFloatsPerRow, total);
+    for (uint32_t a : held)
+      for (uint32_t b : held) {
+        if (a >= b)
+          continue;
+        auto [aFrom, aTo] = lifetime(plan, graph, a);
+        auto [bFrom, bTo] = lifetime(plan, graph, b);
+        if (a == plan.logits)
+          aTo = plan.operations.size();
+        if (b == plan.logits)
+          bTo = plan.operations.size();
+        bool together = aFrom <= bTo && bFrom <= aTo;
+        bool overlap = plan.arenaOffset[a] < plan.arenaOffset[b] + plan.rowLength[b] &&
+                       plan.arenaOffset[b] < plan.arenaOffset[a] + plan.rowLength[a];
+        EXPECT_FALSE(together && overlap)
+            << graph.buffers[a].name << " and " << graph.buffers[b].name << " share space";
+      }
+  }
+}
+
+TEST(PrefillPlanTest, RefusesStepsOfSeveralRows) {
+  toy::ToyModel model = toy::buildToyModel();
+  toy::makeRows(model.graph, 4, 4);
+  PrefillPlan plan;
+  std::string error;
+  EXPECT_FALSE(planPrefill(model.graph, false, plan, error));
+  EXPECT_NE(error.find("one row"), std::string::npos) << error;
+}
+
+} // namespace
+} // namespace mk
