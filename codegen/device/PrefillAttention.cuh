@@ -53,6 +53,22 @@ __device__ __forceinline__ void readEight(const typename BufferElementOf<kCacheB
   }
 }
 
+// V's B fragments for one k16 step and two n8 tiles of o: ldmatrix's
+// transposing load of four 8 x 8 tiles of V [key][dim] (rows k..k+7 and
+// k+8..k+15 at dims n and n + 8), each lane giving one row's address.
+__device__ __forceinline__ void loadValueFragments(const unsigned short *values, int stride,
+                                                   int key, int dim, unsigned (&b)[4]) {
+  const int lane = threadIdx.x % kWarpSize;
+  const unsigned short *row =
+      values + (key + (lane & 7) + ((lane >> 3) & 1) * 8) * stride + dim + (lane >> 4) * 8;
+#if __CUDA_ARCH__ >= 800
+  unsigned address = static_cast<unsigned>(__cvta_generic_to_shared(row));
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];"
+               : "=r"(b[0]), "=r"(b[1]), "=r"(b[2]), "=r"(b[3])
+               : "r"(address));
+#endif
+}
+
 template <int kHeadDim, int kCacheBytes>
 __device__ void prefillAttention(const MkPrefillAttentionArgs &args) {
   using Element = BufferElementOf<kCacheBytes>;
@@ -62,13 +78,16 @@ __device__ void prefillAttention(const MkPrefillAttentionArgs &args) {
   constexpr int kSteps = kHeadDim / 16;   // k16 steps of q . k
   constexpr int kDimTiles = kHeadDim / 8; // n8 tiles of o
   constexpr int kKeyTiles = kKeys / 8;    // n8 tiles of S
-  constexpr int kKeyStride = kHeadDim + 8, kValueStride = kKeys + 8; // bf16 elements
+  constexpr int kStride = MK_PREFILL_ATTENTION_STRIDE(kHeadDim); // bf16 elements a staged row
+  constexpr int kStage = kKeys * kStride;                        // one block's keys, or values
+  constexpr int kChunks = kKeys * kHeadDim / 8;                  // 16-byte bf16 units a block's keys
   static_assert(kHeadDim % 16 == 0 && kHeadDim <= MK_PREFILL_MAX_HEAD_DIM,
                 "heads of whole k16 steps, within the registers");
   static_assert(MK_PREFILL_ATTENTION_ROWS == 16 * MK_PREFILL_ATTENTION_WARPS, "16 rows a warp");
-  static_assert(kKeys % 16 == 0, "whole k16 steps of P v");
-  __shared__ __align__(16) unsigned short keys[kKeys * kKeyStride];
-  __shared__ __align__(16) unsigned short values[kHeadDim * kValueStride];
+  static_assert(kKeys % 16 == 0 && kStride % 8 == 0, "whole k16 steps, rows of 16-byte units");
+  // Two stages of [keys | values], each [kKeys][kStride] bf16: block b + 1
+  // is copied while block b is computed (bf16 caches, by cp.async).
+  extern __shared__ __align__(16) unsigned short staged[];
 
   const int warp = threadIdx.x / kWarpSize, lane = threadIdx.x % kWarpSize;
   const int g = lane / 4, t = lane % 4; // the fragments' row group and pair
@@ -83,6 +102,40 @@ __device__ void prefillAttention(const MkPrefillAttentionArgs &args) {
   const Cache *keyCache = deviceAddress<const Cache>(args.keyCache);
   const Cache *valueCache = deviceAddress<const Cache>(args.valueCache);
   const float scale = args.scale * 1.44269504088896340736f; // log2(e)
+
+  // Load: block `block`'s keys and values into stage block % 2; positions
+  // past the tile's last are zeros (masked below). A bf16 cache's rows go
+  // by cp.async (one commit group a block); an f32 one's are widened and
+  // rounded here.
+  auto stage = [&](long long block) {
+    unsigned short *keys = staged + (block % 2) * 2 * kStage, *values = keys + kStage;
+    for (int c = threadIdx.x; c < kChunks; c += kThreads) {
+      const int key = c / (kHeadDim / 8), d = (c % (kHeadDim / 8)) * 8;
+      const long long position = block * kKeys + key;
+      const bool inside = position <= lastPosition;
+      const unsigned long long slot =
+          (static_cast<unsigned long long>(inside ? position : 0) * args.numKvHeads + kvHead) *
+              kHeadDim + d;
+      if constexpr (kCacheBytes == 2) {
+        copyAsync16(keys + key * kStride + d, keyCache + slot, inside);
+        copyAsync16(values + key * kStride + d, valueCache + slot, inside);
+      } else {
+        float k[8], v[8];
+        readEight<kCacheBytes>(keyCache + slot, k);
+        readEight<kCacheBytes>(valueCache + slot, v);
+        uint4 keyUnit = make_uint4(0, 0, 0, 0), valueUnit = make_uint4(0, 0, 0, 0);
+        if (inside) {
+          keyUnit = make_uint4(packBf16(k[0], k[1]), packBf16(k[2], k[3]), packBf16(k[4], k[5]),
+                               packBf16(k[6], k[7]));
+          valueUnit = make_uint4(packBf16(v[0], v[1]), packBf16(v[2], v[3]), packBf16(v[4], v[5]),
+                                 packBf16(v[6], v[7]));
+        }
+        *reinterpret_cast<uint4 *>(keys + key * kStride + d) = keyUnit;
+        *reinterpret_cast<uint4 *>(values + key * kStride + d) = valueUnit;
+      }
+    }
+    copyCommit();
+  };
 
   // Load: this warp's q rows as A fragments (rows past the prompt read its
   // last row and are never stored).
@@ -109,43 +162,33 @@ __device__ void prefillAttention(const MkPrefillAttentionArgs &args) {
   float max0 = negativeInfinity(), max1 = negativeInfinity(), sum0 = 0.0f, sum1 = 0.0f;
 
   const long long blocks = (lastPosition + kKeys) / kKeys;
+  if constexpr (kCacheBytes == 2)
+    stage(0);
   for (long long block = 0; block < blocks; ++block) {
     const long long firstKey = block * kKeys;
-    // Load: the block's keys and values as bf16; slots past the tile's
-    // last position are zeros (masked below).
+    // Every warp is done with the stage the next block takes.
     __syncthreads();
-    for (int c = threadIdx.x; c < kKeys * kHeadDim / 8; c += kThreads) {
-      const int key = c / (kHeadDim / 8), d = (c % (kHeadDim / 8)) * 8;
-      const long long position = firstKey + key;
-      float k[8], v[8];
-      if (position <= lastPosition) {
-        const unsigned long long slot =
-            (static_cast<unsigned long long>(position) * args.numKvHeads + kvHead) * kHeadDim + d;
-        readEight<kCacheBytes>(keyCache + slot, k);
-        readEight<kCacheBytes>(valueCache + slot, v);
-      } else {
-#pragma unroll
-        for (int i = 0; i < 8; ++i)
-          k[i] = v[i] = 0.0f;
-      }
-      *reinterpret_cast<uint4 *>(keys + key * kKeyStride + d) =
-          make_uint4(packBf16(k[0], k[1]), packBf16(k[2], k[3]), packBf16(k[4], k[5]),
-                     packBf16(k[6], k[7]));
-#pragma unroll
-      for (int i = 0; i < 8; ++i)
-        values[(d + i) * kValueStride + key] = floatToBf16(v[i]);
+    if constexpr (kCacheBytes == 2) {
+      if (block + 1 < blocks)
+        stage(block + 1);
+      else
+        copyCommit();
+      copyWaitAllBut<1>();
+    } else {
+      stage(block);
     }
     __syncthreads();
     // A warp whose rows all precede the block has nothing in it.
     if (firstKey > args.firstPosition + warpRow + 15)
       continue;
+    const unsigned short *keys = staged + (block % 2) * 2 * kStage, *values = keys + kStage;
 
     // Compute: S = q k^T, scaled to log2 units, masked past each row.
     float s[kKeyTiles][4];
 #pragma unroll
     for (int n = 0; n < kKeyTiles; ++n) {
       s[n][0] = s[n][1] = s[n][2] = s[n][3] = 0.0f;
-      const unsigned short *keyRow = keys + (n * 8 + g) * kKeyStride + 2 * t;
+      const unsigned short *keyRow = keys + (n * 8 + g) * kStride + 2 * t;
 #pragma unroll
       for (int k = 0; k < kSteps; ++k)
         mma16816(s[n], q[k][0], q[k][1], q[k][2], q[k][3],
@@ -205,13 +248,15 @@ __device__ void prefillAttention(const MkPrefillAttentionArgs &args) {
       const unsigned p2 = packBf16(s[2 * k + 1][0], s[2 * k + 1][1]);
       const unsigned p3 = packBf16(s[2 * k + 1][2], s[2 * k + 1][3]);
 #pragma unroll
-      for (int n = 0; n < kDimTiles; ++n) {
-        const unsigned short *valueRow = values + (n * 8 + g) * kValueStride + k * 16 + 2 * t;
-        mma16816(o[n], p0, p1, p2, p3, *reinterpret_cast<const unsigned *>(valueRow),
-                 *reinterpret_cast<const unsigned *>(valueRow + 8));
+      for (int n = 0; n < kDimTiles; n += 2) {
+        unsigned b[4];
+        loadValueFragments(values, kStride, k * 16, n * 8, b);
+        mma16816(o[n], p0, p1, p2, p3, b[0], b[1]);
+        mma16816(o[n + 1], p0, p1, p2, p3, b[2], b[3]);
       }
     }
   }
+  copyWait();
 
   // Store: o / l, the lanes of a row group adding their parts of l.
 #pragma unroll

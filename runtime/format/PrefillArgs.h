@@ -26,6 +26,12 @@
 #define MK_PREFILL_ATTENTION_ROWS 64     /* query rows of an attention CTA */
 #define MK_PREFILL_ATTENTION_KEYS 64     /* cache positions an attention CTA stages at a time */
 #define MK_PREFILL_MAX_HEAD_DIM 128      /* larger heads are not prefilled (registers) */
+/* A staged key or value row, in bf16 elements: padded so that a fragment's
+ * reads of 8 rows fall in different banks. */
+#define MK_PREFILL_ATTENTION_STRIDE(headDim) ((headDim) + 8)
+/* An attention CTA's dynamic shared memory: two stages of a block's keys and values. */
+#define MK_PREFILL_ATTENTION_SHARED_BYTES(headDim) \
+  (2 * 2 * MK_PREFILL_ATTENTION_KEYS * MK_PREFILL_ATTENTION_STRIDE(headDim) * 2)
 
 /* out[r] = table[tokens[r]] as f32; grid (rows), MK_PREFILL_THREADS. */
 typedef struct MkPrefillEmbedArgs {
@@ -79,7 +85,8 @@ typedef struct MkPrefillPrepareArgs {
 /* Causal attention of every row over the cache's positions up to its own:
  * output[r][h] = softmax(q . k * scale) v, on tensor cores (bf16 q, k, v and
  * weights; f32 sums); grid (ceil(rows / MK_PREFILL_ATTENTION_ROWS),
- * numHeads), 32 x MK_PREFILL_ATTENTION_WARPS threads. */
+ * numHeads), 32 x MK_PREFILL_ATTENTION_WARPS threads,
+ * MK_PREFILL_ATTENTION_SHARED_BYTES(headDim) of dynamic shared memory. */
 typedef struct MkPrefillAttentionArgs {
   mk_u64 queries; /* bf16 [rows][numHeads][headDim] */
   mk_u64 keyCache, valueCache;

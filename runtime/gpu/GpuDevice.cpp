@@ -424,6 +424,15 @@ GpuStatus CudaGpuDevice::load(const Artifact &artifact, int64_t maxContext, std:
     prompts = GpuPrefill::create(cuda, model, graph, records, whyNoPrompts);
   else
     whyNoPrompts = "a kernel of several rows a step";
+  // The prompt kernels warmed up here, not in the first prompt's time (a
+  // device short of memory for them runs prompts by step); the KV arena
+  // zeroed again after them, as a new session's.
+  if (prompts && !prompts->warmUp(contextLimit, whyNoPrompts)) {
+    prompts.reset();
+    whyNoPrompts = "warming the prompt kernels up: " + whyNoPrompts;
+  }
+  if (!check(cuda.cuMemsetD8(kv.get(), 0, kv.bytes()), "clearing the KV arena", error))
+    return GpuStatus::Failed;
   return GpuStatus::Ok;
 }
 

@@ -12,6 +12,17 @@ constexpr size_t kWorkspaceBytes = size_t(32) << 20;
 // Logits a pass may hold: a 128k vocabulary keeps ~2000 rows a pass.
 constexpr uint64_t kMaxLogitBytes = uint64_t(1) << 30;
 
+// The rows a pass's GEMMs take: its rows rounded up to a power of two (at
+// least 64), so that a few shapes cover every prompt and load() can have
+// cuBLASLt choose and load their kernels beforehand (warmUp). The rows past
+// the pass's are computed and never read.
+int64_t gemmRows(int64_t rows) {
+  int64_t padded = 64;
+  while (padded < rows)
+    padded *= 2;
+  return padded;
+}
+
 CUdeviceptr offsetOrZero(CUdeviceptr base, uint64_t offset, uint64_t elementBytes) {
   return offset == MK_NO_OFFSET ? 0 : base + offset * elementBytes;
 }
@@ -80,6 +91,11 @@ std::unique_ptr<GpuPrefill> GpuPrefill::create(const CudaDriver &cuda, const Pre
                std::to_string(op.headDim);
       return nullptr;
     }
+    if (cuda.cuFuncSetAttribute(attend, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                MK_PREFILL_ATTENTION_SHARED_BYTES(op.headDim)) != CUDA_SUCCESS) {
+      whyNot = "the prompt's attention cannot have its shared memory on this device";
+      return nullptr;
+    }
     prefill->attention[{op.headDim, cacheBytes}] = {prepare, attend};
   }
   if (blas->cublasLtCreate(&prefill->handle) != CUBLAS_STATUS_SUCCESS) {
@@ -124,10 +140,11 @@ bool GpuPrefill::checkBlas(cublasStatus_t status, const char *what, std::string 
 }
 
 bool GpuPrefill::launch(CUfunction function, unsigned gridX, unsigned gridY, unsigned threads,
-                        const void *args, const char *what, std::string &error) {
+                        const void *args, const char *what, std::string &error,
+                        unsigned sharedBytes) {
   void *params[] = {const_cast<void *>(args)};
-  return check(cuda.cuLaunchKernel(function, gridX, gridY, 1, threads, 1, 1, 0, nullptr, params,
-                                   nullptr),
+  return check(cuda.cuLaunchKernel(function, gridX, gridY, 1, threads, 1, 1, sharedBytes, nullptr,
+                                   params, nullptr),
                what, error);
 }
 
@@ -195,13 +212,14 @@ bool GpuPrefill::gemm(CUdeviceptr weight, CUdeviceptr input, CUdeviceptr output,
 bool GpuPrefill::reserve(const PrefillPlan &plan, int64_t rows, std::string &error) {
   if (reservedFor == &plan && reservedRows >= rows)
     return true;
+  const uint64_t padded = gemmRows(rows);
   for (auto [memory, bytes, what] :
-       {std::tuple{&arena, plan.arenaFloatsPerRow * 4, "the prompt's activations"},
-        std::tuple{&gemmInput, plan.gemmInputPerRow * 2, "the GEMMs' inputs"},
-        std::tuple{&gemmOutput, plan.gemmOutputPerRow * 4, "the GEMMs' outputs"},
-        std::tuple{&queries, plan.queriesPerRow * 2, "the prompt's queries"},
-        std::tuple{&tokenRows, uint64_t(8), "the prompt's tokens"}}) {
-    error = memory->allocate(cuda, bytes * rows, what);
+       {std::tuple{&arena, plan.arenaFloatsPerRow * 4 * padded, "the prompt's activations"},
+        std::tuple{&gemmInput, plan.gemmInputPerRow * 2 * padded, "the GEMMs' inputs"},
+        std::tuple{&gemmOutput, plan.gemmOutputPerRow * 4 * padded, "the GEMMs' outputs"},
+        std::tuple{&queries, plan.queriesPerRow * 2 * rows, "the prompt's queries"},
+        std::tuple{&tokenRows, uint64_t(8) * rows, "the prompt's tokens"}}) {
+    error = memory->allocate(cuda, bytes, what);
     if (!error.empty())
       return false;
   }
@@ -232,15 +250,26 @@ bool GpuPrefill::run(std::span<const int64_t> tokens, int64_t firstPosition,
   return check(cuda.cuCtxSynchronize(), "the prompt's kernels", error);
 }
 
+bool GpuPrefill::warmUp(int64_t positions, std::string &error) {
+  for (int64_t rows = 64; rows <= std::min(kMaxRows, positions); rows *= 2) {
+    std::vector<int64_t> zeros(rows, 0);
+    if (!run(zeros, 0, nullptr, rows, error))
+      return false;
+  }
+  return true;
+}
+
 // Every operation of the plan over the pass's rows, in order, on the
 // default stream (so the decode kernel launched next sees the caches).
 bool GpuPrefill::pass(const PrefillPlan &plan, std::span<const int64_t> tokens,
                       int64_t firstPosition, float *logits, std::string &error) {
-  const uint64_t rows = tokens.size();
+  const uint64_t rows = tokens.size(), padded = gemmRows(static_cast<int64_t>(rows));
   if (!check(cuda.cuMemcpyHtoD(tokenRows.get(), tokens.data(), rows * sizeof(int64_t)),
              "copying the prompt's tokens", error))
     return false;
-  auto buffer = [&](uint32_t id) { return arena.get() + plan.arenaOffset[id] * rows * 4; };
+  // Buffer b holds `padded` rows at arenaOffset[b] * padded (the GEMMs
+  // write them all); the other kernels take the pass's rows.
+  auto buffer = [&](uint32_t id) { return arena.get() + plan.arenaOffset[id] * padded * 4; };
   for (uint32_t index : plan.operations) {
     const Operation &op = graph.operations[index];
     const MkOperationRecord &record = records[index];
@@ -263,7 +292,7 @@ bool GpuPrefill::pass(const PrefillPlan &plan, std::span<const int64_t> tokens,
       CUdeviceptr products = direct ? buffer(op.output) : gemmOutput.get();
       for (uint32_t i = 0, column = 0; i < record.numWeights; column += record.weightRows[i++])
         if (!gemm(model.weights + record.weights[i] * 2, gemmInput.get(), products + column * 4,
-                  record.weightRows[i], op.inputLength, rows, stacked, error))
+                  record.weightRows[i], op.inputLength, padded, stacked, error))
           return false;
       if (!direct) {
         MkPrefillEpilogueArgs args{products,
@@ -317,7 +346,8 @@ bool GpuPrefill::pass(const PrefillPlan &plan, std::span<const int64_t> tokens,
       unsigned tiles = static_cast<unsigned>((rows + MK_PREFILL_ATTENTION_ROWS - 1) /
                                              MK_PREFILL_ATTENTION_ROWS);
       if (!launch(attend, tiles, static_cast<unsigned>(op.numHeads),
-                  32 * MK_PREFILL_ATTENTION_WARPS, &args, "a prompt's attention", error))
+                  32 * MK_PREFILL_ATTENTION_WARPS, &args, "a prompt's attention", error,
+                  MK_PREFILL_ATTENTION_SHARED_BYTES(op.headDim)))
         return false;
     }
   }

@@ -52,6 +52,12 @@ public:
   bool run(std::span<const int64_t> tokens, int64_t firstPosition, std::vector<float> *logits,
            int64_t maxRows, std::string &error);
 
+  // Runs a prompt of zeros at each of the GEMMs' row counts that fit
+  // `positions`, so that cuBLASLt has chosen and loaded its kernels before
+  // the first prompt is timed. It writes KV slots [0, 4096): the caller
+  // clears them.
+  bool warmUp(int64_t positions, std::string &error);
+
   // Rows of the last run's passes.
   int64_t rowsPerPass() const { return lastRows; }
 
@@ -64,7 +70,7 @@ private:
   bool check(CUresult result, const char *what, std::string &error) const;
   bool checkBlas(cublasStatus_t status, const char *what, std::string &error) const;
   bool launch(CUfunction function, unsigned gridX, unsigned gridY, unsigned threads,
-              const void *args, const char *what, std::string &error);
+              const void *args, const char *what, std::string &error, unsigned sharedBytes = 0);
   bool gemm(CUdeviceptr weight, CUdeviceptr input, CUdeviceptr output, uint64_t n, uint64_t k,
             uint64_t rows, uint64_t outputStride, std::string &error);
   bool reserve(const PrefillPlan &plan, int64_t rows, std::string &error);
