@@ -5,6 +5,7 @@
 #include "codegen/PtxasReport.h"
 
 #include <chrono>
+#include <regex>
 
 namespace mk {
 
@@ -134,6 +135,13 @@ llvm::Expected<CompiledKernel> compileMegakernel(const TaskGraph &graph, const S
   kernel.sharedBytes = report->staticSharedBytes + kernel.dynamicSharedBytes;
   kernel.spillBytes = report->spillStoreBytes + report->spillLoadBytes;
   kernel.stackFrameBytes = report->stackFrameBytes;
+  static const std::regex promptEntry("Compiling entry function '(mk_prefill_[A-Za-z0-9_]+)'");
+  for (auto it = std::sregex_iterator(kernel.log.begin(), kernel.log.end(), promptEntry);
+       it != std::sregex_iterator(); ++it)
+    if (auto prompt = parsePtxasReport(kernel.log, (*it)[1])) {
+      ++kernel.promptKernels;
+      kernel.promptSpillBytes += prompt->spillStoreBytes + prompt->spillLoadBytes;
+    }
   return std::move(kernel);
 }
 

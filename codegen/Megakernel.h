@@ -27,6 +27,10 @@ struct CompiledKernel {
   int threads = 0;            // per CTA
   int dynamicSharedBytes = 0; // the launch's dynamic shared memory
   int stackFrameBytes = 0;    // local memory that is not spills (math library slow paths)
+  // The prompt kernels a decode kernel's CUBIN also holds
+  // (runtime/format/PrefillArgs.h), and their spills added up.
+  int promptKernels = 0;
+  int promptSpillBytes = 0;
 };
 
 constexpr const char *kDefaultArch = "sm_90a";

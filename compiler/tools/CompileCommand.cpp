@@ -350,10 +350,15 @@ std::string kernelAccount(const CompiledKernel &kernel, uint32_t numSms,
   return llvm::formatv(
       "mkc: compiled the megakernel{9} for {0} in {1:f2} s: {2} registers, {3} bytes of shared "
       "memory ({4} dynamic), {5} bytes spilled, {6} bytes of stack frame, {7} threads x {8} "
-      "CTAs\n",
+      "CTAs{10}\n",
       kernel.arch, kernel.compileSeconds, kernel.registers, kernel.sharedBytes,
       kernel.dynamicSharedBytes, kernel.spillBytes, kernel.stackFrameBytes, kernel.threads,
-      numSms, step.empty() ? std::string() : " of the " + step)
+      numSms, step.empty() ? std::string() : " of the " + step,
+      kernel.promptKernels == 0
+          ? std::string()
+          : llvm::formatv("; {0} prompt kernels, {1} bytes spilled", kernel.promptKernels,
+                          kernel.promptSpillBytes)
+                .str())
       .str();
 }
 

@@ -181,6 +181,37 @@ TEST(CodegenTest, NvrtcCompilesTheToyKernelWithoutSpills) {
   EXPECT_EQ(kernel->spillBytes, 0);
   EXPECT_GE(kernel->sharedBytes, kernel->dynamicSharedBytes);
   EXPECT_GT(kernel->compileSeconds, 0);
+  // Its prompt kernels: embed, norm and epilogue (the toy's heads of 8 take
+  // none of the attention's, which need whole k16 steps).
+  EXPECT_EQ(kernel->promptKernels, 3);
+  EXPECT_EQ(kernel->promptSpillBytes, 0);
+}
+
+// A decode kernel's source also holds the prompt kernels
+// (runtime/format/PrefillArgs.h), attention's per head dim of whole k16
+// steps and cache element; a batch kernel's holds none.
+TEST(CodegenTest, DecodeKernelsHoldThePromptKernels) {
+  toy::ToyModel model = toy::buildToyModel();
+  auto source = generateKernelSource(model.graph, model.schedule, kHopperSharedBytes);
+  ASSERT_TRUE(static_cast<bool>(source)) << llvm::toString(source.takeError());
+  for (const char *name : {"mk_prefill_abi", "mk_prefill_embed(", "mk_prefill_norm(",
+                           "mk_prefill_epilogue("})
+    EXPECT_NE(source->text.find(name), std::string::npos) << name;
+  EXPECT_EQ(source->text.find("mk_prefill_attention_d8"), std::string::npos);
+  for (Operation &op : model.graph.operations)
+    if (op.kind == OpKind::Attention)
+      op.headDim = 16; // (the source only; the graph is not run)
+  source = generateKernelSource(model.graph, model.schedule, kHopperSharedBytes);
+  ASSERT_TRUE(static_cast<bool>(source)) << llvm::toString(source.takeError());
+  EXPECT_NE(source->text.find("mk_prefill_attention_d16_c4(const MkPrefillAttentionArgs args)"),
+            std::string::npos);
+  EXPECT_NE(source->text.find("mk::gpu::prefillPrepare<16, 4>(args)"), std::string::npos);
+
+  toy::ToyModel batch = toy::buildToyModel();
+  toy::makeRows(batch.graph, 2, 2);
+  source = generateKernelSource(batch.graph, batch.schedule, kHopperSharedBytes);
+  ASSERT_TRUE(static_cast<bool>(source)) << llvm::toString(source.takeError());
+  EXPECT_EQ(source->text.find("mk_prefill"), std::string::npos);
 }
 
 // Batches of 2 and 4 sequences (tests/unit/ToyTaskGraph.h's makeRows):

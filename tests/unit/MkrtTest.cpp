@@ -290,6 +290,26 @@ TEST(Mkrt, StartsEveryCallAtTheSessionsStartPosition) {
     EXPECT_LE(std::fabs(again[i] - expected[i]), 1e-5f * std::max(1.0f, std::fabs(expected[i])));
 }
 
+// Prompts by step: the CPU executor takes the setting and changes nothing
+// (its prompts already go one step at a time or through a prefill graph).
+TEST(Mkrt, PromptByStepIsTakenAndLeavesTheCpuAsItIs) {
+  Session s(writeToyModel());
+  std::vector<int64_t> prompt = {3, 17, 5}, before(4), after(4);
+  size_t produced = 0;
+  ASSERT_EQ(mkrt_generate(s.session, prompt.data(), prompt.size(), 4, before.data(), &produced,
+                          nullptr),
+            MKRT_OK)
+      << mkrt_last_error();
+  EXPECT_EQ(mkrt_session_set_prompt_by_step(s.session, 1), MKRT_OK);
+  ASSERT_EQ(mkrt_generate(s.session, prompt.data(), prompt.size(), 4, after.data(), &produced,
+                          nullptr),
+            MKRT_OK)
+      << mkrt_last_error();
+  EXPECT_EQ(after, before);
+  EXPECT_EQ(mkrt_session_set_prompt_by_step(nullptr, 1), MKRT_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(mkrt_last_error()).find("session is NULL"), std::string::npos);
+}
+
 TEST(Mkrt, TheGpuIsUnavailableWithoutAKernel) {
   std::string path = writeToyModel();
   mkrt_model *model = nullptr;
