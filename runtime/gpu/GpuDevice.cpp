@@ -105,6 +105,14 @@ public:
                     std::string &error) override;
 
 private:
+  // "" when every token has a row of the embedding table, else the first that has none.
+  std::string outsideVocabulary(const std::vector<int64_t> &tokens) const {
+    for (int64_t token : tokens)
+      if (token < 0 || token >= tableRows)
+        return "token " + std::to_string(token) + " is outside the vocabulary of " +
+               std::to_string(tableRows);
+    return "";
+  }
   bool check(CUresult result, const std::string &what, std::string &error) const {
     if (result == CUDA_SUCCESS)
       return true;
@@ -449,12 +457,8 @@ GpuStatus CudaGpuDevice::prefill(const GpuPrefillRequest &request, GpuPrefillRes
     error = "the prompt has no tokens";
     return GpuStatus::Refused;
   }
-  for (int64_t token : request.tokens)
-    if (token < 0 || token >= tableRows) {
-      error = "token " + std::to_string(token) + " is outside the vocabulary of " +
-              std::to_string(tableRows);
-      return GpuStatus::Refused;
-    }
+  if (error = outsideVocabulary(request.tokens); !error.empty())
+    return GpuStatus::Refused;
   if (request.firstPosition < 0 || request.firstPosition > contextLimit ||
       count > contextLimit - request.firstPosition) {
     error = "the prompt needs " + std::to_string(count) + " positions from position " +
@@ -489,12 +493,8 @@ GpuStatus CudaGpuDevice::run(const GpuRunRequest &request, GpuRunResult &result,
     error = "the request has no tokens";
     return GpuStatus::Refused;
   }
-  for (int64_t token : request.tokens)
-    if (token < 0 || token >= tableRows) {
-      error = "token " + std::to_string(token) + " is outside the vocabulary of " +
-              std::to_string(tableRows);
-      return GpuStatus::Refused;
-    }
+  if (error = outsideVocabulary(request.tokens); !error.empty())
+    return GpuStatus::Refused;
   // As CpuExecutor::generate: the last prompt step yields the first new
   // token, and the last new token is returned, not fed.
   int64_t steps = request.teacherForced ? fed : fed + std::max<int64_t>(request.newTokens, 1) - 1;
@@ -727,12 +727,8 @@ GpuStatus CudaGpuDevice::runBatch(const GpuBatchRequest &request, GpuBatchResult
       error = "a sequence of the batch has no tokens";
       return GpuStatus::Refused;
     }
-    for (int64_t token : prompt)
-      if (token < 0 || token >= tableRows) {
-        error = "token " + std::to_string(token) + " is outside the vocabulary of " +
-                std::to_string(tableRows);
-        return GpuStatus::Refused;
-      }
+    if (error = outsideVocabulary(prompt); !error.empty())
+      return GpuStatus::Refused;
     int64_t fed = static_cast<int64_t>(prompt.size());
     steps = std::max(steps, request.teacherForced ? fed
                                                   : fed + std::max<int64_t>(request.newTokens, 1) - 1);

@@ -251,12 +251,14 @@ bool GpuPrefill::run(std::span<const int64_t> tokens, int64_t firstPosition,
 }
 
 bool GpuPrefill::warmUp(int64_t positions, std::string &error) {
-  for (int64_t rows = 64; rows <= std::min(kMaxRows, positions); rows *= 2) {
-    std::vector<int64_t> zeros(rows, 0);
-    if (!run(zeros, 0, nullptr, rows, error))
+  const int64_t longest = std::min(kMaxRows, positions);
+  for (int64_t padded = 64;; padded *= 2) {
+    std::vector<int64_t> zeros(std::min(padded, longest), 0);
+    if (!run(zeros, 0, nullptr, 0, error))
       return false;
+    if (padded >= longest)
+      return true;
   }
-  return true;
 }
 
 // Every operation of the plan over the pass's rows, in order, on the

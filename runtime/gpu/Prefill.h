@@ -52,10 +52,10 @@ public:
   bool run(std::span<const int64_t> tokens, int64_t firstPosition, std::vector<float> *logits,
            int64_t maxRows, std::string &error);
 
-  // Runs a prompt of zeros at each of the GEMMs' row counts that fit
-  // `positions`, so that cuBLASLt has chosen and loaded its kernels before
-  // the first prompt is timed. It writes KV slots [0, 4096): the caller
-  // clears them.
+  // Runs a prompt of zeros at each of the GEMMs' row counts a prompt of up
+  // to `positions` takes, so that cuBLASLt has chosen and loaded its
+  // kernels before the first prompt is timed. It writes KV slots from 0 on:
+  // the caller clears them.
   bool warmUp(int64_t positions, std::string &error);
 
   // Rows of the last run's passes.

@@ -42,12 +42,7 @@ public:
       prefill.firstPosition = firstPosition;
       GpuPrefillResult done;
       std::string error;
-      GpuStatus status = device->prefill(prefill, done, error);
-      if (status == GpuStatus::Refused)
-        throw EngineError(MKRT_ERROR_INVALID_ARGUMENT, "the GPU refused the prompt: " + error);
-      if (status != GpuStatus::Ok)
-        throw EngineError(MKRT_ERROR_DEVICE_FAILURE,
-                          "the GPU failed (" + device->describe() + "): " + error);
+      answer(device->prefill(prefill, done, error), "prompt", error);
       prefillMs = done.milliseconds;
       remember(prefill.tokens, {}, firstPosition);
     }
@@ -115,12 +110,7 @@ public:
     request.newTokens = newTokens;
     GpuBatchResult result;
     std::string error;
-    GpuStatus status = batch.device->runBatch(request, result, error);
-    if (status == GpuStatus::Refused)
-      throw EngineError(MKRT_ERROR_INVALID_ARGUMENT, "the GPU refused the batch: " + error);
-    if (status != GpuStatus::Ok)
-      throw EngineError(MKRT_ERROR_DEVICE_FAILURE,
-                        "the GPU failed (" + device->describe() + "): " + error);
+    answer(batch.device->runBatch(request, result, error), "batch", error);
     std::vector<Generation> generations(prompts.size());
     for (size_t s = 0; s < prompts.size(); ++s) {
       Generation &generation = generations[s];
@@ -193,13 +183,19 @@ private:
   GpuRunResult run(const GpuRunRequest &request) {
     GpuRunResult result;
     std::string error;
-    GpuStatus status = device->run(request, result, error);
+    answer(device->run(request, result, error), "run", error);
+    return result;
+  }
+
+  // A call's status as the C API's: a refused request (the `what`) is the
+  // caller's error, any other failure the device's.
+  void answer(GpuStatus status, const char *what, const std::string &error) const {
     if (status == GpuStatus::Refused)
-      throw EngineError(MKRT_ERROR_INVALID_ARGUMENT, "the GPU refused the run: " + error);
+      throw EngineError(MKRT_ERROR_INVALID_ARGUMENT,
+                        std::string("the GPU refused the ") + what + ": " + error);
     if (status != GpuStatus::Ok)
       throw EngineError(MKRT_ERROR_DEVICE_FAILURE,
                         "the GPU failed (" + device->describe() + "): " + error);
-    return result;
   }
 
   const Artifact &artifact;

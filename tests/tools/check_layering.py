@@ -15,7 +15,7 @@ ALLOWED = {
     "core": ["core/"],
     "runtime": ["core/", "runtime/", "mkrt.h", "manifest.pb.h"],
     "codegen": ["core/", "codegen/", "runtime/format/ScheduleBlob.h",
-                "runtime/format/ControlBlock.h", "llvm/"],
+                "runtime/format/ControlBlock.h", "runtime/format/PrefillArgs.h", "llvm/"],
     "frontends": ["core/", "frontends/", "compiler/dialect/", "mlir/", "llvm/", "onnx"],
     "passes": ["core/", "passes/", "compiler/dialect/", "mlir/", "llvm/"],
 }
