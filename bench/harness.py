@@ -41,6 +41,14 @@ floor's denominator). Per shape (bench/shapes.py: known names, or a config
      2,4,8), each batch's ms a step at the window from --batch-position
      (every sequence fed that many tokens from position 0 in one launch),
      against one sequence's ms/token at the same window of the same .mk;
+  5c. for --prompt-shapes (default the 1B shape): time to the first token
+     of prompts of --prompts tokens (default 512,4096,32768, those the
+     shape's context holds) on the shape's .mk, the prompt run layer by
+     layer on the GPU (the sum of mkrun's prompt-phase step times, a new
+     process each launch), the shortest also one token a step
+     (`--prompt-by-step`); and, unless --no-prompt-hf, HF transformers with
+     SDPA on the same prompts in a process of its own
+     (bench/prefill_bench.py --hf-only);
   6. for --trace-shape: a trace of a few steps at --trace-position and the
      waterfall of its middle layer (bench/waterfall.py).
 Baselines (bench/pytorch_decode.py), each variant in a process of its own
@@ -98,6 +106,9 @@ def plan(a):
                               and max(positions) > a.also_small_context else None),
             "trace": not a.no_trace and name == a.trace_shape,
             "batches": a.batches if name in a.batch_shapes or given in a.batch_shapes else [],
+            # A prompt of L tokens and one new token need L + 1 positions.
+            "prompts": [n for n in a.prompts if n + 1 <= max(positions) + a.steps]
+                       if name in a.prompt_shapes or given in a.prompt_shapes else [],
             "baselines": [v for v in a.baselines if name in a.baselines_shapes or given in a.baselines_shapes],
         })
     return planned
@@ -164,6 +175,9 @@ def run_mkc(a, shape, run, tmp, mkc, mkrun, rate, stream):
             if a.keep_traces:
                 shutil.copy(trace, os.path.join(a.out, "parts", f"{shape['name']}.trace.json"))
 
+        if shape["prompts"]:
+            run_prompts(a, shape, part, path, run, tmp, mkrun, build)
+
         if shape["small_context"]:
             if not a.keep_mk:  # the disk holds one large .mk at a time
                 os.remove(build["mk"])
@@ -216,6 +230,36 @@ def run_batches(a, shape, part, path, run, tmp, mkc, mkrun, built):
         print(f"{shape['name']}: a batch of {rows}: {timed['ms_per_step']:.3f} ms a step at "
               f"{a.batch_position} ({timed['ms_per_step'] / alone['ms_per_token']:.2f} x one "
               f"sequence's {alone['ms_per_token']:.3f})", flush=True)
+
+
+def run_prompts(a, shape, part, path, run, tmp, mkrun, build):
+    """Step 5c: time to the first token of each prompt length on the
+    shape's .mk, the shortest also one token a step; then HF SDPA's."""
+    vocab = shape["config"]["vocab_size"]
+    prompts = {"ms": {}, "by_step_ms": {}, "hf_sdpa_ms": {}}
+    part["prompts"] = prompts
+    for length in shape["prompts"]:
+        timed = mkc_decode.time_prompt(run, mkrun, build["mk"], length, vocab, a.repeats, tmp, a.device)
+        prompts["ms"][str(length)] = timed["ms"]
+        if length == min(shape["prompts"]):
+            by_step = mkc_decode.time_prompt(run, mkrun, build["mk"], length, vocab, 1, tmp, a.device,
+                                             by_step=True)
+            prompts["by_step_ms"][str(length)] = by_step["ms"]
+        write_json(path, part)
+        print(f"{shape['name']}: a prompt of {length}: {timed['ms']:.3f} ms to the first token",
+              flush=True)
+    if a.prompt_hf and a.device == "gpu":
+        out = os.path.join(tmp, f"{shape['name']}.prompt-hf.json")
+        try:
+            run([a.python, os.path.join(HERE, "prefill_bench.py"), "--config", shape["config_path"],
+                 "--lengths", ",".join(map(str, shape["prompts"])), "--repeats", a.repeats,
+                 "--hf-only", out], timeout=a.baseline_timeout)
+            with open(out) as f:
+                prompts["hf_sdpa_ms"] = json.load(f)["ms"]
+        except (CommandFailed, OSError, ValueError) as error:
+            prompts["hf_error"] = str(error)[-2000:]
+            print(f"{shape['name']}: HF's prompts: FAILED: {prompts['hf_error'][-300:]}", flush=True)
+        write_json(path, part)
 
 
 def run_baseline(a, shape, variant, run, tmp):
@@ -289,6 +333,11 @@ def main():
     ap.add_argument("--batch-shapes", default="llama-3.2-1b", help="the shapes whose batches are timed")
     ap.add_argument("--batch-position", type=int, default=480,
                     help="the window's first position for the batches")
+    ap.add_argument("--prompts", default="512,4096,32768",
+                    help="prompt lengths timed to the first token (comma-separated; none: none)")
+    ap.add_argument("--prompt-shapes", default="llama-3.2-1b", help="the shapes whose prompts are timed")
+    ap.add_argument("--no-prompt-hf", dest="prompt_hf", action="store_false",
+                    help="no HF SDPA timing of the prompts")
     ap.add_argument("--trace-shape", default="llama-3.2-1b", help="the shape whose waterfall is drawn")
     ap.add_argument("--trace-position", type=int, default=512)
     ap.add_argument("--trace-steps", type=int, default=3, help="steps traced (the waterfall uses the last)")
@@ -324,6 +373,10 @@ def main():
     if any(b < 2 for b in a.batches):
         ap.error("batch sizes must be at least 2")
     a.batch_shapes = parse_list(a.batch_shapes)
+    a.prompts = [] if a.prompts == "none" else parse_list(a.prompts, int)
+    if any(n < 2 for n in a.prompts):
+        ap.error("prompt lengths must be at least 2")
+    a.prompt_shapes = parse_list(a.prompt_shapes)
     try:
         planned = plan(a)
     except (KeyError, OSError) as error:
@@ -337,7 +390,9 @@ def main():
                  + (" and at the largest position" if shape["long_check"] else "")
                  + (", traced" if shape["trace"] else "")
                  + (f", batches of {','.join(map(str, shape['batches']))} at {a.batch_position}"
-                    if shape["batches"] else "") + "; ")
+                    if shape["batches"] else "")
+                 + (f", prompts of {','.join(map(str, shape['prompts']))}" if shape["prompts"] else "")
+                 + "; ")
               + f"baselines {','.join(shape['baselines']) or 'none'}", flush=True)
     if a.dry_run:
         return 0

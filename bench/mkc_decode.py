@@ -149,6 +149,34 @@ def time_batch(run, mkrun, mk, rows, position, steps, repeats, tmp, device="gpu"
             "max_ms": max(window), "repeats": repeats}
 
 
+def prompt_tokens(length, vocab):
+    """The prompt both mkc and HF are timed on (bench/prefill_bench.py's)."""
+    return [(i * 7) % (vocab - 1) + 1 for i in range(1, length + 1)]
+
+
+def time_prompt(run, mkrun, mk, length, vocab, repeats, tmp, device="gpu", by_step=False):
+    """Time to the first token of a prompt of `length` tokens from
+    position 0: the sum of mkrun's prompt-phase step times (on the GPU the
+    prompt layer by layer, its last token the decode step that yields the
+    first new token; `by_step`: one token a decode step), each launch a new
+    process; the median of `repeats`."""
+    path = os.path.join(tmp, f"prompt-{length}.txt")
+    with open(path, "w") as f:  # a file of one line is one prompt, of any length
+        f.write(",".join(map(str, prompt_tokens(length, vocab))) + "\n")
+    samples = []
+    for r in range(repeats):
+        times = os.path.join(tmp, f"prompt-{length}-{r}.csv")
+        run([mkrun, mk, "--device", device, "--batch-file", path, "-n", 2, "--step-times", times,
+             *(["--prompt-by-step"] if by_step else [])])
+        with open(times) as f:
+            prompt = [float(row["ms"]) for row in csv.DictReader(f) if row["phase"] == "prompt"]
+        if len(prompt) != length:
+            raise RuntimeError(f"mkrun timed {len(prompt)} prompt positions of {length}")
+        samples.append(sum(prompt))
+    return {"ms": statistics.median(samples), "min_ms": min(samples), "max_ms": max(samples),
+            "repeats": repeats}
+
+
 def trace(run, mkrun, mk, position, steps, path, device="gpu"):
     """A Chrome trace of `steps` steps from `position` (mkrun --trace)."""
     run([mkrun, mk, "--device", device, "--start-position", position, "--prompt-tokens", "7",

@@ -13,7 +13,8 @@ last one the decode step that yields the first new token. HF's is one
 forward of the prompt with logits for its last position only, the median of
 --repeats after a warm-up. --by-step times mkc feeding the prompt one token
 a decode step (mkrun --prompt-by-step) at those lengths, as it did before.
-Writes prefill.json and prefill.md under --out.
+Writes prefill.json and prefill.md under --out. `--hf-only JSON` times HF
+alone and writes its times there (bench/harness.py's prompts run it so).
 """
 import argparse
 import json
@@ -27,9 +28,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
 
-def prompt_tokens(length, vocab):
-    # pytorch_decode.prompt_ids's tokens, as a list.
-    return [(i * 7) % (vocab - 1) + 1 for i in range(1, length + 1)]
+from mkc_decode import prompt_tokens  # noqa: E402  (pytorch_decode.prompt_ids's tokens)
 
 
 def mkrun_prompt_ms(mkrun, mk, tokens, by_step):
@@ -76,8 +75,10 @@ def hf_prompt_ms(spec, lengths, repeats):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--config", required=True)
-    parser.add_argument("--mk", required=True)
-    parser.add_argument("--mkrun", required=True)
+    parser.add_argument("--mk")
+    parser.add_argument("--mkrun")
+    parser.add_argument("--hf-only", metavar="JSON",
+                        help="only HF's times, written to JSON (bench/harness.py runs it so)")
     parser.add_argument("--lengths", default="512,4096,32000")
     parser.add_argument("--by-step", default="", help="lengths also timed one token a step")
     parser.add_argument("--repeats", type=int, default=3)
@@ -86,6 +87,17 @@ def main():
     args = parser.parse_args()
     spec = json.load(open(args.config))
     lengths = [int(x) for x in args.lengths.split(",") if x]
+    if args.hf_only:
+        import torch
+        import transformers
+        times = hf_prompt_ms(spec, lengths, args.repeats)
+        with open(args.hf_only, "w") as f:
+            json.dump({"ms": {str(k): v for k, v in times.items()}, "repeats": args.repeats,
+                       "torch": torch.__version__, "transformers": transformers.__version__,
+                       "gpu": torch.cuda.get_device_name()}, f, indent=1)
+        return
+    if not args.mk or not args.mkrun:
+        parser.error("give --mk and --mkrun (or --hf-only)")
     by_step = [int(x) for x in args.by_step.split(",") if x]
     rows = []
     for length in lengths:

@@ -226,6 +226,21 @@ def batches_section(merged):
     return lines if len(lines) > 2 else []
 
 
+def prompts_section(merged):
+    """Each prompt's time to the first token: mkc, one token a step, HF SDPA."""
+    lines = ["| shape | prompt | mkc, ms to the first token | one token a step | HF SDPA | mkc / HF |",
+             "| --- | --- | --- | --- | --- | --- |"]
+    for name, entry in merged.items():
+        prompts = (entry.get("mkc") or {}).get("prompts")
+        if not prompts:
+            continue
+        for length, ms in sorted(prompts["ms"].items(), key=lambda item: int(item[0])):
+            hf = prompts.get("hf_sdpa_ms", {}).get(length)
+            lines.append(f"| {name} | {length} | {ms:.2f} | {cell(prompts.get('by_step_ms', {}).get(length), '{:.1f}')} | "
+                         f"{cell(hf, '{:.2f}')} | {cell(ms / hf if hf else None, '{:.2f}')} |")
+    return lines if len(lines) > 2 else []
+
+
 def failures_section(merged):
     lines = []
     for name, entry in merged.items():
@@ -334,6 +349,14 @@ def assemble(folder):
                  "tokens from position 0, then timed over the window, each position the fastest of "
                  "its launches, the median over the window; one sequence on the same .mk the same "
                  "way.", ""] + batches
+    prompts = prompts_section(merged)
+    if prompts:
+        text += ["", "## Prompts", "", "Time to the first token of a prompt from position 0 "
+                 "(bench/mkc_decode.py's time_prompt): the sum of `mkrun`'s prompt-phase step times, "
+                 "the prompt run layer by layer on the GPU and its last token through the decode "
+                 "kernel, a new process each launch, the median of the launches; one token a step "
+                 "with `--prompt-by-step`; HF transformers with SDPA, bf16, one forward of the "
+                 "prompt (bench/prefill_bench.py).", ""] + prompts
     text += ["", "## Checks before timing", ""] + checks_section(merged)
     text += ["", "## Builds", ""] + builds_section(merged)
     for name, entry in merged.items():

@@ -44,7 +44,7 @@ def expect_in(text, part, what):
 def plan(tmp):
     out = harness("--dry-run", "--out", tmp)
     for line in ["llama-3.2-1b: positions 1,512,4096,32768, mkc at context 32800",
-                 "traced, batches of 2,4,8 at 480;",
+                 "traced, batches of 2,4,8 at 480, prompts of 512,4096,32768;",
                  "llama-3.1-8b: positions 512,4096, mkc at context 4128, check over 2 tokens;",
                  "qwen3-1.7b:", "qwen2.5-1.5b:", "qwen3-0.6b:", "smollm2-135m:", "layer-cost-64x256:"]:
         expect_in(out, line, "the plan")
@@ -53,14 +53,16 @@ def plan(tmp):
                   "qwen3-0.6b")
     expect_in(out, "llama-3.2-1b: positions 1,4096, mkc at context 4128 and 544", "small context")
     expect_in(out, "llama-3.2-1b: positions 1,4096, mkc at context 4128 and 544, check over 4 tokens "
-              "and at the largest position, traced, batches of 2,4,8 at 480; baselines none",
-              "baselines for some shapes")
+              "and at the largest position, traced, batches of 2,4,8 at 480, prompts of 512,4096; "
+              "baselines none", "baselines for some shapes (and prompts the context holds)")
     expect_in(out, "qwen3-0.6b: positions 1,4096, mkc at context 4128 and 544, check over 4 tokens and at the "
               "largest position; baselines graph", "baselines for some shapes")
     expect_in(harness("--dry-run", "--out", tmp, "--shapes", "gpt-9", expect=2), "unknown shape 'gpt-9'", "refusal")
     expect_in(harness("--dry-run", "--out", tmp, "--baselines", "fast", expect=2), "unknown baselines", "refusal")
     expect_in(harness("--dry-run", "--out", tmp, "--batches", "1,4", expect=2),
               "batch sizes must be at least 2", "refusal")
+    expect_in(harness("--dry-run", "--out", tmp, "--prompts", "1", expect=2),
+              "prompt lengths must be at least 2", "refusal")
     expect_in(harness("--dry-run", expect=2), "give --out DIR", "refusal")
 
 
@@ -71,8 +73,11 @@ def cpu_run(build, tmp):
                   "--shapes", shape, "--positions", "1,6,12", "--steps", "2", "--repeats", "2",
                   "--baselines", "none", "--trace-shape", "harness-tiny", "--trace-position", "4",
                   "--also-small-context", "6", "--mkc-flags=--no-logit-picks",
-                  "--batch-shapes", "harness-tiny", "--batches", "2,3", "--batch-position", "4")
+                  "--batch-shapes", "harness-tiny", "--batches", "2,3", "--batch-position", "4",
+                  "--prompt-shapes", "harness-tiny", "--prompts", "3,5,40")
     expect_in(out, "harness-tiny: a batch of 3:", "the batches")
+    expect_in(out, "harness-tiny: a prompt of 5:", "the prompts")
+    expect_in(out, "--batch-file", "a prompt from a file")
     expect_in(out, "harness-tiny: logits GPU vs CPU at position 12 over 2 tokens", "the long check")
     expect_in(out, "--start-position 11 --prompt-tokens 7 -n 3 --step-times", "timing from P - 1")
     with open(os.path.join(out_dir, "parts", "harness-tiny.mkc.json")) as f:
@@ -90,6 +95,10 @@ def cpu_run(build, tmp):
             or batches["build"]["context"] != 6
             or batches["build"].get("flags") != ["--no-logit-picks", "--batch=2,3"]):
         fail(f"the batches: {batches}")
+    prompts = part.get("prompts", {})
+    if (sorted(prompts.get("ms", {})) != ["3", "5"] or list(prompts.get("by_step_ms", {})) != ["3"]
+            or prompts.get("hf_sdpa_ms")):
+        fail(f"the prompts (40 past the context of 14; no HF on the CPU): {prompts}")
     if os.listdir(work) and any(name.endswith(".mk") for name in os.listdir(work)):
         fail(f"a .mk was left in {work}: {os.listdir(work)}")
     with open(os.path.join(out_dir, "parts", "harness-tiny.waterfall.json")) as f:
@@ -121,6 +130,8 @@ def cpu_run(build, tmp):
     expect_in(readme, "## Where a layer's time goes: harness-tiny", "the CPU run's README")
     expect_in(readme, "## Batches", "the CPU run's README")
     expect_in(readme, "| harness-tiny | 4 | 3 | ", "the batches' table")
+    expect_in(readme, "## Prompts", "the CPU run's README")
+    expect_in(readme, "| harness-tiny | 5 | ", "the prompts' table")
 
 
 def synthetic_parts(folder):
