@@ -104,5 +104,31 @@ TEST(PrefillPlanTest, RefusesStepsOfSeveralRows) {
   EXPECT_NE(error.find("one row"), std::string::npos) << error;
 }
 
+// Operations without a prompt kernel are refused by name, and so is a
+// Gemv seeding an Mlp; the caller then runs prompts one token a step.
+TEST(PrefillPlanTest, RefusesOperationsWithoutAPromptKernel) {
+  for (OpKind kind : {OpKind::Mlp, OpKind::AllReduce}) {
+    toy::ToyModel model = toy::buildToyModel();
+    Operation &down = model.graph.operations[5]; // a layer's Gemv made another kind
+    down.kind = kind;
+    PrefillPlan plan;
+    std::string error;
+    EXPECT_FALSE(planPrefill(model.graph, false, plan, error));
+    EXPECT_NE(error.find("'" + down.name + "'"), std::string::npos) << error;
+    EXPECT_NE(error.find(kind == OpKind::Mlp ? "an Mlp" : "an all-reduce"), std::string::npos)
+        << error;
+  }
+  toy::ToyModel model = toy::buildToyModel();
+  for (Operation &op : model.graph.operations)
+    if (op.kind == OpKind::Gemv) {
+      op.seed = 0;
+      break;
+    }
+  PrefillPlan plan;
+  std::string error;
+  EXPECT_FALSE(planPrefill(model.graph, false, plan, error));
+  EXPECT_NE(error.find("seeds an Mlp"), std::string::npos) << error;
+}
+
 } // namespace
 } // namespace mk
