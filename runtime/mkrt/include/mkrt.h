@@ -108,7 +108,9 @@ typedef struct mkrt_timing {
  * those below min_p times the most likely one's dropped, and drawn with a
  * counter-based generator: the draw at context position p of seed S is a
  * function of (S, p) alone, so a seed gives the same tokens on the GPU and
- * the CPU, in one call or turn by turn. */
+ * the CPU, in one call or turn by turn (for a GPU prompt of 32 tokens or
+ * more where its logits' top-2 gaps are clear: see
+ * mkrt_session_set_prompt_by_step). */
 typedef struct mkrt_sampling {
   double temperature;        /* >= 0; 0: greedy, the default */
   int64_t top_k;             /* [0, 1024]; 0: off */
@@ -230,13 +232,17 @@ mkrt_status mkrt_session_rewind(mkrt_session *session, int64_t length);
  * count positions from it. */
 mkrt_status mkrt_session_set_start_position(mkrt_session *session, int64_t position);
 
-/* How a GPU session feeds a prompt to mkrt_generate: by default layer by
- * layer, every token of the prompt through one layer before the next (the
- * matrices by cuBLASLt, found at run time), its last token then through the
- * decode kernel, which gives the first new token; with `by_step` non-zero
- * one token a decode step, as the decode kernel alone does. Where prompts
- * cannot run layer by layer (no cuBLASLt, a file of an older mkc, a trace
- * asked for) they go by step either way. The CPU executor ignores it. */
+/* How a GPU session feeds a prompt to mkrt_generate: by default a prompt
+ * of 32 tokens or more runs layer by layer, every token of it through one
+ * layer before the next (the matrices by cuBLASLt, found at run time, on
+ * bf16 inputs: its logits differ from the decode kernel's by up to ~1e-2 of
+ * the largest, so a token whose top-2 gap is within that may differ from
+ * the CPU executor's), its last token then through the decode kernel, which
+ * gives the first new token; a shorter prompt goes one token a decode step,
+ * as the CPU's does, where it takes little time. With `by_step` non-zero
+ * every prompt goes by step. Where prompts cannot run layer by layer (no
+ * cuBLASLt, a file of an older mkc, a trace asked for) they go by step
+ * either way. The CPU executor ignores it. */
 mkrt_status mkrt_session_set_prompt_by_step(mkrt_session *session, int by_step);
 
 /* Traces every later mkrt_generate of the session: each call records when
