@@ -27,11 +27,14 @@ __all__ = [
 ]
 
 
-def load(path, device="auto", max_context=0):
+def load(path, device="auto", max_context=0, prompt_by_step=False):
     """Opens a .mk file on `device`: "auto" (the GPU when it can run the
     file, else the CPU, with a note on stderr), "gpu" (NoDeviceError when
-    unavailable) or "cpu". max_context: 0 takes the compiled one."""
-    return Model(path, device, max_context)
+    unavailable) or "cpu". max_context: 0 takes the compiled one.
+    prompt_by_step: on the GPU, feed every prompt one token a decode step,
+    not those of 32 tokens or more layer by layer (libmkrt's
+    mkrt_session_set_prompt_by_step)."""
+    return Model(path, device, max_context, prompt_by_step)
 
 
 def version():

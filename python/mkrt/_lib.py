@@ -122,6 +122,7 @@ _SIGNATURES = {
                                            ctypes.c_size_t, _I64P, _SIZEP,
                                            ctypes.POINTER(Timing)]),
     "mkrt_session_set_sampling": (ctypes.c_int, [_P, ctypes.POINTER(Sampling)]),
+    "mkrt_session_set_prompt_by_step": (ctypes.c_int, [_P, ctypes.c_int]),
     "mkrt_continue_logits": (ctypes.c_int, [_P, _I64P, ctypes.c_size_t,
                                             ctypes.POINTER(ctypes.c_float)]),
     "mkrt_session_context_length": (ctypes.c_int64, [_P]),

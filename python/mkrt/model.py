@@ -170,7 +170,7 @@ class _Context:
 class Model:
     """A .mk file opened with a libmkrt session on `device`."""
 
-    def __init__(self, path, device="auto", max_context=0):
+    def __init__(self, path, device="auto", max_context=0, prompt_by_step=False):
         path = os.fspath(path)
         if not os.path.exists(path):
             raise FileNotFoundError(f"no such .mk file: '{path}'")
@@ -191,6 +191,8 @@ class Model:
             self.close()
             _lib.check(status, f"'{path}' on device {device}: ")
         self._session = session
+        if prompt_by_step:
+            _lib.check(lib.mkrt_session_set_prompt_by_step(session, 1))
         self._max_context = max_context
         self._context = _Context(session)
         self.path = path

@@ -30,6 +30,13 @@ class GenerateTest(unittest.TestCase):
                 self.assertEqual(self.model.generate(prompt, max_new_tokens=24),
                                  fixture.mkrun_tokens(self.path, prompt, 24))
 
+    def test_prompt_by_step_is_taken_and_changes_nothing_on_the_cpu(self):
+        by_step = mkrt.load(self.path, device="cpu", prompt_by_step=True)
+        prompt = list(range(3, 43))  # past the GPU's 32 tokens, which the CPU ignores
+        self.assertEqual(by_step.generate(prompt, max_new_tokens=8),
+                         self.model.generate(prompt, max_new_tokens=8))
+        by_step.close()
+
     def test_text_round_trips_through_the_tokenizer(self):
         text = "héllo, wörld € 日本 <|im_end|>!"
         ids = self.model.encode(text)
