@@ -79,7 +79,7 @@ struct GpuPrefillRequest {
   std::vector<int64_t> tokens;
   int64_t firstPosition = 0;
   bool keepLogits = false; // every row's logits, [tokens][vocab]
-  int64_t maxRows = 0;     // rows a pass (0: as memory allows)
+  int64_t maxRows = 0;     // rows a pass (0: GpuPrefill::kMaxRows)
 };
 
 struct GpuPrefillResult {

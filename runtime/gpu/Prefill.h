@@ -47,8 +47,8 @@ public:
   // Runs `tokens` (within the vocabulary; the caller checks) at positions
   // firstPosition, firstPosition + 1, ...: their KV slots written, and with
   // `logits` non-null their logits, [tokens][vocab]. At most `maxRows` rows
-  // a pass (0: as many as memory allows, at most kMaxRows). False with
-  // `error` when the driver or cuBLASLt fails.
+  // a pass (0: kMaxRows; with logits, fewer where a pass's would pass 1
+  // GiB). False with `error` when the driver or cuBLASLt fails.
   bool run(std::span<const int64_t> tokens, int64_t firstPosition, std::vector<float> *logits,
            int64_t maxRows, std::string &error);
 
