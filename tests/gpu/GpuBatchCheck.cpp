@@ -96,12 +96,9 @@ bool runBatch(GpuDevice &device, const GpuBatchRequest &request, GpuBatchResult 
 
 int checkBatch(const std::string &path, int64_t maxContext, int64_t rows,
                const TargetDescription &target, bool againstDecode) {
-  std::string whyNot;
-  std::unique_ptr<GpuDevice> device = GpuDevice::open(whyNot);
-  if (!device) {
-    std::printf("SKIP: %s\n", whyNot.c_str());
+  std::unique_ptr<GpuDevice> device = openDeviceOrSkip();
+  if (!device)
     return kSkipExit;
-  }
   std::printf("%s, a batch of %lld, max context %lld, %s KV cache, on %s\n", path.c_str(),
               static_cast<long long>(rows), static_cast<long long>(maxContext),
               target.kvCache == BufferElement::BF16 ? "bf16" : "f32", device->describe().c_str());
@@ -250,14 +247,12 @@ int main(int argc, char **argv) {
   bool againstDecode = false;
   mk::TargetDescription target;
   for (int i = 2; i < argc; ++i) {
-    if (std::strncmp(argv[i], "--max-context=", 14) == 0) {
-      maxContext = std::atoll(argv[i] + 14);
-    } else if (std::strncmp(argv[i], "--batch=", 8) == 0) {
+    if (mk::takeModelFlag(argv[i], maxContext, target))
+      continue;
+    if (std::strncmp(argv[i], "--batch=", 8) == 0) {
       rows = std::atoll(argv[i] + 8);
     } else if (std::strcmp(argv[i], "--against-decode") == 0) {
       againstDecode = true;
-    } else if (std::strcmp(argv[i], "--kv-cache=bf16") == 0) {
-      target.kvCache = mk::BufferElement::BF16;
     } else {
       std::fprintf(stderr, "mk-gpu-batch-check: unknown argument '%s'\n", argv[i]);
       return 2;

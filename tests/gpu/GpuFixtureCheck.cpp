@@ -341,12 +341,9 @@ void checkStreaming(GpuDevice &device, const std::vector<int64_t> &prompt, int64
 }
 
 int checkFixture(const std::string &path, int64_t maxContext, const TargetDescription &target) {
-  std::string whyNot;
-  std::unique_ptr<GpuDevice> device = GpuDevice::open(whyNot);
-  if (!device) {
-    std::printf("SKIP: %s\n", whyNot.c_str());
+  std::unique_ptr<GpuDevice> device = openDeviceOrSkip();
+  if (!device)
     return kSkipExit;
-  }
   std::printf("%s, max context %lld, %s KV cache, on %s\n", path.c_str(),
               static_cast<long long>(maxContext),
               target.kvCache == BufferElement::BF16 ? "bf16" : "f32", device->describe().c_str());
@@ -499,11 +496,9 @@ int main(int argc, char **argv) {
   int64_t maxContext = 2048;
   mk::TargetDescription target;
   for (int i = 2; i < argc; ++i) {
-    if (std::strncmp(argv[i], "--max-context=", 14) == 0) {
-      maxContext = std::atoll(argv[i] + 14);
-    } else if (std::strcmp(argv[i], "--kv-cache=bf16") == 0) {
-      target.kvCache = mk::BufferElement::BF16;
-    } else if (std::strcmp(argv[i], "--inline-merge") == 0) {
+    if (mk::takeModelFlag(argv[i], maxContext, target))
+      continue;
+    if (std::strcmp(argv[i], "--inline-merge") == 0) {
       target.inlineMerge = true;
     } else if (std::strcmp(argv[i], "--fuse-mlp") == 0) {
       target.fuseMlp = true;

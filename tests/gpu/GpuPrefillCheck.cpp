@@ -91,12 +91,9 @@ bool decode(GpuDevice &device, const GpuRunRequest &request, GpuRunResult &resul
 
 int checkPrefill(const std::string &path, int64_t maxContext, int64_t promptLength,
                  const TargetDescription &target) {
-  std::string whyNot;
-  std::unique_ptr<GpuDevice> device = GpuDevice::open(whyNot);
-  if (!device) {
-    std::printf("SKIP: %s\n", whyNot.c_str());
+  std::unique_ptr<GpuDevice> device = openDeviceOrSkip();
+  if (!device)
     return kSkipExit;
-  }
   std::optional<Model> model = loadModel(path, maxContext, target);
   if (!model)
     return 1;
@@ -189,12 +186,10 @@ int main(int argc, char **argv) {
   int64_t maxContext = 256, prompt = 200;
   mk::TargetDescription target;
   for (int i = 2; i < argc; ++i) {
-    if (std::strncmp(argv[i], "--max-context=", 14) == 0) {
-      maxContext = std::atoll(argv[i] + 14);
-    } else if (std::strncmp(argv[i], "--prompt=", 9) == 0) {
+    if (mk::takeModelFlag(argv[i], maxContext, target))
+      continue;
+    if (std::strncmp(argv[i], "--prompt=", 9) == 0) {
       prompt = std::atoll(argv[i] + 9);
-    } else if (std::strcmp(argv[i], "--kv-cache=bf16") == 0) {
-      target.kvCache = mk::BufferElement::BF16;
     } else {
       std::fprintf(stderr, "mk-gpu-prefill-check: unknown argument '%s'\n", argv[i]);
       return 2;

@@ -98,6 +98,26 @@ std::unique_ptr<BuiltArtifact> compile(const Model &model, std::vector<int64_t> 
   return built;
 }
 
+std::unique_ptr<GpuDevice> openDeviceOrSkip() {
+  std::string whyNot;
+  std::unique_ptr<GpuDevice> device = GpuDevice::open(whyNot);
+  if (!device)
+    std::printf("SKIP: %s\n", whyNot.c_str());
+  return device;
+}
+
+bool takeModelFlag(const std::string &arg, int64_t &maxContext, TargetDescription &target) {
+  if (arg.rfind("--max-context=", 0) == 0) {
+    maxContext = std::stoll(arg.substr(14));
+    return true;
+  }
+  if (arg == "--kv-cache=bf16") {
+    target.kvCache = BufferElement::BF16;
+    return true;
+  }
+  return false;
+}
+
 int loadOnDevice(GpuDevice &device, const Artifact &artifact) {
   std::string error;
   GpuStatus loaded = device.load(artifact, 0, error);

@@ -59,6 +59,14 @@ std::unique_ptr<BuiltArtifact> compile(const Model &model, std::vector<int64_t> 
 // ctest's exit code for a skipped test.
 constexpr int kSkipExit = 77;
 
+// The GPU, or nullptr after printing SKIP and why (the caller exits
+// kSkipExit): a machine without one skips, never fails.
+std::unique_ptr<GpuDevice> openDeviceOrSkip();
+
+// Takes the flags every check shares, --max-context=N and --kv-cache=bf16:
+// true when `arg` was one of them.
+bool takeModelFlag(const std::string &arg, int64_t &maxContext, TargetDescription &target);
+
 // Loads the artifact: 0 when it is loaded; kSkipExit (printing SKIP and why)
 // only when the device cannot run the file; 1 (printing FAIL) when the
 // device or the file fails.

@@ -429,14 +429,12 @@ int main(int argc, char **argv) {
   int sample = 0;
   for (int i = 3; i < argc; ++i) {
     std::string arg = argv[i];
-    if (arg.rfind("--max-context=", 0) == 0)
-      maxContext = std::stoll(arg.substr(14));
-    else if (arg.rfind("--num-sms=", 0) == 0)
+    if (takeModelFlag(arg, maxContext, target))
+      continue;
+    if (arg.rfind("--num-sms=", 0) == 0)
       target.numSms = static_cast<uint32_t>(std::stoul(arg.substr(10)));
     else if (arg.rfind("--longest-attention-chunk=", 0) == 0)
       target.longestAttentionChunk = std::stoull(arg.substr(26));
-    else if (arg == "--kv-cache=bf16")
-      target.kvCache = BufferElement::BF16;
     else if (arg == "--fuse-mlp")
       target.fuseMlp = true;
     else if (arg.rfind("--sample=", 0) == 0)
@@ -451,12 +449,9 @@ int main(int argc, char **argv) {
   if (!kind)
     return usage();
 
-  std::string whyNot;
-  std::unique_ptr<GpuDevice> device = GpuDevice::open(whyNot);
-  if (!device) {
-    std::printf("SKIP: %s\n", whyNot.c_str());
+  std::unique_ptr<GpuDevice> device = openDeviceOrSkip();
+  if (!device)
     return kSkipExit;
-  }
   std::optional<Model> model = loadModel(path, maxContext, target);
   if (!model)
     return 1;
