@@ -46,6 +46,19 @@ std::string number(float value) {
   return text;
 }
 
+// The prompt kernels the decode kernel holds (runtime/format/PrefillArgs.h),
+// by their entries in its PTX: a file of an older mkc has none.
+std::vector<std::string> promptKernels(const Artifact &artifact) {
+  std::vector<std::string> names;
+  const std::string entry = ".entry mk_prefill_";
+  for (size_t at = artifact.ptx.find(entry); at != std::string::npos;
+       at = artifact.ptx.find(entry, at + entry.size())) {
+    size_t begin = at + 7, end = artifact.ptx.find_first_of("( \n", begin);
+    names.push_back(artifact.ptx.substr(begin, end - begin));
+  }
+  return names;
+}
+
 std::string tokenList(const std::vector<int64_t> &tokens, const char *separator) {
   std::string text;
   for (size_t i = 0; i < tokens.size(); ++i)
@@ -78,6 +91,13 @@ void printArtifactSummary(std::ostream &os, const LoadedArtifact &loaded) {
     os << "; " << describeStep(artifact.rowSteps[i].graph)
        << (hasRowKernel(artifact, i) ? "" : " (the CPU executor only)");
   os << "\n";
+  std::vector<std::string> prompts = promptKernels(artifact);
+  os << "prompts on the GPU: "
+     << (!hasKernel(artifact) ? "none (no kernel)"
+         : prompts.empty()    ? "one token a step (the kernel holds no prompt kernels)"
+                              : "of 32 tokens or more layer by layer (" +
+                                    std::to_string(prompts.size()) + " prompt kernels)")
+     << "\n";
   if (!artifact.ranks.empty())
     os << "tensor parallel: " << artifact.ranks.size() << " ranks, "
        << artifact.weightSlices.size() << " weight slices (the CPU executor runs them)\n";
@@ -138,6 +158,11 @@ void printArtifactJson(std::ostream &os, const LoadedArtifact &loaded) {
      << ",\n    \"cubinBytes\": " << artifact.cubin.size()
      << ",\n    \"ptxBytes\": " << artifact.ptx.size()
      << ",\n    \"kernelFingerprint\": " << jsonString(facts.kernelFingerprint)
+     << ",\n    \"promptKernels\": [";
+  std::vector<std::string> prompts = promptKernels(artifact);
+  for (size_t i = 0; i < prompts.size(); ++i)
+    os << (i ? ", " : "") << jsonString(prompts[i]);
+  os << "]"
      << ",\n    \"eosTokens\": [" << tokenList(facts.eosTokens, ", ") << "]"
      << ",\n    \"rowSteps\": [";
   for (size_t i = 0; i < artifact.rowSteps.size(); ++i)
