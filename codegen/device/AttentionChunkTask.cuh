@@ -104,30 +104,6 @@ __device__ void rotateHeads(const TaskContext &context, const MkOperationRecord 
   }
 }
 
-// A staged row's 16-byte unit (or, for f32 rows not of whole units, one
-// element) as floats.
-template <int kCacheBytes, int kElements>
-__device__ __forceinline__ void readUnit(const typename BufferElementOf<kCacheBytes>::Type *from,
-                                         float (&out)[kElements]) {
-  if constexpr (kElements * kCacheBytes == 16) {
-    uint4 bits = *reinterpret_cast<const uint4 *>(from);
-    const unsigned words[4] = {bits.x, bits.y, bits.z, bits.w};
-#pragma unroll
-    for (int i = 0; i < 4; ++i) {
-      if constexpr (kCacheBytes == 2) {
-        out[2 * i] = bf16ToFloat(static_cast<unsigned short>(words[i]));
-        out[2 * i + 1] = bf16ToFloat(static_cast<unsigned short>(words[i] >> 16));
-      } else {
-        out[i] = __uint_as_float(words[i]);
-      }
-    }
-  } else {
-#pragma unroll
-    for (int i = 0; i < kElements; ++i)
-      out[i] = BufferElementOf<kCacheBytes>::read(from[i]);
-  }
-}
-
 // The chunk's keys, then its values, block by block through a ring of
 // shared-memory slots (core/protocol/SharedMemory.h sizes it): block i of
 // the stream is key block i for i < blocks, value block i - blocks after.

@@ -74,6 +74,51 @@ template <> struct BufferElementOf<2> {
   __device__ static float round(float value) { return bf16ToFloat(floatToBf16(value)); }
 };
 
+// A 16-byte unit of cache elements (or, for f32 rows not of whole units,
+// kElements elements) as floats.
+template <int kCacheBytes, int kElements>
+__device__ __forceinline__ void readUnit(const typename BufferElementOf<kCacheBytes>::Type *from,
+                                         float (&out)[kElements]) {
+  if constexpr (kElements * kCacheBytes == 16) {
+    uint4 bits = *reinterpret_cast<const uint4 *>(from);
+    const unsigned words[4] = {bits.x, bits.y, bits.z, bits.w};
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      if constexpr (kCacheBytes == 2) {
+        out[2 * i] = bf16ToFloat(static_cast<unsigned short>(words[i]));
+        out[2 * i + 1] = bf16ToFloat(static_cast<unsigned short>(words[i] >> 16));
+      } else {
+        out[i] = __uint_as_float(words[i]);
+      }
+    }
+  } else {
+#pragma unroll
+    for (int i = 0; i < kElements; ++i)
+      out[i] = BufferElementOf<kCacheBytes>::read(from[i]);
+  }
+}
+
+// Two floats as one bf16 pair, the first in the low half.
+__device__ __forceinline__ unsigned packBf16(float low, float high) {
+  unsigned pair = 0;
+#if __CUDA_ARCH__ >= 800
+  asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(pair) : "f"(high), "f"(low));
+#endif
+  return pair;
+}
+
+// D += A B for one m16n8k16 (bf16 in, f32 out): the fragments as the PTX
+// ISA lays them out for lane (group g = lane / 4, t = lane % 4).
+__device__ __forceinline__ void mma16816(float (&d)[4], unsigned a0, unsigned a1, unsigned a2,
+                                         unsigned a3, unsigned b0, unsigned b1) {
+#if __CUDA_ARCH__ >= 800
+  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, "
+               "{%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"
+               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+               : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+#endif
+}
+
 // Eight bf16 weights in one 16-byte load. Weights never change during a
 // launch, so the non-coherent path is safe, and each byte is read once, so
 // it need not displace activations from L1.

@@ -118,27 +118,12 @@ struct GemvRowsOutput {
   }
 };
 
-// D += A B for one m16n8k16 (bf16 in, f32 out): the fragments as the PTX
-// ISA lays them out for lane (group g = lane / 4, t = lane % 4).
-__device__ __forceinline__ void mma16816(float (&d)[4], unsigned a0, unsigned a1, unsigned a2,
-                                         unsigned a3, unsigned b0, unsigned b1) {
-#if __CUDA_ARCH__ >= 800
-  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, "
-               "{%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"
-               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-               : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
-#endif
-}
-
 // Two floats as bf16 (the nearest, lower element in the low half), and what
 // that leaves of them as bf16 too: their sum is the floats within 2^-16.
 __device__ __forceinline__ void splitBf16(float low, float high, unsigned &value,
                                           unsigned &rest) {
-#if __CUDA_ARCH__ >= 800
-  asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(value) : "f"(high), "f"(low));
-  const float lowRest = low - bf16Low(value), highRest = high - bf16High(value);
-  asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(rest) : "f"(highRest), "f"(lowRest));
-#endif
+  value = packBf16(low, high);
+  rest = packBf16(low - bf16Low(value), high - bf16High(value));
 }
 
 // The tensor-core path, for rows of whole 16-byte chunks and up to 8 step

@@ -18,39 +18,15 @@
 #define MKC_CODEGEN_DEVICE_PREFILLATTENTION_CUH
 
 #include "codegen/device/Common.cuh"
-#include "codegen/device/GemvRowsTask.cuh"
 #include "codegen/device/PrefillKernels.cuh"
 
 namespace mk::gpu {
 
-// Two floats as one bf16 pair, the first in the low half.
-__device__ __forceinline__ unsigned packBf16(float low, float high) {
-  unsigned pair = 0;
-#if __CUDA_ARCH__ >= 800
-  asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(pair) : "f"(high), "f"(low));
-#endif
-  return pair;
-}
-
-// Eight consecutive cache elements (32 bytes of f32, 16 of bf16, aligned:
-// a slot's dimension d is a multiple of 8) as floats.
-template <int kCacheBytes>
-__device__ __forceinline__ void readEight(const typename BufferElementOf<kCacheBytes>::Type *from,
-                                          float (&out)[8]) {
-  if constexpr (kCacheBytes == 4) {
-    const float4 low = *reinterpret_cast<const float4 *>(from);
-    const float4 high = *reinterpret_cast<const float4 *>(from + 4);
-    out[0] = low.x, out[1] = low.y, out[2] = low.z, out[3] = low.w;
-    out[4] = high.x, out[5] = high.y, out[6] = high.z, out[7] = high.w;
-  } else {
-    const uint4 bits = *reinterpret_cast<const uint4 *>(from);
-    const unsigned words[4] = {bits.x, bits.y, bits.z, bits.w};
-#pragma unroll
-    for (int i = 0; i < 4; ++i) {
-      out[2 * i] = bf16Low(words[i]);
-      out[2 * i + 1] = bf16High(words[i]);
-    }
-  }
+// Eight consecutive f32 cache elements (two aligned 16-byte units: a
+// slot's dimension d is a multiple of 8) as floats.
+__device__ __forceinline__ void readEight(const float *from, float (&out)[8]) {
+  readUnit<4, 4>(from, reinterpret_cast<float (&)[4]>(out[0]));
+  readUnit<4, 4>(from + 4, reinterpret_cast<float (&)[4]>(out[4]));
 }
 
 // V's B fragments for one k16 step and two n8 tiles of o: ldmatrix's
@@ -121,8 +97,8 @@ __device__ void prefillAttention(const MkPrefillAttentionArgs &args) {
         copyAsync16(values + key * kStride + d, valueCache + slot, inside);
       } else {
         float k[8], v[8];
-        readEight<kCacheBytes>(keyCache + slot, k);
-        readEight<kCacheBytes>(valueCache + slot, v);
+        readEight(keyCache + slot, k);
+        readEight(valueCache + slot, v);
         uint4 keyUnit = make_uint4(0, 0, 0, 0), valueUnit = make_uint4(0, 0, 0, 0);
         if (inside) {
           keyUnit = make_uint4(packBf16(k[0], k[1]), packBf16(k[2], k[3]), packBf16(k[4], k[5]),
