@@ -15,6 +15,12 @@ forward of the prompt with logits for its last position only, the median of
 a decode step (mkrun --prompt-by-step) at those lengths, as it did before.
 Writes prefill.json and prefill.md under --out. `--hf-only JSON` times HF
 alone and writes its times there (bench/harness.py's prompts run it so).
+
+Each row also has the prompt's FLOPs (the GEMMs' 2 x weights x tokens, the
+first token's lm_head row, attention counted causally) over mkc's time,
+against the dense bf16 matmul rate measured in the same run (with HF);
+--profile adds, from one more mkrun with MKRT_PREFILL_PROFILE set, where
+the prompt's kernel time goes (runtime/gpu/PrefillProfile.h).
 """
 import argparse
 import json
@@ -29,6 +35,57 @@ sys.path.insert(0, HERE)
 
 
 from mkc_decode import prompt_tokens  # noqa: E402  (pytorch_decode.prompt_ids's tokens)
+
+
+def prompt_flops(spec, length):
+    """The FLOPs of a prompt's forward: matrices, attention causally, one logits row."""
+    hidden, layers = spec["hidden_size"], spec["num_hidden_layers"]
+    heads = spec["num_attention_heads"]
+    kv_heads = spec.get("num_key_value_heads", heads)
+    head_dim = spec.get("head_dim") or hidden // heads
+    layer = (hidden * (heads + 2 * kv_heads) * head_dim + heads * head_dim * hidden
+             + 3 * hidden * spec["intermediate_size"])
+    attention = 4 * head_dim * heads * layers * length * (length + 1) / 2
+    return 2 * layers * layer * length + attention + 2 * hidden * spec["vocab_size"]
+
+
+def dense_matmul_tflops():
+    """The dense bf16 matmul rate of this GPU now: 8192^3, the median of 10."""
+    import torch
+    a = torch.randn(8192, 8192, device="cuda", dtype=torch.bfloat16)
+    b = torch.randn(8192, 8192, device="cuda", dtype=torch.bfloat16)
+    samples = []
+    for attempt in range(13):
+        start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        a @ b
+        stop.record()
+        torch.cuda.synchronize()
+        if attempt >= 3:
+            samples.append(2 * 8192 ** 3 / (start.elapsed_time(stop) * 1e9))
+    return statistics.median(samples)
+
+
+def mkrun_profile(mkrun, mk, tokens):
+    """The prompt's kernel time by kind (runtime/gpu/PrefillProfile.h's line)."""
+    path = "/tmp/prefill_bench_prompt.txt"
+    with open(path, "w") as f:
+        f.write(",".join(map(str, tokens)))
+    out = subprocess.run([mkrun, mk, "--device", "gpu", "--batch-file", path, "-n", "2"],
+                         capture_output=True, text=True, timeout=600,
+                         env=dict(os.environ, MKRT_PREFILL_PROFILE="1"))
+    lines = [x for x in (out.stdout + out.stderr).splitlines() if x.startswith("prompt profile:")]
+    if out.returncode != 0 or not lines:
+        raise RuntimeError(f"mkrun failed ({out.returncode}): {(out.stdout + out.stderr)[-800:]}")
+    parts = lines[-1].split("; ")
+    span = float(re.search(r"([0-9.]+) ms from", parts[0]).group(1))
+    kinds = {}
+    for part in parts[1:]:
+        what, rest = part.split(": ", 1)
+        numbers = re.findall(r"[0-9.]+", rest)
+        kinds[what] = {"ms": float(numbers[0]), "launches": int(numbers[1]),
+                       "tflops": float(numbers[2]) if len(numbers) > 2 else None}
+    return {"line": lines[-1], "span_ms": span, "kinds": kinds}
 
 
 def mkrun_prompt_ms(mkrun, mk, tokens, by_step):
@@ -83,6 +140,8 @@ def main():
     parser.add_argument("--by-step", default="", help="lengths also timed one token a step")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--no-hf", action="store_true")
+    parser.add_argument("--profile", action="store_true",
+                        help="one more mkrun a length with MKRT_PREFILL_PROFILE set")
     parser.add_argument("--out", default=".")
     args = parser.parse_args()
     spec = json.load(open(args.config))
@@ -106,23 +165,39 @@ def main():
         row = {"length": length, "mkc_ms": statistics.median(mk), "mkc_samples": mk}
         if length in by_step:
             row["mkc_by_step_ms"] = mkrun_prompt_ms(args.mkrun, args.mk, tokens, True)
+        row["flops"] = prompt_flops(spec, length)
+        row["mkc_tflops"] = row["flops"] / (row["mkc_ms"] * 1e9)
+        if args.profile:
+            row["profile"] = mkrun_profile(args.mkrun, args.mk, tokens)
         rows.append(row)
         print(json.dumps(row), flush=True)
+    dense = None
     if not args.no_hf:
         hf = hf_prompt_ms(spec, lengths, args.repeats)
+        dense = dense_matmul_tflops()
         for row in rows:
             row["hf_sdpa_ms"] = hf[row["length"]]
+            row["dense_tflops"] = dense
     os.makedirs(args.out, exist_ok=True)
     with open(os.path.join(args.out, "prefill.json"), "w") as f:
-        json.dump({"config": args.config, "mk": args.mk, "rows": rows}, f, indent=1)
-    lines = ["| prompt | mkc, ms to the first token | one token a step | HF SDPA bf16 | mkc / HF |",
-             "| --- | --- | --- | --- | --- |"]
+        json.dump({"config": args.config, "mk": args.mk, "dense_tflops": dense, "rows": rows},
+                  f, indent=1)
+    lines = ["| prompt | mkc, ms to the first token | one token a step | HF SDPA bf16 | mkc / HF "
+             "| mkc TFLOP/s | of the dense rate |",
+             "| --- | --- | --- | --- | --- | --- | --- |"]
     for row in rows:
         hf = row.get("hf_sdpa_ms")
         lines.append(f"| {row['length']} | {row['mkc_ms']:.2f} | "
                      f"{row['mkc_by_step_ms']:.1f}" if "mkc_by_step_ms" in row else
                      f"| {row['length']} | {row['mkc_ms']:.2f} | -")
         lines[-1] += f" | {hf:.2f} | {row['mkc_ms'] / hf:.2f} |" if hf else " | - | - |"
+        lines[-1] += f" {row['mkc_tflops']:.0f} |"
+        lines[-1] += f" {100 * row['mkc_tflops'] / dense:.0f}% |" if dense else " - |"
+    if dense:
+        lines.append(f"\nDense bf16 matmul rate in the same run (8192^3): {dense:.0f} TFLOP/s.")
+    for row in rows:
+        if "profile" in row:
+            lines.append(f"\n{row['length']} tokens, {row['profile']['line']}")
     with open(os.path.join(args.out, "prefill.md"), "w") as f:
         f.write("\n".join(lines) + "\n")
     print("\n".join(lines))

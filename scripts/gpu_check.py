@@ -5,8 +5,10 @@ gpu` generates 32 tokens greedily after an 8-token prompt; then the whole
 sequence (prompt and generated tokens) is run teacher-forced by `mkrun
 --device gpu` and compared step by step with `mkc eval --engine=schedule`
 (the CPU executor, f32 weights) and with onnxruntime; the GPU's generation is
-compared with `mkrun --device cpu` on the same .mk. Prints one row per
-fixture and exits 1 when a comparison fails.
+compared with `mkrun --device cpu` on the same .mk; sampling, streaming and
+cancelling as the CPU's; and a 40-token prompt, which runs layer by layer,
+against the same prompt fed one token a step. Prints one row per fixture
+and exits 1 when a comparison fails.
 
   python3 scripts/gpu_check.py --build build [--max-context 256] [--arch sm_90a] [FIXTURE.onnx ...]
 
@@ -126,7 +128,52 @@ def check_fixture(fixture, tools, tmp, max_context, arch, ort_logits):
     row.check(generated == cpu_tokens,
               f"generation {same}/{len(cpu_tokens)} as the CPU ({speed})")
     check_sampling(row, tools, mk, prompt)
+    check_long_prompt(row, tools, mk, tmp, name)
     return row
+
+
+# Past the 32 tokens from which the GPU runs a prompt layer by layer.
+LONG_PROMPT = [(7 * i + 3) % 90 + 1 for i in range(40)]
+
+
+def check_long_prompt(row, tools, mk, tmp, name):
+    """A prompt layer by layer, its first new token from its own last row,
+    then decode: the greedy tokens are those of the prompt fed one token a
+    step up to the first step whose top-2 gap is within GAP (the layer by
+    layer GEMMs' bf16 inputs move the logits), streamed or not; cancelled
+    after one token, only the prompt's own."""
+    prompt = ",".join(map(str, LONG_PROMPT))
+    runs = {}
+    for label, extra in (("layered", []), ("by step", ["--prompt-by-step"]),
+                         ("stream", ["--stream"]), ("cancel", ["--cancel-after", "1"])):
+        out = run([tools["mkrun"], mk, "--device", "gpu", "--prompt-tokens", prompt,
+                   "-n", "16"] + extra)
+        if out.returncode != 0:
+            row.fail(f"mkrun, a prompt of {len(LONG_PROMPT)} {' '.join(extra)}: "
+                     + out.stderr.strip())
+            return
+        runs[label] = generated_tokens(out.stdout) or []
+    reference = runs["by step"]
+    npy = os.path.join(tmp, name + ".long.npy")
+    tokens = ",".join(map(str, LONG_PROMPT + reference[:-1]))
+    forced = run([tools["mkrun"], mk, "--device", "gpu", "--tokens", tokens, "--logits", npy])
+    if forced.returncode != 0:
+        row.fail("mkrun --tokens, a long prompt: " + forced.stderr.strip())
+        return
+    logits = np.load(npy)[len(LONG_PROMPT) - 1:]
+    clear = 0
+    for step in logits:
+        top = np.sort(step)[-2:]
+        if top[1] - top[0] <= GAP:
+            break
+        clear += 1
+    same = runs["layered"][:clear] == reference[:clear]
+    row.check(same and len(runs["layered"]) == len(reference),
+              f"a prompt of {len(LONG_PROMPT)} layer by layer: {clear} clear tokens as by step"
+              if same else f"a prompt of {len(LONG_PROMPT)} layer by layer: {runs['layered']} "
+              f"against {reference} by step, the first {clear} clear")
+    row.check(runs["stream"] == runs["layered"], "long prompt streamed = not streamed")
+    row.check(runs["cancel"] == runs["layered"][:1], "long prompt cancelled after 1")
 
 
 SAMPLING = ["--temperature", "0.9", "--top-k", "50", "--top-p", "0.95", "--min-p", "0.02",

@@ -4,15 +4,18 @@
 // [0, firstPosition + r] of its KV head, earlier prompts' and its own
 // chunk's alike.
 //
-// A CTA takes MK_PREFILL_ATTENTION_ROWS query rows of one q head, a warp
-// 16 of them, and walks the cache MK_PREFILL_ATTENTION_KEYS positions at a
-// time up to its last row's position, as flash attention does: a running
-// max and sum per row, o rescaled when the max grows. Load: the block's
-// keys ([key][dim]) and values transposed ([dim][key]) into shared memory
-// as bf16, rows padded so that a fragment's 32-bit reads hit 32 banks.
-// Compute: scores S = q k^T and o += P v by mma.m16n8k16; S's accumulators
-// are, pair by pair, P's A fragments (the PTX ISA's layouts agree), so P
-// never leaves registers. Store: o / l as f32 into the output row.
+// A CTA takes MK_PREFILL_ATTENTION_ROWS query rows of one KV head, a
+// query row being a prompt row and one q head of the head's group, so the
+// group's heads share each staged block; a warp takes 16 of them. It walks
+// the cache MK_PREFILL_ATTENTION_KEYS positions at a time up to its last
+// row's position, as flash attention does: a running max and sum per row,
+// o rescaled when the max grows; only blocks that reach past a warp's
+// first row are masked. Load: the block's keys and values ([key][dim]) into
+// shared memory as bf16, rows padded so that ldmatrix's eight rows hit 32
+// banks. Compute: scores S = q k^T and o += P v by mma.m16n8k16, K's
+// fragments by ldmatrix and V's by ldmatrix.trans; S's accumulators are,
+// pair by pair, P's A fragments (the PTX ISA's layouts agree), so P never
+// leaves registers. Store: o / l as f32 into the output row.
 // The exponentials are exp2 of scores scaled by log2(e); sums are f32.
 #ifndef MKC_CODEGEN_DEVICE_PREFILLATTENTION_CUH
 #define MKC_CODEGEN_DEVICE_PREFILLATTENTION_CUH
@@ -45,6 +48,22 @@ __device__ __forceinline__ void loadValueFragments(const unsigned short *values,
 #endif
 }
 
+// K's B fragments for one k16 step and two n8 tiles of S: ldmatrix's load
+// of four 8 x 8 tiles of K [key][dim] (keys n..n+7 at dims k and k + 8,
+// then keys n+8..n+15 likewise), each lane giving one row's address.
+__device__ __forceinline__ void loadKeyFragments(const unsigned short *keys, int stride, int key,
+                                                 int dim, unsigned (&b)[4]) {
+  const int lane = threadIdx.x % kWarpSize;
+  const unsigned short *row =
+      keys + (key + (lane & 7) + (lane >> 4) * 8) * stride + dim + ((lane >> 3) & 1) * 8;
+#if __CUDA_ARCH__ >= 800
+  unsigned address = static_cast<unsigned>(__cvta_generic_to_shared(row));
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];"
+               : "=r"(b[0]), "=r"(b[1]), "=r"(b[2]), "=r"(b[3])
+               : "r"(address));
+#endif
+}
+
 template <int kHeadDim, int kCacheBytes>
 __device__ void prefillAttention(const MkPrefillAttentionArgs &args) {
   using Element = BufferElementOf<kCacheBytes>;
@@ -67,14 +86,20 @@ __device__ void prefillAttention(const MkPrefillAttentionArgs &args) {
 
   const int warp = threadIdx.x / kWarpSize, lane = threadIdx.x % kWarpSize;
   const int g = lane / 4, t = lane % 4; // the fragments' row group and pair
-  const long long rows = static_cast<long long>(args.rows);
-  const unsigned long long numHeads = args.numHeads;
-  const unsigned long long head = blockIdx.y;
-  const unsigned long long kvHead = head / (numHeads / args.numKvHeads);
-  const long long tileRow = static_cast<long long>(blockIdx.x) * MK_PREFILL_ATTENTION_ROWS;
-  const long long warpRow = tileRow + warp * 16;
-  const long long lastRow = min(tileRow + MK_PREFILL_ATTENTION_ROWS, rows) - 1;
-  const long long lastPosition = args.firstPosition + lastRow;
+  // A query row m is a prompt row and a q head of the KV head's group,
+  // m = row * group + head in the group, so the group's heads share every
+  // staged block of keys and values. The last tiles, which see the most
+  // keys, start first.
+  const int group = static_cast<int>(args.numHeads / args.numKvHeads);
+  const int numHeads = static_cast<int>(args.numHeads), kvHead = blockIdx.x;
+  const int queryRows = static_cast<int>(args.rows) * group;
+  const int tileRow = (gridDim.y - 1 - blockIdx.y) * MK_PREFILL_ATTENTION_ROWS;
+  const int warpRow = tileRow + warp * 16;
+  const int firstPosition = static_cast<int>(args.firstPosition);
+  const int lastPosition =
+      firstPosition + (min(tileRow + MK_PREFILL_ATTENTION_ROWS, queryRows) - 1) / group;
+  const int warpFirst = firstPosition + min(warpRow, queryRows - 1) / group;
+  const int warpLast = firstPosition + min(warpRow + 15, queryRows - 1) / group;
   const Cache *keyCache = deviceAddress<const Cache>(args.keyCache);
   const Cache *valueCache = deviceAddress<const Cache>(args.valueCache);
   const float scale = args.scale * 1.44269504088896340736f; // log2(e)
@@ -83,11 +108,11 @@ __device__ void prefillAttention(const MkPrefillAttentionArgs &args) {
   // past the tile's last are zeros (masked below). A bf16 cache's rows go
   // by cp.async (one commit group a block); an f32 one's are widened and
   // rounded here.
-  auto stage = [&](long long block) {
+  auto stage = [&](int block) {
     unsigned short *keys = staged + (block % 2) * 2 * kStage, *values = keys + kStage;
     for (int c = threadIdx.x; c < kChunks; c += kThreads) {
       const int key = c / (kHeadDim / 8), d = (c % (kHeadDim / 8)) * 8;
-      const long long position = block * kKeys + key;
+      const int position = block * kKeys + key;
       const bool inside = position <= lastPosition;
       const unsigned long long slot =
           (static_cast<unsigned long long>(inside ? position : 0) * args.numKvHeads + kvHead) *
@@ -112,15 +137,19 @@ __device__ void prefillAttention(const MkPrefillAttentionArgs &args) {
     }
     copyCommit();
   };
+  // Where query row m's q and o live: [row][numHeads][headDim].
+  auto rowOffset = [&](int m) {
+    const int row = m / group, head = kvHead * group + m % group;
+    return (static_cast<unsigned long long>(row) * numHeads + head) * kHeadDim;
+  };
 
   // Load: this warp's q rows as A fragments (rows past the prompt read its
   // last row and are never stored).
   unsigned q[kSteps][4];
   {
     const unsigned short *queries = deviceAddress<const unsigned short>(args.queries);
-    const long long row0 = min(warpRow + g, rows - 1), row1 = min(warpRow + g + 8, rows - 1);
-    const unsigned short *q0 = queries + (row0 * numHeads + head) * kHeadDim;
-    const unsigned short *q1 = queries + (row1 * numHeads + head) * kHeadDim;
+    const unsigned short *q0 = queries + rowOffset(min(warpRow + g, queryRows - 1));
+    const unsigned short *q1 = queries + rowOffset(min(warpRow + g + 8, queryRows - 1));
 #pragma unroll
     for (int k = 0; k < kSteps; ++k) {
       const int d = k * 16 + 2 * t;
@@ -130,18 +159,19 @@ __device__ void prefillAttention(const MkPrefillAttentionArgs &args) {
       q[k][3] = *reinterpret_cast<const unsigned *>(q1 + d + 8);
     }
   }
-  const long long position0 = args.firstPosition + warpRow + g, position1 = position0 + 8;
+  const int position0 = firstPosition + (warpRow + g) / group;
+  const int position1 = firstPosition + (warpRow + g + 8) / group;
   float o[kDimTiles][4];
 #pragma unroll
   for (int n = 0; n < kDimTiles; ++n)
     o[n][0] = o[n][1] = o[n][2] = o[n][3] = 0.0f;
   float max0 = negativeInfinity(), max1 = negativeInfinity(), sum0 = 0.0f, sum1 = 0.0f;
 
-  const long long blocks = (lastPosition + kKeys) / kKeys;
+  const int blocks = lastPosition / kKeys + 1;
   if constexpr (kCacheBytes == 2)
     stage(0);
-  for (long long block = 0; block < blocks; ++block) {
-    const long long firstKey = block * kKeys;
+  for (int block = 0; block < blocks; ++block) {
+    const int firstKey = block * kKeys;
     // Every warp is done with the stage the next block takes.
     __syncthreads();
     if constexpr (kCacheBytes == 2) {
@@ -154,31 +184,37 @@ __device__ void prefillAttention(const MkPrefillAttentionArgs &args) {
       stage(block);
     }
     __syncthreads();
-    // A warp whose rows all precede the block has nothing in it.
-    if (firstKey > args.firstPosition + warpRow + 15)
+    // A warp whose rows all precede the block (or that has no rows) has
+    // nothing in it.
+    if (firstKey > warpLast || warpRow >= queryRows)
       continue;
     const unsigned short *keys = staged + (block % 2) * 2 * kStage, *values = keys + kStage;
 
-    // Compute: S = q k^T, scaled to log2 units, masked past each row.
+    // Compute: S = q k^T, scaled to log2 units; masked past each row where
+    // the block reaches past the warp's first row.
     float s[kKeyTiles][4];
 #pragma unroll
-    for (int n = 0; n < kKeyTiles; ++n) {
-      s[n][0] = s[n][1] = s[n][2] = s[n][3] = 0.0f;
-      const unsigned short *keyRow = keys + (n * 8 + g) * kStride + 2 * t;
+    for (int n = 0; n < kKeyTiles; n += 2) {
 #pragma unroll
-      for (int k = 0; k < kSteps; ++k)
-        mma16816(s[n], q[k][0], q[k][1], q[k][2], q[k][3],
-                 *reinterpret_cast<const unsigned *>(keyRow + k * 16),
-                 *reinterpret_cast<const unsigned *>(keyRow + k * 16 + 8));
+      for (int i = 0; i < 4; ++i)
+        s[n][i] = s[n + 1][i] = 0.0f;
+#pragma unroll
+      for (int k = 0; k < kSteps; ++k) {
+        unsigned b[4];
+        loadKeyFragments(keys, kStride, n * 8, k * 16, b);
+        mma16816(s[n], q[k][0], q[k][1], q[k][2], q[k][3], b[0], b[1]);
+        mma16816(s[n + 1], q[k][0], q[k][1], q[k][2], q[k][3], b[2], b[3]);
+      }
     }
+    const bool masked = firstKey + kKeys - 1 > warpFirst;
     float blockMax0 = negativeInfinity(), blockMax1 = negativeInfinity();
 #pragma unroll
     for (int n = 0; n < kKeyTiles; ++n)
 #pragma unroll
       for (int i = 0; i < 4; ++i) {
-        const long long key = firstKey + n * 8 + 2 * t + (i & 1);
+        const int key = firstKey + n * 8 + 2 * t + (i & 1);
         const bool upper = i >= 2;
-        const bool visible = key <= (upper ? position1 : position0);
+        const bool visible = !masked || key <= (upper ? position1 : position0);
         s[n][i] = visible ? s[n][i] * scale : negativeInfinity();
         if (upper)
           blockMax1 = fmaxf(blockMax1, s[n][i]);
@@ -241,20 +277,16 @@ __device__ void prefillAttention(const MkPrefillAttentionArgs &args) {
     sum1 += __shfl_xor_sync(kFullMask, sum1, offset);
   }
   float *output = deviceAddress<float>(args.output);
-  const long long row0 = warpRow + g, row1 = row0 + 8;
+  const int m0 = warpRow + g, m1 = m0 + 8;
+  float *out0 = output + rowOffset(min(m0, queryRows - 1));
+  float *out1 = output + rowOffset(min(m1, queryRows - 1));
 #pragma unroll
   for (int n = 0; n < kDimTiles; ++n) {
     const int d = n * 8 + 2 * t;
-    if (row0 < rows) {
-      float *out = output + (row0 * numHeads + head) * kHeadDim + d;
-      out[0] = o[n][0] / sum0;
-      out[1] = o[n][1] / sum0;
-    }
-    if (row1 < rows) {
-      float *out = output + (row1 * numHeads + head) * kHeadDim + d;
-      out[0] = o[n][2] / sum1;
-      out[1] = o[n][3] / sum1;
-    }
+    if (m0 < queryRows)
+      *reinterpret_cast<float2 *>(out0 + d) = make_float2(o[n][0] / sum0, o[n][1] / sum0);
+    if (m1 < queryRows)
+      *reinterpret_cast<float2 *>(out1 + d) = make_float2(o[n][2] / sum1, o[n][3] / sum1);
   }
 }
 

@@ -14,6 +14,7 @@
 #define MKC_CODEGEN_DEVICE_PREFILLKERNELS_CUH
 
 #include "codegen/device/Common.cuh"
+#include "codegen/device/Picks.cuh"
 #include "runtime/format/PrefillArgs.h"
 #include "runtime/format/ScheduleBlob.h"
 
@@ -135,6 +136,33 @@ __device__ void prefillPrepare(const MkPrefillPrepareArgs &args) {
                 (static_cast<unsigned long long>(position) * numKvHeads + kvHead) * kHeadDim;
   for (int d = lane; d < kHeadDim; d += kWarpSize)
     slot[d] = Element::write(x[d]);
+}
+
+// The greedy pick of one logits row, as the decode kernel's argmax picks
+// (Picks.cuh): the largest finite logit, of equals the lowest index; and
+// apart, the lowest non-finite index, which the host reports as the
+// kernel's MK_ERROR_NON_FINITE_LOGIT. Each thread scans a strided share in
+// increasing order, so its first largest is its lowest.
+__device__ void prefillArgmax(const MkPrefillArgmaxArgs &args) {
+  constexpr int kThreads = MK_PREFILL_ARGMAX_THREADS;
+  __shared__ Candidate warpBests[kThreads / kWarpSize];
+  __shared__ unsigned warpNonFinite[kThreads / kWarpSize];
+  const float *logits = deviceAddress<const float>(args.logits);
+  Candidate best{negativeInfinity(), kNoIndex};
+  unsigned nonFinite = kNoIndex;
+  for (unsigned long long i = threadIdx.x; i < args.vocab; i += kThreads)
+    considerPick(best, nonFinite, logits[i], i);
+  nonFinite = warpLowest(nonFinite);
+  if (threadIdx.x % kWarpSize == 0)
+    warpNonFinite[threadIdx.x / kWarpSize] = nonFinite;
+  best = blockBest<kThreads>(best, warpBests); // its barrier publishes warpNonFinite
+  if (threadIdx.x != 0)
+    return;
+  for (int w = 0; w < kThreads / kWarpSize; ++w)
+    nonFinite = min(nonFinite, warpNonFinite[w]);
+  unsigned *picked = deviceAddress<unsigned>(args.picked);
+  picked[0] = best.index;
+  picked[1] = nonFinite;
 }
 
 } // namespace mk::gpu

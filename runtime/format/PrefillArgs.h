@@ -11,19 +11,23 @@
 
 #include "core/protocol/Portable.h"
 
-#define MK_PREFILL_ABI_VERSION 1u
+#define MK_PREFILL_ABI_VERSION 2u
 #define MK_PREFILL_ABI_NAME "mk_prefill_abi" /* a __constant__ u32: the version the CUBIN's kernels speak */
 #define MK_PREFILL_EMBED_NAME "mk_prefill_embed"
 #define MK_PREFILL_NORM_NAME "mk_prefill_norm"
 #define MK_PREFILL_EPILOGUE_NAME "mk_prefill_epilogue"
+#define MK_PREFILL_ARGMAX_NAME "mk_prefill_argmax"
 /* Per attention shape, "_d<headDim>_c<cache bytes>": mk_prefill_prepare_d64_c4. */
 #define MK_PREFILL_PREPARE_PREFIX "mk_prefill_prepare"
 #define MK_PREFILL_ATTENTION_PREFIX "mk_prefill_attention"
 
 #define MK_PREFILL_THREADS 256           /* embed, norm, epilogue */
+#define MK_PREFILL_ARGMAX_THREADS 1024
 #define MK_PREFILL_PREPARE_HEADS 4       /* heads a CTA of the prepare kernel takes, a warp each */
-#define MK_PREFILL_ATTENTION_WARPS 4     /* warps of an attention CTA, 16 query rows each */
-#define MK_PREFILL_ATTENTION_ROWS 64     /* query rows of an attention CTA */
+#define MK_PREFILL_ATTENTION_WARPS 8     /* warps of an attention CTA, 16 query rows each */
+/* Query rows of an attention CTA: a query row is a prompt row and one q
+ * head of the CTA's KV head's group (row * group + head in the group). */
+#define MK_PREFILL_ATTENTION_ROWS 128
 #define MK_PREFILL_ATTENTION_KEYS 64     /* cache positions an attention CTA stages at a time */
 #define MK_PREFILL_MAX_HEAD_DIM 128      /* larger heads are not prefilled (registers) */
 /* A staged key or value row, in bf16 elements: padded so that a fragment's
@@ -64,6 +68,16 @@ typedef struct MkPrefillEpilogueArgs {
   mk_u32 epilogue, reserved;
 } MkPrefillEpilogueArgs;
 
+/* The greedy pick of one logits row (the prompt's last: its first new
+ * token): picked[0] = the largest finite logit's index, of equals the
+ * lowest; picked[1] = the lowest index of a NaN or infinite logit,
+ * 0xffffffff if none; grid (1), MK_PREFILL_ARGMAX_THREADS. */
+typedef struct MkPrefillArgmaxArgs {
+  mk_u64 logits; /* f32 [vocab] */
+  mk_u64 picked; /* u32 [2] */
+  mk_u64 vocab;
+} MkPrefillArgmaxArgs;
+
 /* Rows at positions firstPosition + r: q head-normed and rotated into
  * `queries` as bf16, k head-normed and rotated and v into the caches' slots
  * (rounded to the cache's element), as the decode kernel's chunk 0 writes
@@ -84,8 +98,8 @@ typedef struct MkPrefillPrepareArgs {
 
 /* Causal attention of every row over the cache's positions up to its own:
  * output[r][h] = softmax(q . k * scale) v, on tensor cores (bf16 q, k, v and
- * weights; f32 sums); grid (ceil(rows / MK_PREFILL_ATTENTION_ROWS),
- * numHeads), 32 x MK_PREFILL_ATTENTION_WARPS threads,
+ * weights; f32 sums); grid (numKvHeads, ceil(rows x numHeads / numKvHeads /
+ * MK_PREFILL_ATTENTION_ROWS)), 32 x MK_PREFILL_ATTENTION_WARPS threads,
  * MK_PREFILL_ATTENTION_SHARED_BYTES(headDim) of dynamic shared memory. */
 typedef struct MkPrefillAttentionArgs {
   mk_u64 queries; /* bf16 [rows][numHeads][headDim] */

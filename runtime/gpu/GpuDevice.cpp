@@ -101,6 +101,7 @@ public:
   std::string prefillUnavailable() const override {
     return prompts ? "" : whyNoPrompts.empty() ? "no model is loaded" : whyNoPrompts;
   }
+  bool promptPicksFirstToken() const override { return prompts && prompts->picksFirstToken(); }
   GpuStatus prefill(const GpuPrefillRequest &request, GpuPrefillResult &result,
                     std::string &error) override;
 
@@ -466,9 +467,15 @@ GpuStatus CudaGpuDevice::prefill(const GpuPrefillRequest &request, GpuPrefillRes
             std::to_string(contextLimit);
     return GpuStatus::Refused;
   }
+  if (request.firstToken && (request.keepLogits || !prompts->picksFirstToken())) {
+    error = request.keepLogits ? "a prompt's first token is picked without its logits kept"
+                               : "this model's prompts do not pick their first token";
+    return GpuStatus::Refused;
+  }
   if (!check(cuda.cuEventRecord(startEvent, nullptr), "timing the prompt", error) ||
       !prompts->run(request.tokens, request.firstPosition,
                     request.keepLogits ? &result.logits : nullptr, request.maxRows, error) ||
+      (request.firstToken && !prompts->firstToken(result.firstToken, error)) ||
       !check(cuda.cuEventRecord(stopEvent, nullptr), "timing the prompt", error) ||
       !check(cuda.cuEventSynchronize(stopEvent), "timing the prompt", error))
     return GpuStatus::Failed;

@@ -80,10 +80,14 @@ struct GpuPrefillRequest {
   int64_t firstPosition = 0;
   bool keepLogits = false; // every row's logits, [tokens][vocab]
   int64_t maxRows = 0;     // rows a pass (0: GpuPrefill::kMaxRows)
+  // The greedy pick of the last row's logits, the first new token (not
+  // with keepLogits; where promptPicksFirstToken()).
+  bool firstToken = false;
 };
 
 struct GpuPrefillResult {
   std::vector<float> logits;
+  int64_t firstToken = -1;
   double milliseconds = 0; // by CUDA events around every pass
   int64_t rowsPerPass = 0;
 };
@@ -139,6 +143,9 @@ public:
   // why not (no cuBLASLt, an older file, a graph without prompt kernels):
   // its prompts then go one token a decode step.
   virtual std::string prefillUnavailable() const = 0;
+  // Whether a prompt layer by layer can also pick its first new token
+  // (GpuPrefillRequest::firstToken).
+  virtual bool promptPicksFirstToken() const = 0;
   // A prompt layer by layer: Ok, Refused (no prefill, a token outside the
   // vocabulary, positions past the context) or Failed.
   virtual GpuStatus prefill(const GpuPrefillRequest &request, GpuPrefillResult &result,

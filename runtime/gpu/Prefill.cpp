@@ -3,6 +3,7 @@
 #include "runtime/format/PrefillArgs.h"
 
 #include <algorithm>
+#include <cstdio>
 
 namespace mk {
 
@@ -21,6 +22,13 @@ int64_t gemmRows(int64_t rows) {
   while (padded < rows)
     padded *= 2;
   return padded;
+}
+
+// Attention's multiply-adds counted causally, as the profile reports them:
+// row r's q . k and P v over its firstPosition + r + 1 positions, every head.
+double causalFlops(const Operation &op, uint64_t rows, int64_t firstPosition) {
+  const double keys = double(rows) * double(firstPosition) + double(rows) * double(rows + 1) / 2;
+  return 4.0 * double(op.headDim) * double(op.numHeads) * keys;
 }
 
 CUdeviceptr offsetOrZero(CUdeviceptr base, uint64_t offset, uint64_t elementBytes) {
@@ -73,7 +81,8 @@ std::unique_ptr<GpuPrefill> GpuPrefill::create(const CudaDriver &cuda, const Pre
   prefill->embed = prefill->function(MK_PREFILL_EMBED_NAME);
   prefill->norm = prefill->function(MK_PREFILL_NORM_NAME);
   prefill->epilogue = prefill->function(MK_PREFILL_EPILOGUE_NAME);
-  if (!prefill->embed || !prefill->norm || !prefill->epilogue) {
+  prefill->argmax = prefill->function(MK_PREFILL_ARGMAX_NAME);
+  if (!prefill->embed || !prefill->norm || !prefill->epilogue || !prefill->argmax) {
     whyNot = "the file's kernel lacks a prompt kernel";
     return nullptr;
   }
@@ -102,15 +111,26 @@ std::unique_ptr<GpuPrefill> GpuPrefill::create(const CudaDriver &cuda, const Pre
     whyNot = "cuBLASLt could not start on this device";
     return nullptr;
   }
-  whyNot = prefill->workspace.allocate(cuda, kWorkspaceBytes, "the GEMM workspace");
-  if (!whyNot.empty())
-    return nullptr;
+  for (uint32_t index : prefill->withLogits.operations)
+    if (graph.operations[index].output == prefill->withLogits.logits)
+      prefill->logitsOperation = index;
+  for (auto [memory, bytes, what] :
+       {std::tuple{&prefill->workspace, kWorkspaceBytes, "the GEMM workspace"},
+        std::tuple{&prefill->lastLogits,
+                   size_t(graph.operations[prefill->logitsOperation].outputLength) * 4,
+                   "the prompt's last logits"},
+        std::tuple{&prefill->picked, size_t(8), "the prompt's first token"}}) {
+    whyNot = memory->allocate(cuda, bytes, what);
+    if (!whyNot.empty())
+      return nullptr;
+  }
   return prefill;
 }
 
 GpuPrefill::GpuPrefill(const CudaDriver &cuda, const CublasLt &blas, const PrefillModel &model,
                        const TaskGraph &graph, std::span<const MkOperationRecord> records)
-    : cuda(cuda), blas(blas), model(model), graph(graph), records(records.begin(), records.end()) {}
+    : cuda(cuda), blas(blas), model(model), graph(graph), records(records.begin(), records.end()),
+      profile(cuda) {}
 
 GpuPrefill::~GpuPrefill() {
   gemms.clear();
@@ -141,11 +161,13 @@ bool GpuPrefill::checkBlas(cublasStatus_t status, const char *what, std::string 
 
 bool GpuPrefill::launch(CUfunction function, unsigned gridX, unsigned gridY, unsigned threads,
                         const void *args, const char *what, std::string &error,
-                        unsigned sharedBytes) {
+                        unsigned sharedBytes, double flops) {
   void *params[] = {const_cast<void *>(args)};
-  return check(cuda.cuLaunchKernel(function, gridX, gridY, 1, threads, 1, 1, sharedBytes, nullptr,
-                                   params, nullptr),
-               what, error);
+  profile.begin(what, flops);
+  CUresult result = cuda.cuLaunchKernel(function, gridX, gridY, 1, threads, 1, 1, sharedBytes,
+                                        nullptr, params, nullptr);
+  profile.end();
+  return check(result, what, error);
 }
 
 // output[r][j] (row stride outputStride, f32) = sum_k input[r][k] weight[j][k]:
@@ -200,13 +222,14 @@ bool GpuPrefill::gemm(CUdeviceptr weight, CUdeviceptr input, CUdeviceptr output,
   }
   const Gemm &g = *found->second;
   const float one = 1.0f, zero = 0.0f;
-  return checkBlas(blas.cublasLtMatmul(handle, g.desc, &one, reinterpret_cast<void *>(weight),
-                                       g.weight, reinterpret_cast<void *>(input), g.input, &zero,
-                                       reinterpret_cast<void *>(output), g.output,
-                                       reinterpret_cast<void *>(output), g.output, &g.algo,
-                                       reinterpret_cast<void *>(workspace.get()),
-                                       kWorkspaceBytes, nullptr),
-                   "a GEMM", error);
+  profile.begin("a prompt's GEMM", 2.0 * double(n) * double(k) * double(rows));
+  cublasStatus_t status = blas.cublasLtMatmul(
+      handle, g.desc, &one, reinterpret_cast<void *>(weight), g.weight,
+      reinterpret_cast<void *>(input), g.input, &zero, reinterpret_cast<void *>(output), g.output,
+      reinterpret_cast<void *>(output), g.output, &g.algo,
+      reinterpret_cast<void *>(workspace.get()), kWorkspaceBytes, nullptr);
+  profile.end();
+  return checkBlas(status, "a GEMM", error);
 }
 
 bool GpuPrefill::reserve(const PrefillPlan &plan, int64_t rows, std::string &error) {
@@ -247,18 +270,93 @@ bool GpuPrefill::run(std::span<const int64_t> tokens, int64_t firstPosition,
               logits ? logits->data() + start * model.vocab : nullptr, error))
       return false;
   }
-  return check(cuda.cuCtxSynchronize(), "the prompt's kernels", error);
+  if (!check(cuda.cuCtxSynchronize(), "the prompt's kernels", error))
+    return false;
+  if (profile.enabled()) {
+    std::string line = profile.report(static_cast<long long>(tokens.size()));
+    if (!warming && !line.empty())
+      std::fprintf(stderr, "%s\n", line.c_str());
+  }
+  return true;
 }
 
 bool GpuPrefill::warmUp(int64_t positions, std::string &error) {
   const int64_t longest = std::min(kMaxRows, positions);
-  for (int64_t padded = 64;; padded *= 2) {
+  warming = true;
+  bool ok = true;
+  for (int64_t padded = 64; ok; padded *= 2) {
     std::vector<int64_t> zeros(std::min(padded, longest), 0);
-    if (!run(zeros, 0, nullptr, 0, error))
-      return false;
+    ok = run(zeros, 0, nullptr, 0, error);
     if (padded >= longest)
-      return true;
+      break;
   }
+  int64_t token = 0;
+  ok = ok && (!picksFirstToken() || firstToken(token, error));
+  warming = false;
+  return ok;
+}
+
+bool GpuPrefill::gemv(const Operation &op, const MkOperationRecord &record, CUdeviceptr input,
+                      CUdeviceptr residual, CUdeviceptr output, uint64_t rows, uint64_t padded,
+                      std::string &error) {
+  MkPrefillNormArgs normArgs{input, gemmInput.get(), offsetOrZero(model.params, record.norm, 4),
+                             rows, op.inputLength, record.eps, 0};
+  if (!launch(norm, static_cast<unsigned>(rows), 1, MK_PREFILL_THREADS, &normArgs,
+              "a prompt's GEMM input", error))
+    return false;
+  uint64_t stacked = 0;
+  for (uint32_t i = 0; i < record.numWeights; ++i)
+    stacked += record.weightRows[i];
+  // Without a bias or an epilogue the GEMMs write the output itself.
+  const bool direct = op.epilogue == Epilogue::None && record.bias == MK_NO_OFFSET;
+  CUdeviceptr products = direct ? output : gemmOutput.get();
+  for (uint32_t i = 0, column = 0; i < record.numWeights; column += record.weightRows[i++])
+    if (!gemm(model.weights + record.weights[i] * 2, gemmInput.get(), products + column * 4,
+              record.weightRows[i], op.inputLength, padded, stacked, error))
+      return false;
+  if (direct)
+    return true;
+  MkPrefillEpilogueArgs args{products, offsetOrZero(model.params, record.bias, 4),
+                             residual,  output,
+                             rows,      op.outputLength,
+                             stacked,   record.epilogue,
+                             0};
+  unsigned blocks =
+      static_cast<unsigned>((op.outputLength + MK_PREFILL_THREADS - 1) / MK_PREFILL_THREADS);
+  return launch(epilogue, blocks, static_cast<unsigned>(rows), MK_PREFILL_THREADS, &args,
+                "a prompt's epilogue", error);
+}
+
+bool GpuPrefill::firstToken(int64_t &token, std::string &error) {
+  if (reservedFor != &prompt || lastPassRows == 0) {
+    error = "the prompt's first token follows a run of the prompt without logits";
+    return false;
+  }
+  // The last row of a buffer the prompt's plan wrote (its rows `padded`
+  // apart, as in pass()).
+  auto lastRow = [&](uint32_t id) {
+    return arena.get() + prompt.arenaOffset[id] * lastPassPadded * 4 +
+           (lastPassRows - 1) * prompt.rowLength[id] * 4;
+  };
+  const Operation &op = graph.operations[logitsOperation];
+  unsigned chosen[2] = {0, 0};
+  MkPrefillArgmaxArgs args{lastLogits.get(), picked.get(), op.outputLength};
+  if (!picksFirstToken()) {
+    error = "the logits' Gemv '" + op.name + "' adds a residual, which the prompt does not keep";
+    return false;
+  }
+  if (!gemv(op, records[logitsOperation], lastRow(op.input), 0, lastLogits.get(), 1, 1, error) ||
+      !launch(argmax, 1, 1, MK_PREFILL_ARGMAX_THREADS, &args, "the prompt's first token", error) ||
+      !check(cuda.cuMemcpyDtoH(chosen, picked.get(), sizeof chosen), "copying the first token",
+             error))
+    return false;
+  if (chosen[1] != 0xffffffffu) {
+    error = "MK_ERROR_NON_FINITE_LOGIT: logit " + std::to_string(chosen[1]) +
+            " of the prompt's last position is NaN or infinite";
+    return false;
+  }
+  token = chosen[0];
+  return true;
 }
 
 // Every operation of the plan over the pass's rows, in order, on the
@@ -266,6 +364,8 @@ bool GpuPrefill::warmUp(int64_t positions, std::string &error) {
 bool GpuPrefill::pass(const PrefillPlan &plan, std::span<const int64_t> tokens,
                       int64_t firstPosition, float *logits, std::string &error) {
   const uint64_t rows = tokens.size(), padded = gemmRows(static_cast<int64_t>(rows));
+  lastPassRows = rows;
+  lastPassPadded = padded;
   if (!check(cuda.cuMemcpyHtoD(tokenRows.get(), tokens.data(), rows * sizeof(int64_t)),
              "copying the prompt's tokens", error))
     return false;
@@ -281,37 +381,10 @@ bool GpuPrefill::pass(const PrefillPlan &plan, std::span<const int64_t> tokens,
       if (!launch(embed, rows, 1, MK_PREFILL_THREADS, &args, "the prompt's embed", error))
         return false;
     } else if (op.kind == OpKind::Gemv) {
-      MkPrefillNormArgs normArgs{buffer(op.input), gemmInput.get(),
-                                 offsetOrZero(model.params, record.norm, 4), rows,
-                                 op.inputLength, record.eps, 0};
-      if (!launch(norm, rows, 1, MK_PREFILL_THREADS, &normArgs, "a prompt's GEMM input", error))
+      if (!gemv(op, record, buffer(op.input),
+                op.epilogue == Epilogue::Residual ? buffer(op.residual) : 0, buffer(op.output),
+                rows, padded, error))
         return false;
-      uint64_t stacked = 0;
-      for (uint32_t i = 0; i < record.numWeights; ++i)
-        stacked += record.weightRows[i];
-      // Without a bias or an epilogue the GEMMs write the output itself.
-      const bool direct = op.epilogue == Epilogue::None && record.bias == MK_NO_OFFSET;
-      CUdeviceptr products = direct ? buffer(op.output) : gemmOutput.get();
-      for (uint32_t i = 0, column = 0; i < record.numWeights; column += record.weightRows[i++])
-        if (!gemm(model.weights + record.weights[i] * 2, gemmInput.get(), products + column * 4,
-                  record.weightRows[i], op.inputLength, padded, stacked, error))
-          return false;
-      if (!direct) {
-        MkPrefillEpilogueArgs args{products,
-                                   offsetOrZero(model.params, record.bias, 4),
-                                   op.epilogue == Epilogue::Residual ? buffer(op.residual) : 0,
-                                   buffer(op.output),
-                                   rows,
-                                   op.outputLength,
-                                   stacked,
-                                   record.epilogue,
-                                   0};
-        unsigned blocks = static_cast<unsigned>((op.outputLength + MK_PREFILL_THREADS - 1) /
-                                                MK_PREFILL_THREADS);
-        if (!launch(epilogue, blocks, rows, MK_PREFILL_THREADS, &args, "a prompt's epilogue",
-                    error))
-          return false;
-      }
     } else if (op.kind == OpKind::Attention) {
       auto [prepare, attend] =
           attention.at({op.headDim, bytesPerElement(graph.buffers[op.keyCache].element)});
@@ -345,11 +418,12 @@ bool GpuPrefill::pass(const PrefillPlan &plan, std::span<const int64_t> tokens,
                                   static_cast<uint64_t>(op.numKvHeads),
                                   record.scale,
                                   0};
-      unsigned tiles = static_cast<unsigned>((rows + MK_PREFILL_ATTENTION_ROWS - 1) /
+      const uint64_t queryRows = rows * static_cast<uint64_t>(op.numHeads / op.numKvHeads);
+      unsigned tiles = static_cast<unsigned>((queryRows + MK_PREFILL_ATTENTION_ROWS - 1) /
                                              MK_PREFILL_ATTENTION_ROWS);
-      if (!launch(attend, tiles, static_cast<unsigned>(op.numHeads),
+      if (!launch(attend, static_cast<unsigned>(op.numKvHeads), tiles,
                   32 * MK_PREFILL_ATTENTION_WARPS, &args, "a prompt's attention", error,
-                  MK_PREFILL_ATTENTION_SHARED_BYTES(op.headDim)))
+                  MK_PREFILL_ATTENTION_SHARED_BYTES(op.headDim), causalFlops(op, rows, firstPosition)))
         return false;
     }
   }

@@ -13,6 +13,7 @@
 #include "runtime/gpu/CudaDriver.h"
 #include "runtime/gpu/DeviceMemory.h"
 #include "runtime/gpu/PrefillPlan.h"
+#include "runtime/gpu/PrefillProfile.h"
 
 #include <cstdint>
 #include <map>
@@ -52,10 +53,21 @@ public:
   bool run(std::span<const int64_t> tokens, int64_t firstPosition, std::vector<float> *logits,
            int64_t maxRows, std::string &error);
 
+  // After a run without logits: the greedy pick of the last row's logits
+  // (the final norm and lm_head for that row alone, then an argmax), which
+  // is the first new token when the prompt ends there. False with `error`
+  // when the driver or cuBLASLt fails, or a logit is NaN or infinite.
+  bool firstToken(int64_t &token, std::string &error);
+  // Whether firstToken() can: not when the logits' Gemv adds a residual
+  // (the prompt's plan, which leaves the logits out, may reuse its space).
+  bool picksFirstToken() const {
+    return graph.operations[logitsOperation].epilogue != Epilogue::Residual;
+  }
+
   // Runs a prompt of zeros at each of the GEMMs' row counts a prompt of up
-  // to `positions` takes, so that cuBLASLt has chosen and loaded its
-  // kernels before the first prompt is timed. It writes KV slots from 0 on:
-  // the caller clears them.
+  // to `positions` takes, and its first token, so that cuBLASLt has chosen
+  // and loaded its kernels before the first prompt is timed. It writes KV
+  // slots from 0 on: the caller clears them.
   bool warmUp(int64_t positions, std::string &error);
 
   // Rows of the last run's passes.
@@ -70,10 +82,16 @@ private:
   bool check(CUresult result, const char *what, std::string &error) const;
   bool checkBlas(cublasStatus_t status, const char *what, std::string &error) const;
   bool launch(CUfunction function, unsigned gridX, unsigned gridY, unsigned threads,
-              const void *args, const char *what, std::string &error, unsigned sharedBytes = 0);
+              const void *args, const char *what, std::string &error, unsigned sharedBytes = 0,
+              double flops = 0);
   bool gemm(CUdeviceptr weight, CUdeviceptr input, CUdeviceptr output, uint64_t n, uint64_t k,
             uint64_t rows, uint64_t outputStride, std::string &error);
   bool reserve(const PrefillPlan &plan, int64_t rows, std::string &error);
+  // A Gemv's GEMM input (its norm), GEMMs and epilogue over `rows` rows
+  // (`padded` rows for the GEMMs) of the given buffers.
+  bool gemv(const Operation &op, const MkOperationRecord &record, CUdeviceptr input,
+            CUdeviceptr residual, CUdeviceptr output, uint64_t rows, uint64_t padded,
+            std::string &error);
   bool pass(const PrefillPlan &plan, std::span<const int64_t> tokens, int64_t firstPosition,
             float *logits, std::string &error);
   CUfunction function(const std::string &name) const;
@@ -84,13 +102,17 @@ private:
   const TaskGraph &graph;
   std::vector<MkOperationRecord> records;
   PrefillPlan prompt, withLogits;
-  CUfunction embed = nullptr, norm = nullptr, epilogue = nullptr;
+  CUfunction embed = nullptr, norm = nullptr, epilogue = nullptr, argmax = nullptr;
+  uint32_t logitsOperation = 0; // the lm_head Gemv
   std::map<std::pair<int64_t, uint64_t>, std::pair<CUfunction, CUfunction>> attention; // prepare, attend
   cublasLtHandle_t handle = nullptr;
   std::map<std::tuple<uint64_t, uint64_t, uint64_t, uint64_t>, std::unique_ptr<Gemm>> gemms;
-  DeviceMemory arena, gemmInput, gemmOutput, queries, tokenRows, workspace;
+  DeviceMemory arena, gemmInput, gemmOutput, queries, tokenRows, workspace, lastLogits, picked;
   int64_t reservedRows = 0, lastRows = 0;
+  uint64_t lastPassRows = 0, lastPassPadded = 0; // where the last run's last row is
   const PrefillPlan *reservedFor = nullptr;
+  PrefillProfile profile;
+  bool warming = false; // warmUp's prompts are not profiled
 };
 
 } // namespace mk

@@ -33,53 +33,79 @@ public:
                       const TokenPicking &picking) override {
     // The device's cache lives as long as the session: every call finds
     // below its first position what earlier calls wrote.
-    // A prompt of kLayeredPrompt tokens or more goes layer by layer but its
-    // last token, which the decode kernel then feeds, giving the first new
-    // token. A shorter one goes by step: little time, and the CPU's logits
-    // to the last bits, where the layer by layer GEMMs' bf16 inputs move
-    // them by up to ~1e-2 (mkrt.h). (A trace is of decode steps: its prompt
-    // goes by step.)
+    // A prompt of kLayeredPrompt tokens or more goes layer by layer. A
+    // greedy pick without a penalty then comes from the prompt's last row
+    // itself (GpuPrefill::firstToken) and the decode kernel goes on from it;
+    // otherwise the prompt's last token goes through the decode kernel,
+    // whose sampler picks. A shorter prompt goes by step: little time, and
+    // the CPU's logits to the last bits, where the layer by layer GEMMs'
+    // bf16 inputs move them by up to ~1e-2 (mkrt.h). (A trace is of decode
+    // steps: its prompt goes by step.)
     const bool layered = prompt.size() >= kLayeredPrompt && !promptByStep && !trace &&
                          device->prefillUnavailable().empty();
-    const size_t prefilled = layered ? prompt.size() - 1 : 0;
+    const bool firstFromPrompt = layered && newTokens > 0 && device->promptPicksFirstToken() &&
+                                 mk_sampling_is_greedy(&picking.sampling) &&
+                                 !mk_sampling_has_penalty(&picking.sampling);
+    const size_t prefilled = !layered ? 0 : firstFromPrompt ? prompt.size() : prompt.size() - 1;
     double prefillMs = 0;
+    std::vector<int64_t> generated;
+    bool cancelled = false;
     if (layered) {
       GpuPrefillRequest prefill;
-      prefill.tokens.assign(prompt.begin(), prompt.end() - 1);
+      prefill.tokens.assign(prompt.begin(), prompt.begin() + static_cast<int64_t>(prefilled));
       prefill.firstPosition = firstPosition;
+      prefill.firstToken = firstFromPrompt;
       GpuPrefillResult done;
       std::string error;
       answer(device->prefill(prefill, done, error), "prompt", error);
       prefillMs = done.milliseconds;
       remember(prefill.tokens, {}, firstPosition);
+      if (firstFromPrompt) {
+        generated.push_back(done.firstToken);
+        cancelled = picking.onToken && picking.onToken(0, done.firstToken);
+      }
     }
-    GpuRunRequest request;
-    request.tokens.assign(prompt.begin() + prefilled, prompt.end());
-    request.newTokens = newTokens;
-    request.firstPosition = firstPosition + static_cast<int64_t>(prefilled);
-    request.maxContext = maxContext;
-    request.keepTrace = trace;
-    request.sampling = picking.sampling;
-    request.onToken = picking.onToken;
-    request.contextTokens.assign(
-        history.begin(),
-        history.begin() + std::min<size_t>(request.firstPosition, history.size()));
-    GpuRunResult result = run(request);
-    remember(request.tokens, result.generated, request.firstPosition);
+    const auto &eos = artifact.facts.eosTokens;
+    const bool done = firstFromPrompt && (newTokens == 1 || cancelled ||
+                                          std::find(eos.begin(), eos.end(), generated[0]) != eos.end());
+    GpuRunResult result;
+    if (!done) {
+      GpuRunRequest request;
+      if (firstFromPrompt)
+        request.tokens = generated;
+      else
+        request.tokens.assign(prompt.begin() + static_cast<int64_t>(prefilled), prompt.end());
+      request.newTokens = newTokens - static_cast<int64_t>(generated.size());
+      request.firstPosition = firstPosition + static_cast<int64_t>(prefilled);
+      request.maxContext = maxContext;
+      request.keepTrace = trace;
+      request.sampling = picking.sampling;
+      request.onToken = picking.onToken;
+      if (firstFromPrompt && picking.onToken)
+        request.onToken = [&picking](int64_t index, int64_t token) {
+          return picking.onToken(index + 1, token);
+        };
+      request.contextTokens.assign(
+          history.begin(),
+          history.begin() + std::min<size_t>(request.firstPosition, history.size()));
+      result = run(request);
+      remember(request.tokens, result.generated, request.firstPosition);
+      generated.insert(generated.end(), result.generated.begin(), result.generated.end());
+    }
     Generation generation;
-    generation.stoppedByHost = result.stopReason == "host";
+    generation.stoppedByHost = cancelled || result.stopReason == "host";
     generation.steps = result.steps + static_cast<int64_t>(prefilled);
     generation.kernelMs = result.kernelMilliseconds + prefillMs;
     // The prefilled positions share the prompt's time evenly, as the CPU's
-    // prefill chunks do, so that the prompt's figures add up.
+    // prefill chunks do, so that the prompt's figures add up (with the first
+    // token picked from the prompt, its time is the prompt's).
     generation.stepMs.assign(prefilled, prefilled ? prefillMs / prefilled : 0.0);
     generation.stepMs.insert(generation.stepMs.end(), result.stepMilliseconds.begin(),
                              result.stepMilliseconds.end());
     generation.trace = LaunchTrace{std::move(result.trace), result.startNs};
     // The kernel stops at EOS itself; cutting again keeps both engines'
     // contracts identical should it run a step further.
-    generation.tokens =
-        cutAtEos(std::move(result.generated), artifact.facts.eosTokens, generation.stoppedAtEos);
+    generation.tokens = cutAtEos(std::move(generated), eos, generation.stoppedAtEos);
     return generation;
   }
 

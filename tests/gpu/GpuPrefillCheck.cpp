@@ -15,7 +15,9 @@
 //   - decode going on from a prompt run layer by layer: its logits at the
 //     following positions those of the decode kernel fed the whole prompt
 //     (the KV slots the prompt kernels wrote are the decode kernel's);
-//   - two runs give the same bits.
+//   - two runs give the same bits;
+//   - the first new token picked from the prompt's last row, for prompts
+//     of several lengths, that row's argmax.
 // Exit 0 when all pass, 1 when one fails, 77 (ctest's skip) with the reason
 // only when the GPU is unavailable.
 #include "GpuTestModels.h"
@@ -171,6 +173,44 @@ int checkPrefill(const std::string &path, int64_t maxContext, int64_t promptLeng
   reportComparison(compare(after.logits.data(), stepped.logits.data() + (promptLength - 1) * vocab,
                            tokens.size() - promptLength + 1, vocab),
                    "decode after the prompt's KV slots");
+
+  // The first new token from the prompt's last row (its lm_head row alone
+  // and an argmax), for prompts of several lengths: the argmax of that
+  // row's logits in the whole prompt's run, where their top-2 gap passes
+  // what two GEMM algorithms may differ by, and the decode kernel's where
+  // its gap is clear of the tolerance.
+  auto largest = [&](const float *row) {
+    double most = 0;
+    for (int64_t i = 0; i < vocab; ++i)
+      most = std::max(most, std::fabs(double(row[i])));
+    return most;
+  };
+  int ownClear = 0, ownAgree = 0, decodeClear = 0, decodeAgree = 0;
+  for (int64_t length :
+       {promptLength, promptLength - 1, split, std::min<int64_t>(37, promptLength), int64_t(4)}) {
+    GpuPrefillResult picked;
+    if (!prefill(*device,
+                 {.tokens = std::vector<int64_t>(prompt.begin(), prompt.begin() + length),
+                  .firstToken = true},
+                 picked))
+      return 1;
+    const float *ownRow = whole.logits.data() + (length - 1) * vocab;
+    const float *referenceRow = stepped.logits.data() + (length - 1) * vocab;
+    const Row own = rowFacts(ownRow, vocab), reference = rowFacts(referenceRow, vocab);
+    if (own.gap > 1e-4 * largest(ownRow)) {
+      ++ownClear;
+      ownAgree += picked.firstToken == own.argmax;
+    }
+    if (reference.gap >= 4 * kTolerance * largest(referenceRow)) {
+      ++decodeClear;
+      decodeAgree += picked.firstToken == reference.argmax;
+    }
+  }
+  report(ownAgree == ownClear && decodeAgree == decodeClear,
+         "the first token from the prompt's last row: the prompt's logits' argmax " +
+             std::to_string(ownAgree) + "/" + std::to_string(ownClear) +
+             ", the decode kernel's " + std::to_string(decodeAgree) + "/" +
+             std::to_string(decodeClear));
   return failures == 0 ? 0 : 1;
 }
 

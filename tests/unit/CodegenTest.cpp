@@ -181,9 +181,9 @@ TEST(CodegenTest, NvrtcCompilesTheToyKernelWithoutSpills) {
   EXPECT_EQ(kernel->spillBytes, 0);
   EXPECT_GE(kernel->sharedBytes, kernel->dynamicSharedBytes);
   EXPECT_GT(kernel->compileSeconds, 0);
-  // Its prompt kernels: embed, norm and epilogue (the toy's heads of 8 take
-  // none of the attention's, which need whole k16 steps).
-  EXPECT_EQ(kernel->promptKernels, 3);
+  // Its prompt kernels: embed, norm, epilogue and argmax (the toy's heads
+  // of 8 take none of the attention's, which need whole k16 steps).
+  EXPECT_EQ(kernel->promptKernels, 4);
   EXPECT_EQ(kernel->promptSpillBytes, 0);
 }
 
@@ -195,7 +195,7 @@ TEST(CodegenTest, DecodeKernelsHoldThePromptKernels) {
   auto source = generateKernelSource(model.graph, model.schedule, kHopperSharedBytes);
   ASSERT_TRUE(static_cast<bool>(source)) << llvm::toString(source.takeError());
   for (const char *name : {"mk_prefill_abi", "mk_prefill_embed(", "mk_prefill_norm(",
-                           "mk_prefill_epilogue("})
+                           "mk_prefill_epilogue(", "mk_prefill_argmax("})
     EXPECT_NE(source->text.find(name), std::string::npos) << name;
   EXPECT_EQ(source->text.find("mk_prefill_attention_d8"), std::string::npos);
   for (Operation &op : model.graph.operations)
