@@ -284,17 +284,17 @@ void emitPrefillKernels(std::ostream &os, const TaskGraph &graph) {
      << "extern \"C\" __global__ void __launch_bounds__(MK_PREFILL_ARGMAX_THREADS)\n"
      << "    " MK_PREFILL_ARGMAX_NAME "(const MkPrefillArgmaxArgs args) {\n"
      << "  mk::gpu::prefillArgmax(args);\n}\n";
-  // Heads of up to 64 dimensions fit two attention CTAs an SM (128
-  // registers a thread), so one CTA's copies and exponentials overlap the
-  // other's tensor-core work.
+  // Heads of up to 64 take two attention CTAs of 4 warps an SM (up to 255
+  // registers a thread), so that one CTA's copies and exponentials overlap
+  // the other's tensor-core work; larger heads one of 8 warps.
   for (auto [headDim, cacheBytes] : prefillAttentionShapes(graph)) {
     std::string shape = std::to_string(headDim) + ", " + std::to_string(cacheBytes);
     os << "extern \"C\" __global__ void __launch_bounds__(32 * MK_PREFILL_PREPARE_HEADS)\n"
        << "    " << mkPrefillKernelName(MK_PREFILL_PREPARE_PREFIX, headDim, cacheBytes)
        << "(const MkPrefillPrepareArgs args) {\n"
        << "  mk::gpu::prefillPrepare<" << shape << ">(args);\n}\n"
-       << "extern \"C\" __global__ void __launch_bounds__(32 * MK_PREFILL_ATTENTION_WARPS, "
-       << (headDim <= 64 ? 2 : 1) << ")\n"
+       << "extern \"C\" __global__ void __launch_bounds__(32 * MK_PREFILL_ATTENTION_WARPS("
+       << headDim << "), " << (headDim <= 64 ? 2 : 1) << ")\n"
        << "    " << mkPrefillKernelName(MK_PREFILL_ATTENTION_PREFIX, headDim, cacheBytes)
        << "(const MkPrefillAttentionArgs args) {\n"
        << "  mk::gpu::prefillAttention<" << shape << ">(args);\n}\n";

@@ -6,7 +6,9 @@
 //
 // A CTA takes MK_PREFILL_ATTENTION_ROWS query rows of one KV head, a
 // query row being a prompt row and one q head of the head's group, so the
-// group's heads share each staged block; a warp takes 16 of them. It walks
+// group's heads share each staged block; a warp takes one or two tiles of
+// 16 of them (two where the registers allow, heads of up to 64: each
+// fragment of K and V read from shared memory then serves both). It walks
 // the cache MK_PREFILL_ATTENTION_KEYS positions at a time up to its last
 // row's position, as flash attention does: a running max and sum per row,
 // o rescaled when the max grows; only blocks that reach past a warp's
@@ -15,7 +17,8 @@
 // banks. Compute: scores S = q k^T and o += P v by mma.m16n8k16, K's
 // fragments by ldmatrix and V's by ldmatrix.trans; S's accumulators are,
 // pair by pair, P's A fragments (the PTX ISA's layouts agree), so P never
-// leaves registers. Store: o / l as f32 into the output row.
+// leaves registers. Store: o / l into the output row, as f32, or as bf16
+// where it is the next Gemv's GEMM input.
 // The exponentials are exp2 of scores scaled by log2(e); sums are f32.
 #ifndef MKC_CODEGEN_DEVICE_PREFILLATTENTION_CUH
 #define MKC_CODEGEN_DEVICE_PREFILLATTENTION_CUH
@@ -48,6 +51,14 @@ __device__ __forceinline__ void loadValueFragments(const unsigned short *values,
 #endif
 }
 
+// 2^x by the SFU alone (ex2.approx.ftz: a result below the smallest
+// normal f32 is 0, which weighs nothing next to the row's max, 2^0).
+__device__ __forceinline__ float exp2Fast(float x) {
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+}
+
 // K's B fragments for one k16 step and two n8 tiles of S: ldmatrix's load
 // of four 8 x 8 tiles of K [key][dim] (keys n..n+7 at dims k and k + 8,
 // then keys n+8..n+15 likewise), each lane giving one row's address.
@@ -69,7 +80,10 @@ __device__ void prefillAttention(const MkPrefillAttentionArgs &args) {
   using Element = BufferElementOf<kCacheBytes>;
   using Cache = typename Element::Type;
   constexpr int kKeys = MK_PREFILL_ATTENTION_KEYS;
-  constexpr int kThreads = MK_PREFILL_ATTENTION_WARPS * kWarpSize;
+  constexpr int kWarps = MK_PREFILL_ATTENTION_WARPS(kHeadDim);
+  constexpr int kThreads = kWarps * kWarpSize;
+  constexpr int kTiles = MK_PREFILL_ATTENTION_ROWS / (16 * kWarps); // m16 tiles a warp
+  constexpr int kWarpRows = 16 * kTiles;
   constexpr int kSteps = kHeadDim / 16;   // k16 steps of q . k
   constexpr int kDimTiles = kHeadDim / 8; // n8 tiles of o
   constexpr int kKeyTiles = kKeys / 8;    // n8 tiles of S
@@ -78,7 +92,7 @@ __device__ void prefillAttention(const MkPrefillAttentionArgs &args) {
   constexpr int kChunks = kKeys * kHeadDim / 8;                  // 16-byte bf16 units a block's keys
   static_assert(kHeadDim % 16 == 0 && kHeadDim <= MK_PREFILL_MAX_HEAD_DIM,
                 "heads of whole k16 steps, within the registers");
-  static_assert(MK_PREFILL_ATTENTION_ROWS == 16 * MK_PREFILL_ATTENTION_WARPS, "16 rows a warp");
+  static_assert(MK_PREFILL_ATTENTION_ROWS == kWarpRows * kWarps, "whole m16 tiles a warp");
   static_assert(kKeys % 16 == 0 && kStride % 8 == 0, "whole k16 steps, rows of 16-byte units");
   // Two stages of [keys | values], each [kKeys][kStride] bf16: block b + 1
   // is copied while block b is computed (bf16 caches, by cp.async).
@@ -94,12 +108,12 @@ __device__ void prefillAttention(const MkPrefillAttentionArgs &args) {
   const int numHeads = static_cast<int>(args.numHeads), kvHead = blockIdx.x;
   const int queryRows = static_cast<int>(args.rows) * group;
   const int tileRow = (gridDim.y - 1 - blockIdx.y) * MK_PREFILL_ATTENTION_ROWS;
-  const int warpRow = tileRow + warp * 16;
+  const int warpRow = tileRow + warp * kWarpRows;
   const int firstPosition = static_cast<int>(args.firstPosition);
   const int lastPosition =
       firstPosition + (min(tileRow + MK_PREFILL_ATTENTION_ROWS, queryRows) - 1) / group;
   const int warpFirst = firstPosition + min(warpRow, queryRows - 1) / group;
-  const int warpLast = firstPosition + min(warpRow + 15, queryRows - 1) / group;
+  const int warpLast = firstPosition + min(warpRow + kWarpRows - 1, queryRows - 1) / group;
   const Cache *keyCache = deviceAddress<const Cache>(args.keyCache);
   const Cache *valueCache = deviceAddress<const Cache>(args.valueCache);
   const float scale = args.scale * 1.44269504088896340736f; // log2(e)
@@ -143,29 +157,38 @@ __device__ void prefillAttention(const MkPrefillAttentionArgs &args) {
     return (static_cast<unsigned long long>(row) * numHeads + head) * kHeadDim;
   };
 
-  // Load: this warp's q rows as A fragments (rows past the prompt read its
-  // last row and are never stored).
-  unsigned q[kSteps][4];
-  {
-    const unsigned short *queries = deviceAddress<const unsigned short>(args.queries);
-    const unsigned short *q0 = queries + rowOffset(min(warpRow + g, queryRows - 1));
-    const unsigned short *q1 = queries + rowOffset(min(warpRow + g + 8, queryRows - 1));
+  // Load: this warp's q rows as A fragments, kTiles of 16 rows, so that
+  // each fragment of K and V read from shared memory serves them all (rows
+  // past the prompt read its last row and are never stored). A tile's row
+  // g is "0", its row g + 8 "1".
+  unsigned q[kTiles][kSteps][4];
+  int position[kTiles][2];
+  const unsigned short *queries = deviceAddress<const unsigned short>(args.queries);
+#pragma unroll
+  for (int i = 0; i < kTiles; ++i) {
+    const int m0 = warpRow + i * 16 + g, m1 = m0 + 8;
+    const unsigned short *q0 = queries + rowOffset(min(m0, queryRows - 1));
+    const unsigned short *q1 = queries + rowOffset(min(m1, queryRows - 1));
 #pragma unroll
     for (int k = 0; k < kSteps; ++k) {
       const int d = k * 16 + 2 * t;
-      q[k][0] = *reinterpret_cast<const unsigned *>(q0 + d);
-      q[k][1] = *reinterpret_cast<const unsigned *>(q1 + d);
-      q[k][2] = *reinterpret_cast<const unsigned *>(q0 + d + 8);
-      q[k][3] = *reinterpret_cast<const unsigned *>(q1 + d + 8);
+      q[i][k][0] = *reinterpret_cast<const unsigned *>(q0 + d);
+      q[i][k][1] = *reinterpret_cast<const unsigned *>(q1 + d);
+      q[i][k][2] = *reinterpret_cast<const unsigned *>(q0 + d + 8);
+      q[i][k][3] = *reinterpret_cast<const unsigned *>(q1 + d + 8);
     }
+    position[i][0] = firstPosition + m0 / group;
+    position[i][1] = firstPosition + m1 / group;
   }
-  const int position0 = firstPosition + (warpRow + g) / group;
-  const int position1 = firstPosition + (warpRow + g + 8) / group;
-  float o[kDimTiles][4];
+  float o[kTiles][kDimTiles][4], max[kTiles][2], sum[kTiles][2];
 #pragma unroll
-  for (int n = 0; n < kDimTiles; ++n)
-    o[n][0] = o[n][1] = o[n][2] = o[n][3] = 0.0f;
-  float max0 = negativeInfinity(), max1 = negativeInfinity(), sum0 = 0.0f, sum1 = 0.0f;
+  for (int i = 0; i < kTiles; ++i) {
+#pragma unroll
+    for (int n = 0; n < kDimTiles; ++n)
+      o[i][n][0] = o[i][n][1] = o[i][n][2] = o[i][n][3] = 0.0f;
+    max[i][0] = max[i][1] = negativeInfinity();
+    sum[i][0] = sum[i][1] = 0.0f;
+  }
 
   const int blocks = lastPosition / kKeys + 1;
   if constexpr (kCacheBytes == 2)
@@ -190,104 +213,119 @@ __device__ void prefillAttention(const MkPrefillAttentionArgs &args) {
       continue;
     const unsigned short *keys = staged + (block % 2) * 2 * kStage, *values = keys + kStage;
 
-    // Compute: S = q k^T, scaled to log2 units; masked past each row where
-    // the block reaches past the warp's first row.
-    float s[kKeyTiles][4];
+    // Compute: S = q k^T, each K fragment against every tile.
+    float s[kTiles][kKeyTiles][4];
 #pragma unroll
     for (int n = 0; n < kKeyTiles; n += 2) {
 #pragma unroll
-      for (int i = 0; i < 4; ++i)
-        s[n][i] = s[n + 1][i] = 0.0f;
+      for (int i = 0; i < kTiles; ++i)
+#pragma unroll
+        for (int e = 0; e < 4; ++e)
+          s[i][n][e] = s[i][n + 1][e] = 0.0f;
 #pragma unroll
       for (int k = 0; k < kSteps; ++k) {
         unsigned b[4];
         loadKeyFragments(keys, kStride, n * 8, k * 16, b);
-        mma16816(s[n], q[k][0], q[k][1], q[k][2], q[k][3], b[0], b[1]);
-        mma16816(s[n + 1], q[k][0], q[k][1], q[k][2], q[k][3], b[2], b[3]);
+#pragma unroll
+        for (int i = 0; i < kTiles; ++i) {
+          mma16816(s[i][n], q[i][k][0], q[i][k][1], q[i][k][2], q[i][k][3], b[0], b[1]);
+          mma16816(s[i][n + 1], q[i][k][0], q[i][k][1], q[i][k][2], q[i][k][3], b[2], b[3]);
+        }
       }
     }
+    // Compute: the softmax's running max and sum, masked past each row
+    // where the block reaches past the warp's first row, then weights
+    // exp2(s scale - max scale) in place, one multiply-add and one ex2 a
+    // score (the scale is positive, Prefill.cpp checks, so the max of the
+    // raw scores is the max of the scaled ones).
     const bool masked = firstKey + kKeys - 1 > warpFirst;
-    float blockMax0 = negativeInfinity(), blockMax1 = negativeInfinity();
 #pragma unroll
-    for (int n = 0; n < kKeyTiles; ++n)
+    for (int i = 0; i < kTiles; ++i) {
+      float blockMax[2] = {negativeInfinity(), negativeInfinity()};
 #pragma unroll
-      for (int i = 0; i < 4; ++i) {
-        const int key = firstKey + n * 8 + 2 * t + (i & 1);
-        const bool upper = i >= 2;
-        const bool visible = !masked || key <= (upper ? position1 : position0);
-        s[n][i] = visible ? s[n][i] * scale : negativeInfinity();
-        if (upper)
-          blockMax1 = fmaxf(blockMax1, s[n][i]);
-        else
-          blockMax0 = fmaxf(blockMax0, s[n][i]);
+      for (int n = 0; n < kKeyTiles; ++n)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const int key = firstKey + n * 8 + 2 * t + (e & 1), half = e / 2;
+          if (masked && key > position[i][half])
+            s[i][n][e] = negativeInfinity();
+          blockMax[half] = fmaxf(blockMax[half], s[i][n][e]);
+        }
+#pragma unroll
+      for (int half = 0; half < 2; ++half) {
+#pragma unroll
+        for (int offset = 1; offset < 4; offset *= 2)
+          blockMax[half] = fmaxf(blockMax[half], __shfl_xor_sync(kFullMask, blockMax[half], offset));
+        // The running max; a row that has seen no position yet keeps -inf
+        // and weighs everything 0.
+        const float newMax = fmaxf(max[i][half], blockMax[half]);
+        const float base = newMax == negativeInfinity() ? 0.0f : newMax * scale;
+        const float rescale = exp2Fast(fmaf(max[i][half], scale, -base));
+        max[i][half] = newMax;
+        sum[i][half] *= rescale;
+#pragma unroll
+        for (int n = 0; n < kDimTiles; ++n) {
+          o[i][n][2 * half] *= rescale;
+          o[i][n][2 * half + 1] *= rescale;
+        }
+#pragma unroll
+        for (int n = 0; n < kKeyTiles; ++n) {
+          s[i][n][2 * half] = exp2Fast(fmaf(s[i][n][2 * half], scale, -base));
+          s[i][n][2 * half + 1] = exp2Fast(fmaf(s[i][n][2 * half + 1], scale, -base));
+          sum[i][half] += s[i][n][2 * half] + s[i][n][2 * half + 1];
+        }
       }
-#pragma unroll
-    for (int offset = 1; offset < 4; offset *= 2) {
-      blockMax0 = fmaxf(blockMax0, __shfl_xor_sync(kFullMask, blockMax0, offset));
-      blockMax1 = fmaxf(blockMax1, __shfl_xor_sync(kFullMask, blockMax1, offset));
     }
-    // The running max; a row that has seen no position yet keeps -inf and
-    // weighs everything 0.
-    const float newMax0 = fmaxf(max0, blockMax0), newMax1 = fmaxf(max1, blockMax1);
-    const float base0 = newMax0 == negativeInfinity() ? 0.0f : newMax0;
-    const float base1 = newMax1 == negativeInfinity() ? 0.0f : newMax1;
-    const float rescale0 = exp2f(max0 - base0), rescale1 = exp2f(max1 - base1);
-    max0 = newMax0;
-    max1 = newMax1;
-    sum0 *= rescale0;
-    sum1 *= rescale1;
-#pragma unroll
-    for (int n = 0; n < kDimTiles; ++n) {
-      o[n][0] *= rescale0;
-      o[n][1] *= rescale0;
-      o[n][2] *= rescale1;
-      o[n][3] *= rescale1;
-    }
-#pragma unroll
-    for (int n = 0; n < kKeyTiles; ++n) {
-      s[n][0] = exp2f(s[n][0] - base0);
-      s[n][1] = exp2f(s[n][1] - base0);
-      s[n][2] = exp2f(s[n][2] - base1);
-      s[n][3] = exp2f(s[n][3] - base1);
-      sum0 += s[n][0] + s[n][1];
-      sum1 += s[n][2] + s[n][3];
-    }
-    // Compute: o += P v, a k16 step being two of S's n8 tiles.
+    // Compute: o += P v, a k16 step being two of S's n8 tiles, each V
+    // fragment against every tile.
 #pragma unroll
     for (int k = 0; k < kKeys / 16; ++k) {
-      const unsigned p0 = packBf16(s[2 * k][0], s[2 * k][1]);
-      const unsigned p1 = packBf16(s[2 * k][2], s[2 * k][3]);
-      const unsigned p2 = packBf16(s[2 * k + 1][0], s[2 * k + 1][1]);
-      const unsigned p3 = packBf16(s[2 * k + 1][2], s[2 * k + 1][3]);
+      unsigned p[kTiles][4];
+#pragma unroll
+      for (int i = 0; i < kTiles; ++i) {
+        p[i][0] = packBf16(s[i][2 * k][0], s[i][2 * k][1]);
+        p[i][1] = packBf16(s[i][2 * k][2], s[i][2 * k][3]);
+        p[i][2] = packBf16(s[i][2 * k + 1][0], s[i][2 * k + 1][1]);
+        p[i][3] = packBf16(s[i][2 * k + 1][2], s[i][2 * k + 1][3]);
+      }
 #pragma unroll
       for (int n = 0; n < kDimTiles; n += 2) {
         unsigned b[4];
         loadValueFragments(values, kStride, k * 16, n * 8, b);
-        mma16816(o[n], p0, p1, p2, p3, b[0], b[1]);
-        mma16816(o[n + 1], p0, p1, p2, p3, b[2], b[3]);
+#pragma unroll
+        for (int i = 0; i < kTiles; ++i) {
+          mma16816(o[i][n], p[i][0], p[i][1], p[i][2], p[i][3], b[0], b[1]);
+          mma16816(o[i][n + 1], p[i][0], p[i][1], p[i][2], p[i][3], b[2], b[3]);
+        }
       }
     }
   }
   copyWait();
 
-  // Store: o / l, the lanes of a row group adding their parts of l.
+  // Store: o / l, the lanes of a row group adding their parts of l; as
+  // bf16 when the output is the next Gemv's GEMM input.
 #pragma unroll
-  for (int offset = 1; offset < 4; offset *= 2) {
-    sum0 += __shfl_xor_sync(kFullMask, sum0, offset);
-    sum1 += __shfl_xor_sync(kFullMask, sum1, offset);
-  }
-  float *output = deviceAddress<float>(args.output);
-  const int m0 = warpRow + g, m1 = m0 + 8;
-  float *out0 = output + rowOffset(min(m0, queryRows - 1));
-  float *out1 = output + rowOffset(min(m1, queryRows - 1));
+  for (int i = 0; i < kTiles; ++i)
 #pragma unroll
-  for (int n = 0; n < kDimTiles; ++n) {
-    const int d = n * 8 + 2 * t;
-    if (m0 < queryRows)
-      *reinterpret_cast<float2 *>(out0 + d) = make_float2(o[n][0] / sum0, o[n][1] / sum0);
-    if (m1 < queryRows)
-      *reinterpret_cast<float2 *>(out1 + d) = make_float2(o[n][2] / sum1, o[n][3] / sum1);
-  }
+    for (int half = 0; half < 2; ++half) {
+      float l = sum[i][half];
+#pragma unroll
+      for (int offset = 1; offset < 4; offset *= 2)
+        l += __shfl_xor_sync(kFullMask, l, offset);
+      const int m = warpRow + i * 16 + g + 8 * half;
+      if (m >= queryRows)
+        continue;
+      const unsigned long long offset = rowOffset(m) + 2 * t;
+#pragma unroll
+      for (int n = 0; n < kDimTiles; ++n) {
+        const float first = o[i][n][2 * half] / l, second = o[i][n][2 * half + 1] / l;
+        if (args.bf16Output)
+          *deviceAddress<unsigned>(args.output + 2 * (offset + n * 8)) = packBf16(first, second);
+        else
+          *reinterpret_cast<float2 *>(deviceAddress<float>(args.output) + offset + n * 8) =
+              make_float2(first, second);
+      }
+    }
 }
 
 } // namespace mk::gpu

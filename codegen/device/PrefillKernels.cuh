@@ -8,7 +8,8 @@
 // embed widens the token's table row; norm writes the GEMM's input row as
 // bf16 (RMSNorm first where the Gemv has one, in HF's order, as the CPU
 // reference's kernels::rmsNorm); epilogue adds the bias and applies the
-// Gemv's epilogue to the GEMMs' products; prepare head-norms and rotates q
+// Gemv's epilogue to the GEMMs' products, and where the next Gemv (one
+// without a norm) reads the result writes that Gemv's input too; prepare head-norms and rotates q
 // and k as the decode chunk does and writes k and v into the KV cache.
 #ifndef MKC_CODEGEN_DEVICE_PREFILLKERNELS_CUH
 #define MKC_CODEGEN_DEVICE_PREFILLKERNELS_CUH
@@ -62,7 +63,10 @@ __device__ void prefillEpilogue(const MkPrefillEpilogueArgs &args) {
     value = value / (1.0f + expf(-value)) * product(args.length + j);
   else if (args.epilogue == MK_EPILOGUE_RESIDUAL)
     value = deviceAddress<const float>(args.residual)[r * args.length + j] + value;
-  deviceAddress<float>(args.output)[r * args.length + j] = value;
+  if (args.output)
+    deviceAddress<float>(args.output)[r * args.length + j] = value;
+  if (args.gemmInput)
+    deviceAddress<unsigned short>(args.gemmInput)[r * args.length + j] = floatToBf16(value);
 }
 
 // One warp a head of one row: q heads [0, numHeads), then k, then v.

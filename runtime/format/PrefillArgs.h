@@ -24,7 +24,9 @@
 #define MK_PREFILL_THREADS 256           /* embed, norm, epilogue */
 #define MK_PREFILL_ARGMAX_THREADS 1024
 #define MK_PREFILL_PREPARE_HEADS 4       /* heads a CTA of the prepare kernel takes, a warp each */
-#define MK_PREFILL_ATTENTION_WARPS 8     /* warps of an attention CTA, 16 query rows each */
+/* Warps of an attention CTA: 4 of 32 query rows for heads of up to 64
+ * dimensions, else 8 of 16 (the registers of o and S). */
+#define MK_PREFILL_ATTENTION_WARPS(headDim) ((headDim) <= 64 ? 4 : 8)
 /* Query rows of an attention CTA: a query row is a prompt row and one q
  * head of the CTA's KV head's group (row * group + head in the group). */
 #define MK_PREFILL_ATTENTION_ROWS 128
@@ -56,14 +58,17 @@ typedef struct MkPrefillNormArgs {
   mk_u32 reserved;
 } MkPrefillNormArgs;
 
-/* output[r][j] = epilogue(products[r][j] + bias[j]) (MkBlobEpilogue):
- * SiluMul silu(y[j]) * y[length + j], Residual residual[r][j] + y[j];
+/* y[r][j] = epilogue(products[r][j] + bias[j]) (MkBlobEpilogue): SiluMul
+ * silu(p[j]) * p[length + j], Residual residual[r][j] + p[j]; into
+ * output[r] as f32 when `output`, and into gemmInput[r] as bf16 when
+ * `gemmInput` (the next Gemv's GEMM input, that Gemv having no norm);
  * grid (ceil(length / MK_PREFILL_THREADS), rows). */
 typedef struct MkPrefillEpilogueArgs {
-  mk_u64 products; /* f32 [rows][productStride]: the GEMMs' outputs, stacked */
-  mk_u64 bias;     /* f32 [productStride], or 0 */
-  mk_u64 residual; /* f32 [rows][length] (Residual) */
-  mk_u64 output;   /* f32 [rows][length] */
+  mk_u64 products;  /* f32 [rows][productStride]: the GEMMs' outputs, stacked */
+  mk_u64 bias;      /* f32 [productStride], or 0 */
+  mk_u64 residual;  /* f32 [rows][length] (Residual) */
+  mk_u64 output;    /* f32 [rows][length], or 0 */
+  mk_u64 gemmInput; /* bf16 [rows][length], or 0 */
   mk_u64 rows, length, productStride;
   mk_u32 epilogue, reserved;
 } MkPrefillEpilogueArgs;
@@ -99,17 +104,17 @@ typedef struct MkPrefillPrepareArgs {
 /* Causal attention of every row over the cache's positions up to its own:
  * output[r][h] = softmax(q . k * scale) v, on tensor cores (bf16 q, k, v and
  * weights; f32 sums); grid (numKvHeads, ceil(rows x numHeads / numKvHeads /
- * MK_PREFILL_ATTENTION_ROWS)), 32 x MK_PREFILL_ATTENTION_WARPS threads,
+ * MK_PREFILL_ATTENTION_ROWS)), 32 x MK_PREFILL_ATTENTION_WARPS(headDim) threads,
  * MK_PREFILL_ATTENTION_SHARED_BYTES(headDim) of dynamic shared memory. */
 typedef struct MkPrefillAttentionArgs {
   mk_u64 queries; /* bf16 [rows][numHeads][headDim] */
   mk_u64 keyCache, valueCache;
-  mk_u64 output;  /* f32 [rows][numHeads][headDim] */
+  mk_u64 output;  /* f32 (or bf16) [rows][numHeads][headDim] */
   mk_u64 rows;
   mk_i64 firstPosition;
   mk_u64 numHeads, numKvHeads;
   float scale;
-  mk_u32 reserved;
+  mk_u32 bf16Output; /* 1: `output` is bf16, the next Gemv's GEMM input */
 } MkPrefillAttentionArgs;
 
 #if defined(__cplusplus) && !defined(__CUDACC_RTC__)

@@ -86,9 +86,16 @@ std::unique_ptr<GpuPrefill> GpuPrefill::create(const CudaDriver &cuda, const Pre
     whyNot = "the file's kernel lacks a prompt kernel";
     return nullptr;
   }
-  for (const Operation &op : graph.operations) {
+  for (size_t index = 0; index < graph.operations.size(); ++index) {
+    const Operation &op = graph.operations[index];
     if (op.kind != OpKind::Attention)
       continue;
+    // (The prompt attention takes the max of the unscaled scores.)
+    if (!(records[index].scale > 0.0f)) {
+      whyNot = "attention '" + op.name + "' scales its scores by " +
+               std::to_string(records[index].scale) + "; the prompt kernels take positive scales";
+      return nullptr;
+    }
     uint64_t cacheBytes = bytesPerElement(graph.buffers[op.keyCache].element);
     CUfunction prepare =
         prefill->function(mkPrefillKernelName(MK_PREFILL_PREPARE_PREFIX, op.headDim, cacheBytes));
@@ -170,10 +177,12 @@ bool GpuPrefill::launch(CUfunction function, unsigned gridX, unsigned gridY, uns
   return check(result, what, error);
 }
 
-// output[r][j] (row stride outputStride, f32) = sum_k input[r][k] weight[j][k]:
-// in cuBLAS's column-major terms D (n x rows) = W^T (n x k) X (k x rows).
+// output[r][j] (row stride outputStride, f32) = sum_k input[r][k] weight[j][k]
+// (+ accumulate[r][j], same stride, when given): in cuBLAS's column-major
+// terms D (n x rows) = W^T (n x k) X (k x rows) + beta C.
 bool GpuPrefill::gemm(CUdeviceptr weight, CUdeviceptr input, CUdeviceptr output, uint64_t n,
-                      uint64_t k, uint64_t rows, uint64_t outputStride, std::string &error) {
+                      uint64_t k, uint64_t rows, uint64_t outputStride, std::string &error,
+                      CUdeviceptr accumulate) {
   auto key = std::make_tuple(n, k, rows, outputStride);
   auto found = gemms.find(key);
   if (found == gemms.end()) {
@@ -221,11 +230,12 @@ bool GpuPrefill::gemm(CUdeviceptr weight, CUdeviceptr input, CUdeviceptr output,
     found = gemms.emplace(key, std::move(made)).first;
   }
   const Gemm &g = *found->second;
-  const float one = 1.0f, zero = 0.0f;
+  const float one = 1.0f, beta = accumulate ? 1.0f : 0.0f;
+  const CUdeviceptr c = accumulate ? accumulate : output;
   profile.begin("a prompt's GEMM", 2.0 * double(n) * double(k) * double(rows));
   cublasStatus_t status = blas.cublasLtMatmul(
       handle, g.desc, &one, reinterpret_cast<void *>(weight), g.weight,
-      reinterpret_cast<void *>(input), g.input, &zero, reinterpret_cast<void *>(output), g.output,
+      reinterpret_cast<void *>(input), g.input, &beta, reinterpret_cast<void *>(c), g.output,
       reinterpret_cast<void *>(output), g.output, &g.algo,
       reinterpret_cast<void *>(workspace.get()), kWorkspaceBytes, nullptr);
   profile.end();
@@ -298,28 +308,50 @@ bool GpuPrefill::warmUp(int64_t positions, std::string &error) {
 
 bool GpuPrefill::gemv(const Operation &op, const MkOperationRecord &record, CUdeviceptr input,
                       CUdeviceptr residual, CUdeviceptr output, uint64_t rows, uint64_t padded,
-                      std::string &error) {
-  MkPrefillNormArgs normArgs{input, gemmInput.get(), offsetOrZero(model.params, record.norm, 4),
-                             rows, op.inputLength, record.eps, 0};
-  if (!launch(norm, static_cast<unsigned>(rows), 1, MK_PREFILL_THREADS, &normArgs,
-              "a prompt's GEMM input", error))
-    return false;
+                      std::string &error, bool feedsNext, bool inputReady) {
+  if (!inputReady) {
+    MkPrefillNormArgs normArgs{input, gemmInput.get(), offsetOrZero(model.params, record.norm, 4),
+                               rows, op.inputLength, record.eps, 0};
+    if (!launch(norm, static_cast<unsigned>(rows), 1, MK_PREFILL_THREADS, &normArgs,
+                "a prompt's GEMM input", error))
+      return false;
+  }
   uint64_t stacked = 0;
   for (uint32_t i = 0; i < record.numWeights; ++i)
     stacked += record.weightRows[i];
-  // Without a bias or an epilogue the GEMMs write the output itself.
-  const bool direct = op.epilogue == Epilogue::None && record.bias == MK_NO_OFFSET;
+  // Without a bias or an epilogue the GEMMs write the output itself; so
+  // they do with a residual, which they add (beta = 1).
+  const bool direct = (op.epilogue == Epilogue::None || op.epilogue == Epilogue::Residual) &&
+                      record.bias == MK_NO_OFFSET;
   CUdeviceptr products = direct ? output : gemmOutput.get();
-  for (uint32_t i = 0, column = 0; i < record.numWeights; column += record.weightRows[i++])
+  const CUdeviceptr accumulate = direct && op.epilogue == Epilogue::Residual ? residual : 0;
+  // Weights stored one after the other (q, k and v; gate and up) are one
+  // GEMM: fewer launches, and wider ones.
+  for (uint32_t i = 0, column = 0; i < record.numWeights;) {
+    uint64_t together = record.weightRows[i];
+    uint32_t j = i + 1;
+    for (; j < record.numWeights &&
+           record.weights[j] == record.weights[i] + together * op.inputLength;
+         ++j)
+      together += record.weightRows[j];
     if (!gemm(model.weights + record.weights[i] * 2, gemmInput.get(), products + column * 4,
-              record.weightRows[i], op.inputLength, padded, stacked, error))
+              together, op.inputLength, padded, stacked, error,
+              accumulate ? accumulate + column * 4 : 0))
       return false;
+    column += static_cast<uint32_t>(together);
+    i = j;
+  }
   if (direct)
     return true;
-  MkPrefillEpilogueArgs args{products, offsetOrZero(model.params, record.bias, 4),
-                             residual,  output,
-                             rows,      op.outputLength,
-                             stacked,   record.epilogue,
+  MkPrefillEpilogueArgs args{products,
+                             offsetOrZero(model.params, record.bias, 4),
+                             residual,
+                             output,
+                             feedsNext ? gemmInput.get() : 0,
+                             rows,
+                             op.outputLength,
+                             stacked,
+                             record.epilogue,
                              0};
   unsigned blocks =
       static_cast<unsigned>((op.outputLength + MK_PREFILL_THREADS - 1) / MK_PREFILL_THREADS);
@@ -372,9 +404,15 @@ bool GpuPrefill::pass(const PrefillPlan &plan, std::span<const int64_t> tokens,
   // Buffer b holds `padded` rows at arenaOffset[b] * padded (the GEMMs
   // write them all); the other kernels take the pass's rows.
   auto buffer = [&](uint32_t id) { return arena.get() + plan.arenaOffset[id] * padded * 4; };
-  for (uint32_t index : plan.operations) {
+  for (size_t step = 0; step < plan.operations.size(); ++step) {
+    const uint32_t index = plan.operations[step];
     const Operation &op = graph.operations[index];
     const MkOperationRecord &record = records[index];
+    // An operation that feeds the next Gemv writes its GEMM input (that
+    // Gemv then runs no norm) and, where no one else reads it, no output.
+    const bool feedsNext = plan.feedsNextGemm[step];
+    const bool inputReady = step > 0 && plan.feedsNextGemm[step - 1];
+    const CUdeviceptr output = plan.writesOutput[step] ? buffer(op.output) : 0;
     if (op.kind == OpKind::Embed) {
       MkPrefillEmbedArgs args{model.weights + record.weights[0] * 2, tokenRows.get(),
                               buffer(op.output), rows, plan.rowLength[op.output]};
@@ -382,8 +420,8 @@ bool GpuPrefill::pass(const PrefillPlan &plan, std::span<const int64_t> tokens,
         return false;
     } else if (op.kind == OpKind::Gemv) {
       if (!gemv(op, record, buffer(op.input),
-                op.epilogue == Epilogue::Residual ? buffer(op.residual) : 0, buffer(op.output),
-                rows, padded, error))
+                op.epilogue == Epilogue::Residual ? buffer(op.residual) : 0, output, rows, padded,
+                error, feedsNext, inputReady))
         return false;
     } else if (op.kind == OpKind::Attention) {
       auto [prepare, attend] =
@@ -411,18 +449,18 @@ bool GpuPrefill::pass(const PrefillPlan &plan, std::span<const int64_t> tokens,
       MkPrefillAttentionArgs args{queries.get(),
                                   keys,
                                   values,
-                                  buffer(op.output),
+                                  feedsNext ? gemmInput.get() : output,
                                   rows,
                                   firstPosition,
                                   static_cast<uint64_t>(op.numHeads),
                                   static_cast<uint64_t>(op.numKvHeads),
                                   record.scale,
-                                  0};
+                                  feedsNext ? 1u : 0u};
       const uint64_t queryRows = rows * static_cast<uint64_t>(op.numHeads / op.numKvHeads);
       unsigned tiles = static_cast<unsigned>((queryRows + MK_PREFILL_ATTENTION_ROWS - 1) /
                                              MK_PREFILL_ATTENTION_ROWS);
       if (!launch(attend, static_cast<unsigned>(op.numKvHeads), tiles,
-                  32 * MK_PREFILL_ATTENTION_WARPS, &args, "a prompt's attention", error,
+                  32 * MK_PREFILL_ATTENTION_WARPS(op.headDim), &args, "a prompt's attention", error,
                   MK_PREFILL_ATTENTION_SHARED_BYTES(op.headDim), causalFlops(op, rows, firstPosition)))
         return false;
     }

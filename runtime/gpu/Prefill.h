@@ -85,13 +85,16 @@ private:
               const void *args, const char *what, std::string &error, unsigned sharedBytes = 0,
               double flops = 0);
   bool gemm(CUdeviceptr weight, CUdeviceptr input, CUdeviceptr output, uint64_t n, uint64_t k,
-            uint64_t rows, uint64_t outputStride, std::string &error);
+            uint64_t rows, uint64_t outputStride, std::string &error, CUdeviceptr accumulate = 0);
   bool reserve(const PrefillPlan &plan, int64_t rows, std::string &error);
-  // A Gemv's GEMM input (its norm), GEMMs and epilogue over `rows` rows
-  // (`padded` rows for the GEMMs) of the given buffers.
+  // A Gemv's GEMM input (its norm, unless `inputReady`: the operation
+  // before wrote it), GEMMs and epilogue over `rows` rows (`padded` rows
+  // for the GEMMs) of the given buffers; with `feedsNext` its epilogue also
+  // writes the next Gemv's GEMM input (PrefillPlan::feedsNextGemm), and
+  // `output` 0 writes no f32 output.
   bool gemv(const Operation &op, const MkOperationRecord &record, CUdeviceptr input,
             CUdeviceptr residual, CUdeviceptr output, uint64_t rows, uint64_t padded,
-            std::string &error);
+            std::string &error, bool feedsNext = false, bool inputReady = false);
   bool pass(const PrefillPlan &plan, std::span<const int64_t> tokens, int64_t firstPosition,
             float *logits, std::string &error);
   CUfunction function(const std::string &name) const;

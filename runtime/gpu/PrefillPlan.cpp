@@ -55,6 +55,41 @@ void placeBuffers(const TaskGraph &graph, PrefillPlan &plan) {
   }
 }
 
+// Whether a Gemv's results go through the epilogue kernel: a bias or a
+// SiLU-mul. (Without either the GEMMs write the output, adding a residual
+// themselves.)
+bool hasEpilogueKernel(const Operation &op) {
+  return !op.biases.empty() || op.epilogue == Epilogue::SiluMul;
+}
+
+// Which operations write their successor's GEMM input (PrefillPlan's
+// feedsNextGemm) and which need not write their own output.
+void fuseGemmInputs(const TaskGraph &graph, PrefillPlan &plan) {
+  const size_t count = plan.operations.size();
+  std::vector<size_t> reads(graph.buffers.size(), 0);
+  for (uint32_t index : plan.operations)
+    for (uint32_t buffer : readsOf(graph.operations[index]))
+      ++reads[buffer];
+  plan.feedsNextGemm.assign(count, 0);
+  plan.writesOutput.assign(count, 1);
+  for (size_t step = 0; step + 1 < count; ++step) {
+    const Operation &op = graph.operations[plan.operations[step]];
+    const Operation &next = graph.operations[plan.operations[step + 1]];
+    if (next.kind != OpKind::Gemv || next.input != op.output)
+      continue;
+    const bool onlyReader = reads[op.output] == 1 && op.output != plan.logits;
+    if (!next.norm.name.empty())
+      continue;
+    if (op.kind == OpKind::Gemv && hasEpilogueKernel(op)) {
+      plan.feedsNextGemm[step] = 1;
+      plan.writesOutput[step] = !onlyReader;
+    } else if (op.kind == OpKind::Attention && onlyReader) {
+      plan.feedsNextGemm[step] = 1;
+      plan.writesOutput[step] = 0;
+    }
+  }
+}
+
 } // namespace
 
 bool planPrefill(const TaskGraph &graph, bool withLogits, PrefillPlan &plan, std::string &error) {
@@ -126,6 +161,7 @@ bool planPrefill(const TaskGraph &graph, bool withLogits, PrefillPlan &plan, std
     }
   }
   placeBuffers(graph, plan);
+  fuseGemmInputs(graph, plan);
   return true;
 }
 

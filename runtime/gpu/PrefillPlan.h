@@ -1,8 +1,8 @@
 // What a prompt runs layer by layer on the GPU (runtime/gpu/Prefill.h),
 // planned from the decode task graph alone, so that it is tested without
 // a GPU: the operations in order (the logits and the argmax only when the
-// caller wants logits), and where each activation buffer lives in the
-// prompt's arena. A buffer holds `rows` rows of its decode row's length; a
+// caller wants logits), which of them hand the next Gemv its GEMM input
+// directly, and where each activation buffer lives in the prompt's arena. A buffer holds `rows` rows of its decode row's length; a
 // buffer's space is reused once its last reader has run, so the arena holds
 // the few buffers alive at once, not all of a model's.
 #ifndef MKC_RUNTIME_GPU_PREFILLPLAN_H
@@ -29,6 +29,13 @@ struct PrefillPlan {
   uint64_t gemmOutputPerRow = 0;        // f32 elements: the widest Gemv's stacked rows
   uint64_t queriesPerRow = 0;           // bf16 elements: the widest attention's q heads
   uint32_t logits = kNoBuffer;          // the logits' buffer, when planned with them
+  // Per entry of `operations`: whether it also writes the GEMM input of the
+  // next entry, a Gemv without a norm that reads its output (as bf16),
+  // which then skips its own conversion launch: a Gemv with a bias or a
+  // SiLU-mul (its epilogue kernel does it; without either the GEMMs write
+  // the output, adding a residual themselves), or an attention. And whether it writes its f32 output at all:
+  // not when that Gemv is the output's only reader.
+  std::vector<uint8_t> feedsNextGemm, writesOutput;
 };
 
 // The plan, or "" with `error` saying why the graph cannot run this way: a

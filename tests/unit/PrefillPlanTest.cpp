@@ -57,6 +57,59 @@ TEST(PrefillPlanTest, RunsTheLayersAndLeavesTheLogitsToWhoAsks) {
   EXPECT_EQ(logits.queriesPerRow, uint64_t(toy::kHeads * toy::kHeadDim));
 }
 
+// Each Gemv with an epilogue kernel (a bias, a SiLU-mul) and each attention
+// hands the next Gemv its GEMM input when that Gemv reads its output and
+// has no norm; the f32 output is left out only where that Gemv is its one
+// reader.
+TEST(PrefillPlanTest, HandsTheNextGemvItsInputWhereItReadsTheOutput) {
+  toy::ToyModel model = toy::buildToyModel();
+  const TaskGraph &graph = model.graph;
+  for (bool withLogits : {false, true}) {
+    PrefillPlan plan;
+    std::string error;
+    ASSERT_TRUE(planPrefill(graph, withLogits, plan, error)) << error;
+    const size_t count = plan.operations.size();
+    ASSERT_EQ(plan.feedsNextGemm.size(), count);
+    ASSERT_EQ(plan.writesOutput.size(), count);
+    size_t fedGemvs = 0, fedByAttention = 0, kept = 0;
+    for (size_t step = 0; step < count; ++step) {
+      const Operation &op = graph.operations[plan.operations[step]];
+      const bool nextReads = step + 1 < count &&
+                             graph.operations[plan.operations[step + 1]].kind == OpKind::Gemv &&
+                             graph.operations[plan.operations[step + 1]].input == op.output;
+      size_t readers = 0;
+      for (uint32_t index : plan.operations) {
+        const Operation &reader = graph.operations[index];
+        readers += (reader.kind != OpKind::Embed && reader.input == op.output) +
+                   (reader.epilogue == Epilogue::Residual && reader.residual == op.output);
+      }
+      const bool hasEpilogue =
+          op.kind == OpKind::Gemv && (op.epilogue == Epilogue::SiluMul || !op.biases.empty());
+      const bool nextHasNoNorm =
+          nextReads && graph.operations[plan.operations[step + 1]].norm.name.empty();
+      if (op.kind == OpKind::Gemv && hasEpilogue && nextHasNoNorm) {
+        EXPECT_TRUE(plan.feedsNextGemm[step]) << op.name;
+        EXPECT_EQ(plan.writesOutput[step], readers > 1) << op.name;
+        ++fedGemvs;
+        kept += readers > 1;
+      } else if (op.kind == OpKind::Attention && nextHasNoNorm) {
+        EXPECT_TRUE(plan.feedsNextGemm[step]) << op.name;
+        EXPECT_FALSE(plan.writesOutput[step]) << op.name;
+        ++fedByAttention;
+      } else {
+        EXPECT_FALSE(plan.feedsNextGemm[step]) << op.name;
+        EXPECT_TRUE(plan.writesOutput[step]) << op.name;
+      }
+    }
+    // Per layer: gate_up's SiLU into down, the attention into o_proj. (The
+    // residual Gemvs' GEMMs add the residual and write the stream, which
+    // the next Gemv's own norm reads.)
+    EXPECT_EQ(fedByAttention, size_t(toy::kLayers));
+    EXPECT_EQ(fedGemvs, size_t(toy::kLayers));
+    EXPECT_EQ(kept, size_t(0));
+  }
+}
+
 TEST(PrefillPlanTest, BuffersAliveAtOnceNeverShareSpace) {
   toy::ToyModel model = toy::buildToyModel();
   const TaskGraph &graph = model.graph;
