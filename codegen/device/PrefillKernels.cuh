@@ -34,39 +34,125 @@ __device__ void prefillEmbed(const MkPrefillEmbedArgs &args) {
     out[j] = bf16ToFloat(row[j]);
 }
 
+// Whether rows of `length` f32 at these addresses go four a 16-byte load
+// (every address 16-byte aligned or 0, the length a multiple of 4); else
+// the same elements one at a time.
+template <class... Addresses>
+__device__ __forceinline__ bool inFours(unsigned long long length, Addresses... addresses) {
+  return length % 4 == 0 && ((addresses % 16 == 0) && ...);
+}
+
+// Four bf16 (8 bytes) from four floats.
+__device__ __forceinline__ void storeFourBf16(unsigned short *to, float4 v) {
+  *reinterpret_cast<uint2 *>(to) = make_uint2(packBf16(v.x, v.y), packBf16(v.z, v.w));
+}
+
+// Each thread takes units of four elements, unit u at u * 4, strided by the
+// block.
 __device__ void prefillNorm(const MkPrefillNormArgs &args) {
-  const unsigned long long r = blockIdx.x;
-  const float *in = deviceAddress<const float>(args.input) + r * args.length;
-  unsigned short *out = deviceAddress<unsigned short>(args.output) + r * args.length;
+  const unsigned long long r = blockIdx.x, length = args.length;
+  const float *in = deviceAddress<const float>(args.input) + r * length;
+  unsigned short *out = deviceAddress<unsigned short>(args.output) + r * length;
   const float *norm = deviceAddress<const float>(args.norm);
+  const bool fours = inFours(length, args.input, args.norm) && args.output % 8 == 0;
+  auto load = [&](const float *row, unsigned long long j) {
+    return fours ? *reinterpret_cast<const float4 *>(row + j)
+                 : make_float4(row[j], j + 1 < length ? row[j + 1] : 0.0f,
+                               j + 2 < length ? row[j + 2] : 0.0f,
+                               j + 3 < length ? row[j + 3] : 0.0f);
+  };
   float invRms = 1.0f;
   if (norm) {
     float squares = 0.0f;
-    for (unsigned long long j = threadIdx.x; j < args.length; j += blockDim.x)
-      squares += in[j] * in[j];
-    const float variance = blockSum<MK_PREFILL_THREADS>(squares) / static_cast<float>(args.length);
+    for (unsigned long long j = 4 * threadIdx.x; j < length; j += 4 * blockDim.x) {
+      const float4 x = load(in, j);
+      squares += x.x * x.x + x.y * x.y + x.z * x.z + x.w * x.w;
+    }
+    const float variance = blockSum<MK_PREFILL_THREADS>(squares) / static_cast<float>(length);
     invRms = 1.0f / sqrtf(variance + args.eps);
   }
-  for (unsigned long long j = threadIdx.x; j < args.length; j += blockDim.x)
-    out[j] = floatToBf16(norm ? (in[j] * invRms) * norm[j] : in[j]);
+  for (unsigned long long j = 4 * threadIdx.x; j < length; j += 4 * blockDim.x) {
+    float4 x = load(in, j);
+    if (norm) {
+      const float4 g = load(norm, j);
+      x = make_float4((x.x * invRms) * g.x, (x.y * invRms) * g.y, (x.z * invRms) * g.z,
+                      (x.w * invRms) * g.w);
+    }
+    if (fours) {
+      storeFourBf16(out + j, x);
+    } else {
+      const float values[4] = {x.x, x.y, x.z, x.w};
+      for (int e = 0; e < 4 && j + e < length; ++e)
+        out[j + e] = floatToBf16(values[e]);
+    }
+  }
 }
 
+// A thread takes four consecutive elements of the row.
 __device__ void prefillEpilogue(const MkPrefillEpilogueArgs &args) {
-  const unsigned long long r = blockIdx.y, j = blockIdx.x * blockDim.x + threadIdx.x;
-  if (j >= args.length)
+  const unsigned long long r = blockIdx.y, length = args.length;
+  const unsigned long long j = 4 * (blockIdx.x * static_cast<unsigned long long>(blockDim.x) +
+                                    threadIdx.x);
+  if (j >= length)
     return;
   const float *products = deviceAddress<const float>(args.products) + r * args.productStride;
   const float *bias = deviceAddress<const float>(args.bias);
-  auto product = [&](unsigned long long i) { return products[i] + (bias ? bias[i] : 0.0f); };
-  float value = product(j);
-  if (args.epilogue == MK_EPILOGUE_SILU_MUL)
-    value = value / (1.0f + expf(-value)) * product(args.length + j);
-  else if (args.epilogue == MK_EPILOGUE_RESIDUAL)
-    value = deviceAddress<const float>(args.residual)[r * args.length + j] + value;
-  if (args.output)
-    deviceAddress<float>(args.output)[r * args.length + j] = value;
-  if (args.gemmInput)
-    deviceAddress<unsigned short>(args.gemmInput)[r * args.length + j] = floatToBf16(value);
+  const float *residual = deviceAddress<const float>(args.residual) + r * length;
+  float *output = deviceAddress<float>(args.output) + r * length;
+  unsigned short *gemmInput = deviceAddress<unsigned short>(args.gemmInput) + r * length;
+  const bool fours = inFours(length, args.products, args.bias, args.residual, args.output) &&
+                     args.productStride % 4 == 0 && args.gemmInput % 8 == 0;
+  // Load.
+  float y[4], gate[4] = {}, extra[4] = {};
+  if (fours) {
+    const float4 p = *reinterpret_cast<const float4 *>(products + j);
+    y[0] = p.x, y[1] = p.y, y[2] = p.z, y[3] = p.w;
+    if (bias) {
+      const float4 b = *reinterpret_cast<const float4 *>(bias + j);
+      y[0] += b.x, y[1] += b.y, y[2] += b.z, y[3] += b.w;
+    }
+    if (args.epilogue == MK_EPILOGUE_SILU_MUL) {
+      const float4 u = *reinterpret_cast<const float4 *>(products + length + j);
+      gate[0] = u.x, gate[1] = u.y, gate[2] = u.z, gate[3] = u.w;
+      if (bias) {
+        const float4 b = *reinterpret_cast<const float4 *>(bias + length + j);
+        gate[0] += b.x, gate[1] += b.y, gate[2] += b.z, gate[3] += b.w;
+      }
+    } else if (args.epilogue == MK_EPILOGUE_RESIDUAL) {
+      const float4 x = *reinterpret_cast<const float4 *>(residual + j);
+      extra[0] = x.x, extra[1] = x.y, extra[2] = x.z, extra[3] = x.w;
+    }
+  } else {
+    for (int e = 0; e < 4 && j + e < length; ++e) {
+      y[e] = products[j + e] + (bias ? bias[j + e] : 0.0f);
+      if (args.epilogue == MK_EPILOGUE_SILU_MUL)
+        gate[e] = products[length + j + e] + (bias ? bias[length + j + e] : 0.0f);
+      else if (args.epilogue == MK_EPILOGUE_RESIDUAL)
+        extra[e] = residual[j + e];
+    }
+  }
+  // Compute.
+#pragma unroll
+  for (int e = 0; e < 4; ++e) {
+    if (args.epilogue == MK_EPILOGUE_SILU_MUL)
+      y[e] = y[e] / (1.0f + expf(-y[e])) * gate[e];
+    else if (args.epilogue == MK_EPILOGUE_RESIDUAL)
+      y[e] = extra[e] + y[e];
+  }
+  // Store.
+  if (fours) {
+    if (args.output)
+      *reinterpret_cast<float4 *>(output + j) = make_float4(y[0], y[1], y[2], y[3]);
+    if (args.gemmInput)
+      storeFourBf16(gemmInput + j, make_float4(y[0], y[1], y[2], y[3]));
+  } else {
+    for (int e = 0; e < 4 && j + e < length; ++e) {
+      if (args.output)
+        output[j + e] = y[e];
+      if (args.gemmInput)
+        gemmInput[j + e] = floatToBf16(y[e]);
+    }
+  }
 }
 
 // One warp a head of one row: q heads [0, numHeads), then k, then v.

@@ -62,7 +62,8 @@ typedef struct MkPrefillNormArgs {
  * silu(p[j]) * p[length + j], Residual residual[r][j] + p[j]; into
  * output[r] as f32 when `output`, and into gemmInput[r] as bf16 when
  * `gemmInput` (the next Gemv's GEMM input, that Gemv having no norm);
- * grid (ceil(length / MK_PREFILL_THREADS), rows). */
+ * grid (ceil(length / (4 MK_PREFILL_THREADS)), rows): four elements a
+ * thread. */
 typedef struct MkPrefillEpilogueArgs {
   mk_u64 products;  /* f32 [rows][productStride]: the GEMMs' outputs, stacked */
   mk_u64 bias;      /* f32 [productStride], or 0 */

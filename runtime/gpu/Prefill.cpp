@@ -353,8 +353,8 @@ bool GpuPrefill::gemv(const Operation &op, const MkOperationRecord &record, CUde
                              stacked,
                              record.epilogue,
                              0};
-  unsigned blocks =
-      static_cast<unsigned>((op.outputLength + MK_PREFILL_THREADS - 1) / MK_PREFILL_THREADS);
+  unsigned blocks = static_cast<unsigned>((op.outputLength + 4 * MK_PREFILL_THREADS - 1) /
+                                          (4 * MK_PREFILL_THREADS));
   return launch(epilogue, blocks, static_cast<unsigned>(rows), MK_PREFILL_THREADS, &args,
                 "a prompt's epilogue", error);
 }
