@@ -237,8 +237,10 @@ mkrt_status mkrt_session_set_start_position(mkrt_session *session, int64_t posit
  * layer before the next (the matrices by cuBLASLt, found at run time, on
  * bf16 inputs: its logits differ from the decode kernel's by up to ~1e-2 of
  * the largest, so a token whose top-2 gap is within that may differ from
- * the CPU executor's), its last token then through the decode kernel, which
- * gives the first new token; a shorter prompt goes one token a decode step,
+ * the CPU executor's); the first new token is then, when picked greedily
+ * without a repetition penalty, the argmax of the prompt's own last logits
+ * row, else the decode kernel's pick after it feeds the prompt's last
+ * token (sampled as asked); a shorter prompt goes one token a decode step,
  * as the CPU's does, where it takes little time. With `by_step` non-zero
  * every prompt goes by step. Where prompts cannot run layer by layer (no
  * cuBLASLt, a file of an older mkc, a trace asked for) they go by step
