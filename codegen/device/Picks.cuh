@@ -59,6 +59,23 @@ __device__ __forceinline__ unsigned warpLowest(unsigned index) {
   return index;
 }
 
+// The block's best of every thread's candidate, and in `nonFinite` the
+// lowest of their non-finite indices, returned to every thread. Its shared
+// words are read after its last barrier: a second call needs a barrier
+// before it.
+template <int kThreads>
+__device__ __forceinline__ Candidate blockPick(Candidate best, unsigned &nonFinite) {
+  __shared__ Candidate warpBests[kThreads / kWarpSize];
+  __shared__ unsigned warpNonFinite[kThreads / kWarpSize];
+  nonFinite = warpLowest(nonFinite);
+  if (threadIdx.x % kWarpSize == 0)
+    warpNonFinite[threadIdx.x / kWarpSize] = nonFinite;
+  best = blockBest<kThreads>(best, warpBests); // its barrier publishes warpNonFinite
+  for (int w = 0; w < kThreads / kWarpSize; ++w)
+    nonFinite = min(nonFinite, warpNonFinite[w]);
+  return best;
+}
+
 // A thread's candidate for its tile's pick, after it stored `value` at
 // `row` (rows in increasing order, so its first largest is its lowest): the
 // lowest non-finite row apart.
@@ -79,16 +96,9 @@ __device__ __forceinline__ void considerPick(Candidate &best, unsigned &nonFinit
 template <int kThreads>
 __device__ __forceinline__ void storePick(float *picks, const MkTaskRecord &task, Candidate best,
                                           unsigned nonFinite) {
-  __shared__ Candidate warpBests[kThreads / kWarpSize];
-  __shared__ unsigned warpNonFinite[kThreads / kWarpSize];
-  nonFinite = warpLowest(nonFinite);
-  if (threadIdx.x % kWarpSize == 0)
-    warpNonFinite[threadIdx.x / kWarpSize] = nonFinite;
-  best = blockBest<kThreads>(best, warpBests); // its barrier publishes warpNonFinite
+  best = blockPick<kThreads>(best, nonFinite);
   if (threadIdx.x != 0)
     return;
-  for (int w = 0; w < kThreads / kWarpSize; ++w)
-    nonFinite = min(nonFinite, warpNonFinite[w]);
   float2 pick = nonFinite != kNoIndex
                     ? make_float2(__int_as_float(0x7fc00000), __uint_as_float(nonFinite))
                     : make_float2(best.value, __uint_as_float(best.index));

@@ -234,22 +234,14 @@ __device__ void prefillPrepare(const MkPrefillPrepareArgs &args) {
 // kernel's MK_ERROR_NON_FINITE_LOGIT. Each thread scans a strided share in
 // increasing order, so its first largest is its lowest.
 __device__ void prefillArgmax(const MkPrefillArgmaxArgs &args) {
-  constexpr int kThreads = MK_PREFILL_ARGMAX_THREADS;
-  __shared__ Candidate warpBests[kThreads / kWarpSize];
-  __shared__ unsigned warpNonFinite[kThreads / kWarpSize];
   const float *logits = deviceAddress<const float>(args.logits);
   Candidate best{negativeInfinity(), kNoIndex};
   unsigned nonFinite = kNoIndex;
-  for (unsigned long long i = threadIdx.x; i < args.vocab; i += kThreads)
+  for (unsigned long long i = threadIdx.x; i < args.vocab; i += MK_PREFILL_ARGMAX_THREADS)
     considerPick(best, nonFinite, logits[i], i);
-  nonFinite = warpLowest(nonFinite);
-  if (threadIdx.x % kWarpSize == 0)
-    warpNonFinite[threadIdx.x / kWarpSize] = nonFinite;
-  best = blockBest<kThreads>(best, warpBests); // its barrier publishes warpNonFinite
+  best = blockPick<MK_PREFILL_ARGMAX_THREADS>(best, nonFinite);
   if (threadIdx.x != 0)
     return;
-  for (int w = 0; w < kThreads / kWarpSize; ++w)
-    nonFinite = min(nonFinite, warpNonFinite[w]);
   unsigned *picked = deviceAddress<unsigned>(args.picked);
   picked[0] = best.index;
   picked[1] = nonFinite;

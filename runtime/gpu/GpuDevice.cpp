@@ -479,6 +479,7 @@ GpuStatus CudaGpuDevice::prefill(const GpuPrefillRequest &request, GpuPrefillRes
       !check(cuda.cuEventRecord(stopEvent, nullptr), "timing the prompt", error) ||
       !check(cuda.cuEventSynchronize(stopEvent), "timing the prompt", error))
     return GpuStatus::Failed;
+  prompts->printProfile(count);
   float milliseconds = 0;
   if (!check(cuda.cuEventElapsedTime(&milliseconds, startEvent, stopEvent), "timing the prompt",
              error))

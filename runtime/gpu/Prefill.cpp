@@ -280,19 +280,18 @@ bool GpuPrefill::run(std::span<const int64_t> tokens, int64_t firstPosition,
               logits ? logits->data() + start * model.vocab : nullptr, error))
       return false;
   }
-  if (!check(cuda.cuCtxSynchronize(), "the prompt's kernels", error))
-    return false;
-  if (profile.enabled()) {
-    std::string line = profile.report(static_cast<long long>(tokens.size()));
-    if (!warming && !line.empty())
-      std::fprintf(stderr, "%s\n", line.c_str());
-  }
-  return true;
+  return check(cuda.cuCtxSynchronize(), "the prompt's kernels", error);
+}
+
+void GpuPrefill::printProfile(int64_t rows) {
+  if (!profile.enabled())
+    return;
+  if (std::string line = profile.report(rows); !line.empty())
+    std::fprintf(stderr, "%s\n", line.c_str());
 }
 
 bool GpuPrefill::warmUp(int64_t positions, std::string &error) {
   const int64_t longest = std::min(kMaxRows, positions);
-  warming = true;
   bool ok = true;
   for (int64_t padded = 64; ok; padded *= 2) {
     std::vector<int64_t> zeros(std::min(padded, longest), 0);
@@ -302,7 +301,8 @@ bool GpuPrefill::warmUp(int64_t positions, std::string &error) {
   }
   int64_t token = 0;
   ok = ok && (!picksFirstToken() || firstToken(token, error));
-  warming = false;
+  if (ok && profile.enabled())
+    profile.report(0); // (the warm-up's launches are not a prompt's)
   return ok;
 }
 

@@ -70,6 +70,11 @@ public:
   // slots from 0 on: the caller clears them.
   bool warmUp(int64_t positions, std::string &error);
 
+  // With MKRT_PREFILL_PROFILE set, prints the profile of the launches since
+  // the last (PrefillProfile.h): the caller's prompt of `rows` rows, after
+  // its runs and first token.
+  void printProfile(int64_t rows);
+
   // Rows of the last run's passes.
   int64_t rowsPerPass() const { return lastRows; }
 
@@ -115,7 +120,6 @@ private:
   uint64_t lastPassRows = 0, lastPassPadded = 0; // where the last run's last row is
   const PrefillPlan *reservedFor = nullptr;
   PrefillProfile profile;
-  bool warming = false; // warmUp's prompts are not profiled
 };
 
 } // namespace mk

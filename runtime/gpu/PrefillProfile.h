@@ -1,7 +1,8 @@
 // Where a prompt's time goes on the GPU, by kind of kernel: with
 // MKRT_PREFILL_PROFILE set in the environment, GpuPrefill brackets each
-// launch of a prompt with CUDA events and, when the prompt is done, prints
-// one line to stderr (bench/prefill_bench.py reads it):
+// launch of a prompt with CUDA events and, when the prompt and its first
+// token are done, prints one line to stderr (bench/prefill_bench.py reads
+// it):
 //   prompt profile: 512 rows, 3.71 ms from the first kernel's start to the
 //   last's end; a prompt's GEMM: 2.10 ms, 112 launches, 480.0 TFLOP/s; ...
 // The events cost a little time themselves: a profiled prompt is not the

@@ -66,10 +66,11 @@ public:
       }
     }
     const auto &eos = artifact.facts.eosTokens;
-    const bool done = firstFromPrompt && (newTokens == 1 || cancelled ||
-                                          std::find(eos.begin(), eos.end(), generated[0]) != eos.end());
+    const bool finished =
+        firstFromPrompt && (newTokens == 1 || cancelled ||
+                            std::find(eos.begin(), eos.end(), generated[0]) != eos.end());
     GpuRunResult result;
-    if (!done) {
+    if (!finished) {
       GpuRunRequest request;
       if (firstFromPrompt)
         request.tokens = generated;
