@@ -70,6 +70,7 @@ import environment  # noqa: E402
 import floor  # noqa: E402
 import mkc_decode  # noqa: E402
 import report  # noqa: E402
+from prefill_bench import prompt_flops  # noqa: E402
 import shapes  # noqa: E402
 import waterfall  # noqa: E402
 from commands import CommandFailed, Commands  # noqa: E402
@@ -236,7 +237,10 @@ def run_prompts(a, shape, part, path, run, tmp, mkrun, build):
     """Step 5c: time to the first token of each prompt length on the
     shape's .mk, the shortest also one token a step; then HF SDPA's."""
     vocab = shape["config"]["vocab_size"]
-    prompts = {"ms": {}, "by_step_ms": {}, "hf_sdpa_ms": {}}
+    # The FLOPs of each prompt (attention counted causally), for its rate
+    # against the dense matmul rate HF's process measures.
+    prompts = {"ms": {}, "by_step_ms": {}, "hf_sdpa_ms": {},
+               "flops": {str(n): prompt_flops(shape["config"], n) for n in shape["prompts"]}}
     part["prompts"] = prompts
     for length in shape["prompts"]:
         timed = mkc_decode.time_prompt(run, mkrun, build["mk"], length, vocab, a.repeats, tmp, a.device)
@@ -255,7 +259,9 @@ def run_prompts(a, shape, part, path, run, tmp, mkrun, build):
                  "--lengths", ",".join(map(str, shape["prompts"])), "--repeats", a.repeats,
                  "--hf-only", out], timeout=a.baseline_timeout)
             with open(out) as f:
-                prompts["hf_sdpa_ms"] = json.load(f)["ms"]
+                hf = json.load(f)
+            prompts["hf_sdpa_ms"] = hf["ms"]
+            prompts["dense_tflops"] = hf.get("dense_tflops")
         except (CommandFailed, OSError, ValueError) as error:
             prompts["hf_error"] = str(error)[-2000:]
             print(f"{shape['name']}: HF's prompts: FAILED: {prompts['hf_error'][-300:]}", flush=True)

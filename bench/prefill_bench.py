@@ -14,7 +14,8 @@ forward of the prompt with logits for its last position only, the median of
 --repeats after a warm-up. --by-step times mkc feeding the prompt one token
 a decode step (mkrun --prompt-by-step) at those lengths, as it did before.
 Writes prefill.json and prefill.md under --out. `--hf-only JSON` times HF
-alone and writes its times there (bench/harness.py's prompts run it so).
+alone and writes its times and the dense matmul rate there
+(bench/harness.py's prompts run it so).
 
 Each row also has the prompt's FLOPs (the GEMMs' 2 x weights x tokens, the
 first token's lm_head row, attention counted causally) over mkc's time,
@@ -152,6 +153,7 @@ def main():
         times = hf_prompt_ms(spec, lengths, args.repeats)
         with open(args.hf_only, "w") as f:
             json.dump({"ms": {str(k): v for k, v in times.items()}, "repeats": args.repeats,
+                       "dense_tflops": dense_matmul_tflops(),
                        "torch": torch.__version__, "transformers": transformers.__version__,
                        "gpu": torch.cuda.get_device_name()}, f, indent=1)
         return

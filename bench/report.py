@@ -227,17 +227,24 @@ def batches_section(merged):
 
 
 def prompts_section(merged):
-    """Each prompt's time to the first token: mkc, one token a step, HF SDPA."""
-    lines = ["| shape | prompt | mkc, ms to the first token | one token a step | HF SDPA | mkc / HF |",
-             "| --- | --- | --- | --- | --- | --- |"]
+    """Each prompt's time to the first token: mkc, one token a step, HF SDPA;
+    mkc's FLOP rate and its share of the dense matmul rate of the same run."""
+    lines = ["| shape | prompt | mkc, ms to the first token | one token a step | HF SDPA | mkc / HF "
+             "| mkc TFLOP/s | of the dense rate |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- |"]
     for name, entry in merged.items():
         prompts = (entry.get("mkc") or {}).get("prompts")
         if not prompts:
             continue
+        dense = prompts.get("dense_tflops")
         for length, ms in sorted(prompts["ms"].items(), key=lambda item: int(item[0])):
             hf = prompts.get("hf_sdpa_ms", {}).get(length)
+            flops = prompts.get("flops", {}).get(length)
+            rate = flops / (ms * 1e9) if flops and ms > 0 else None
             lines.append(f"| {name} | {length} | {ms:.2f} | {cell(prompts.get('by_step_ms', {}).get(length), '{:.1f}')} | "
-                         f"{cell(hf, '{:.2f}')} | {cell(ms / hf if hf else None, '{:.2f}')} |")
+                         f"{cell(hf, '{:.2f}')} | {cell(ms / hf if hf else None, '{:.2f}')} | "
+                         f"{cell(rate, '{:.0f}')} | "
+                         f"{cell(100 * rate / dense if rate and dense else None, '{:.0f}%')} |")
     return lines if len(lines) > 2 else []
 
 
@@ -353,10 +360,12 @@ def assemble(folder):
     if prompts:
         text += ["", "## Prompts", "", "Time to the first token of a prompt from position 0 "
                  "(bench/mkc_decode.py's time_prompt): the sum of `mkrun`'s prompt-phase step times, "
-                 "the prompt run layer by layer on the GPU and its last token through the decode "
-                 "kernel, a new process each launch, the median of the launches; one token a step "
+                 "the prompt run layer by layer on the GPU and the first token picked from its last "
+                 "row, a new process each launch, the median of the launches; one token a step "
                  "with `--prompt-by-step`; HF transformers with SDPA, bf16, one forward of the "
-                 "prompt (bench/prefill_bench.py).", ""] + prompts
+                 "prompt (bench/prefill_bench.py). The FLOP rate counts the GEMMs, attention "
+                 "causally and one logits row; the dense rate is an 8192^3 bf16 matmul in HF's "
+                 "process.", ""] + prompts
     text += ["", "## Checks before timing", ""] + checks_section(merged)
     text += ["", "## Builds", ""] + builds_section(merged)
     for name, entry in merged.items():

@@ -97,7 +97,8 @@ def cpu_run(build, tmp):
         fail(f"the batches: {batches}")
     prompts = part.get("prompts", {})
     if (sorted(prompts.get("ms", {})) != ["3", "5"] or list(prompts.get("by_step_ms", {})) != ["3"]
-            or prompts.get("hf_sdpa_ms")):
+            or prompts.get("hf_sdpa_ms") or sorted(prompts.get("flops", {})) != ["3", "5"]
+            or not prompts["flops"]["5"] > prompts["flops"]["3"] > 0):
         fail(f"the prompts (40 past the context of 14; no HF on the CPU): {prompts}")
     if os.listdir(work) and any(name.endswith(".mk") for name in os.listdir(work)):
         fail(f"a .mk was left in {work}: {os.listdir(work)}")
