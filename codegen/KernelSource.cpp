@@ -202,8 +202,7 @@ void emitDispatcher(std::ostream &os, const TaskGraph &graph, const KernelVarian
      << "  static constexpr unsigned long long kWeightRingOffset = model::kTaskSharedBytes;\n"
      << "  static constexpr int kGemvLoadsInFlight = " << options.gemvLoadsInFlight << ";\n"
      << "  static constexpr int kGemvEarlySlots = model::kGemvEarlySlots;\n"
-     << "  static constexpr bool kGemvCopyFirstBatch = " << (options.gemvEarlyCopy ? "true" : "false")
-     << ";\n"
+     << "  static constexpr int kGemvFirstWeights = " << options.gemvFirstWeights << ";\n"
      << "  static constexpr bool kInlineTasks = model::kInlineTasks;\n"
      << "  static constexpr int kStepRows = model::kStepRows;\n"
      << "  static constexpr int kStaticSharedReserve = " << kStaticSharedReserve << ";\n\n";
@@ -328,6 +327,9 @@ std::string checkKernelOptions(const KernelOptions &options) {
   if (options.gemvLoadsInFlight < 1 || options.gemvLoadsInFlight > 16)
     return "gemv loads in flight must be in [1, 16], got " +
            std::to_string(options.gemvLoadsInFlight);
+  if (options.gemvFirstWeights < kGemvFirstAfterInput ||
+      options.gemvFirstWeights > kGemvFirstBeforeWait)
+    return "no gemv first-weights mode " + std::to_string(options.gemvFirstWeights);
   return "";
 }
 

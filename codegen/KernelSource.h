@@ -8,6 +8,7 @@
 #ifndef MKC_CODEGEN_KERNELSOURCE_H
 #define MKC_CODEGEN_KERNELSOURCE_H
 
+#include "core/protocol/GemvGeometry.h"
 #include "core/taskgraph/TaskGraph.h"
 
 #include "llvm/Support/Error.h"
@@ -37,14 +38,16 @@ struct KernelOptions {
   // 16-byte weight loads each gemv lane keeps in flight (1 to 16); with the
   // weight ring, the chunks per lane of one ring slot.
   uint32_t gemvLoadsInFlight = 8;
-  // Whether a gemv of rows long enough for one batch of loads to cover
-  // HBM's latency copies its first batch into shared memory while it
-  // waits (codegen/device/GemvTask.cuh). Off by default: the SM's event
-  // polls queue behind its own copies, and the hop into the gemv measured
-  // 1.9 us with them against 0.74 without, -3% a token on the
-  // Llama-3.2-1B shape (bench/NOTES.md). Shorter rows keep their two
-  // stages of copies either way.
-  bool gemvEarlyCopy = false;
+  // When a gemv of rows long enough for one batch of loads to cover HBM's
+  // latency issues its first batch (kGemvFirst*, core/protocol/
+  // GemvGeometry.h; codegen/device/GemvTask.cuh). Copied into shared memory
+  // while the task waits measured slower (the SM's event polls queue behind
+  // its own copies: the hop into the gemv 1.9 us against 0.74), and so did
+  // issuing them once the wait ends (under the input's load; +3%), against
+  // loads into registers before the wait (-3 to -5% a token on the
+  // Llama-3.2-1B shape against after the input, bench/NOTES.md). Shorter
+  // rows keep their two stages of copies either way.
+  int gemvFirstWeights = kGemvFirstBeforeWait;
   // The weight ring (codegen/device/WeightRing.cuh): a producer warp in
   // place of a consumer one streams every gemv's weights into shared memory
   // ahead of its task, through the other tasks and the waits. Only on

@@ -11,9 +11,10 @@
 // weights in 16-byte loads, several in flight, accumulates in f32, and the
 // group sums with shuffles. SiluMul rows read the gate row j and the up row
 // N + j together; Residual adds the residual row. Weights never change in a
-// launch, so where the kernel asks for it (kCopyFirstBatch, off by default)
-// each thread copies its first batch of weights into shared memory
-// (cp.async) before the task waits for its input. Rows too short for a
+// launch, so the first batch needs no input: by default each thread loads
+// its first batch of weights into registers before the task waits, so that
+// they are in flight through the wait and the input's load and norm
+// (kFirstWeights, core/protocol/GemvGeometry.h). Rows too short for a
 // batch to hold the loads in flight wanted go through two stages of
 // copies; longer rows load into registers. With a weight ring
 // (WeightRing.cuh), the ring's producer has copied every pass of rows into
@@ -185,9 +186,10 @@ struct RowStream {
 
 // kFixed: MK_GEMV_FIXED_* bits (core/protocol/FixedPoint.h): a Fixed64
 // input or residual read as f32, and the rows stored again as fixed point
-// into the Mlp output they seed (op.seed).
+// into the Mlp output they seed (op.seed). kFirstWeights: where the first
+// batch of weights is issued (kGemvFirst*, core/protocol/GemvGeometry.h).
 template <int kInput, int kEpilogue, bool kNorm, bool kBias, bool kPicks, int kFixed,
-          int kThreads, int kLoadsInFlight, int kEarlySlots, bool kCopyFirstBatch,
+          int kThreads, int kLoadsInFlight, int kEarlySlots, int kFirstWeights,
           int kSharedBytes, int kRingSlots, int kRingSlotBytes, class AwaitInputs>
 __device__ void gemvOneRowTask(const TaskContext &context, const MkTaskRecord &task,
                                const MkOperationRecord &op, const AwaitInputs &awaitInputs) {
@@ -215,16 +217,19 @@ __device__ void gemvOneRowTask(const TaskContext &context, const MkTaskRecord &t
 
   // The warp's batches of weights, pass by pass (the loop bound is the
   // warp's first row, so a warp's lanes run the same passes and every
-  // shuffle has all 32 of them). Where the kernel left shared memory for
-  // them (kEarlySlots) and kCopyFirstBatch asks for it, batch 0 is copied
-  // into the thread's slots before the input is ready (off by default: the
-  // SM's event polls queue behind the copies, KernelOptions). Rows too short
-  // to give a batch the loads in flight wanted cannot cover HBM's latency
-  // with one batch: there, with two stages of slots, batch i + 1 is copied
-  // while batch i is summed. Longer
-  // rows load into registers after batch 0: the copies' round trip through
-  // shared memory measured 6% slower on the Llama-3.2-1B shape, the second
-  // stage 15% faster on SmolLM2-135M (bench/NOTES.md).
+  // shuffle has all 32 of them). Batch 0 goes out where kFirstWeights
+  // says: by default into registers before the task waits (`first`);
+  // copied into the thread's slots of shared memory where the kernel left
+  // them (kEarlySlots), which measured slower (the SM's event polls queue
+  // behind the copies, KernelOptions). Rows too short to give a batch the
+  // loads in flight wanted cannot cover HBM's latency with one batch:
+  // there, with two stages of slots, batch i + 1 is copied while batch i
+  // is summed. Longer rows load into registers: the copies' round trip
+  // through shared memory measured 6% slower on the Llama-3.2-1B shape, the
+  // second stage 15% faster on SmolLM2-135M (bench/NOTES.md). A pass's
+  // batches are a loop of constant bound, which the compiler unrolls and
+  // whose loads it issues ahead of the sums before them (a loop over the
+  // warp's batches with a bound known at run time measured 5% slower).
   // With a weight ring, its producer streams every pass of rows into
   // shared memory ahead of the task (WeightRing.cuh) and none is copied
   // here.
@@ -235,10 +240,15 @@ __device__ void gemvOneRowTask(const TaskContext &context, const MkTaskRecord &t
   const GemvRingOrder order(kGeometry, task.end - task.begin, kRingSlotBytes);
   constexpr int kStageSlots = kRows * Stream::kBatch;
   constexpr bool kShortRows = kStageSlots < kLoadsInFlight;
-  constexpr int kStages = !Stream::kVector || kRing                           ? 0
-                          : kShortRows && kEarlySlots >= 2 * kStageSlots ? 2
-                          : kCopyFirstBatch && kEarlySlots >= kStageSlots    ? 1
-                                                                             : 0;
+  constexpr int kStages =
+      !Stream::kVector || kRing                                         ? 0
+      : kShortRows && kEarlySlots >= 2 * kStageSlots                    ? 2
+      : kFirstWeights == kGemvFirstCopied && kEarlySlots >= kStageSlots ? 1
+                                                                        : 0;
+  // Batch 0 in registers, issued before or right after the wait.
+  constexpr bool kFirstInRegisters =
+      Stream::kVector && !kRing && kStages == 0 &&
+      (kFirstWeights == kGemvFirstBeforeWait || kFirstWeights == kGemvFirstAfterWait);
   static_assert(kStages == 0 || gemvSharedBytesWithEarlyWeights(kInput, kThreads, kEarlySlots) <=
                                     kSharedBytes,
                 "the weight slots fit the kernel's shared memory");
@@ -260,10 +270,20 @@ __device__ void gemvOneRowTask(const TaskContext &context, const MkTaskRecord &t
   };
 
   // Load, before the input is ready: the first batch.
+  Stream first;
+  auto loadFirst = [&]() {
+    const unsigned short *rows[kRows];
+    rowsAt(warpFirst, rows);
+    first.load(rows, lane, 0, nullptr);
+  };
   if (kStages > 0 && batches > 0)
     copyBatch(0);
+  if constexpr (kFirstInRegisters && kFirstWeights == kGemvFirstBeforeWait)
+    loadFirst();
   if (!awaitInputs())
     return;
+  if constexpr (kFirstInRegisters && kFirstWeights == kGemvFirstAfterWait)
+    loadFirst();
   float *x = context.shared; // [kInput]
   loadGemvInput<kInput, kNorm, kThreads, (kFixed & MK_GEMV_FIXED_INPUT) != 0>(context, op, x);
 
@@ -352,6 +372,8 @@ __device__ void gemvOneRowTask(const TaskContext &context, const MkTaskRecord &t
             copyWaitAllBut<0>();
           }
           batch.load(rows, lane, j * Stream::kBatch, stage(i));
+        } else if (kFirstInRegisters && i == 0) {
+          batch = first;
         } else {
           batch.load(rows, lane, j * Stream::kBatch, nullptr);
         }
@@ -368,13 +390,13 @@ __device__ void gemvOneRowTask(const TaskContext &context, const MkTaskRecord &t
 
 // A step of one row (decode), or of several (GemvRowsTask.cuh).
 template <int kInput, int kEpilogue, bool kNorm, bool kBias, bool kPicks, int kFixed,
-          int kStepRows, int kThreads, int kLoadsInFlight, int kEarlySlots, bool kCopyFirstBatch,
+          int kStepRows, int kThreads, int kLoadsInFlight, int kEarlySlots, int kFirstWeights,
           int kSharedBytes, int kRingSlots, int kRingSlotBytes, class AwaitInputs>
 __device__ void gemvTask(const TaskContext &context, const MkTaskRecord &task,
                          const MkOperationRecord &op, const AwaitInputs &awaitInputs) {
   if constexpr (kStepRows == 1) {
     gemvOneRowTask<kInput, kEpilogue, kNorm, kBias, kPicks, kFixed, kThreads, kLoadsInFlight,
-                   kEarlySlots, kCopyFirstBatch, kSharedBytes, kRingSlots,
+                   kEarlySlots, kFirstWeights, kSharedBytes, kRingSlots,
                    kRingSlotBytes>(context, task, op, awaitInputs);
   } else {
     static_assert(kFixed == 0, "fixed-point inputs and seeds are of one row a step");

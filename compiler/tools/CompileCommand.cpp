@@ -114,9 +114,11 @@ const char *const kCompileHelp =
     "  --weight-ring            (cuda, cubin, mk) a producer warp streams the gemvs'\n"
     "                           weights into shared memory ahead of their tasks\n"
     "                           (sm_90 and later; off by default: measured slower)\n"
-    "  --gemv-early-copy        (cuda, cubin, mk) gemvs of long rows copy their first\n"
-    "                           weights into shared memory while they wait (off by\n"
-    "                           default: measured slower)\n"
+    "  --gemv-first-weights=W   (cuda, cubin, mk) when gemvs of long rows issue their\n"
+    "                           first weights: before-wait (default: into registers\n"
+    "                           while they wait), after-wait (as their wait ends,\n"
+    "                           under the input's load), copied (into shared memory\n"
+    "                           while they wait), after-input\n"
     "  --eos=ID,...             (mk) the tokens that end generation (default: the\n"
     "                           tokenizer files', else a GGUF file's)\n"
     "  --tokenizer=DIR          (mk) the folder of tokenizer.json and, when there,\n"
@@ -198,8 +200,17 @@ int parseArguments(int argc, char **argv, CompileArguments &options) {
       options.step = arg.str();
     } else if (arg == "--weight-ring") {
       options.kernelOptions.weightRing = true;
-    } else if (arg == "--gemv-early-copy") {
-      options.kernelOptions.gemvEarlyCopy = true;
+    } else if (arg.consume_front("--gemv-first-weights=")) {
+      auto mode = llvm::StringSwitch<std::optional<int>>(arg)
+                      .Case("after-input", kGemvFirstAfterInput)
+                      .Case("copied", kGemvFirstCopied)
+                      .Case("after-wait", kGemvFirstAfterWait)
+                      .Case("before-wait", kGemvFirstBeforeWait)
+                      .Default(std::nullopt);
+      if (!mode)
+        return usageError("unknown --gemv-first-weights '" + arg +
+                          "' (available: before-wait, after-wait, copied, after-input)");
+      options.kernelOptions.gemvFirstWeights = *mode;
     } else if (arg == "--random-weights") {
       options.randomSeed = 987654321;
     } else if (arg.consume_front("--random-weights=")) {

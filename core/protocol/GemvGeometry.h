@@ -61,6 +61,19 @@ MK_HOST_DEVICE constexpr GemvGeometry gemvGeometry(int input, int weightRows, in
   return g;
 }
 
+// When a decode gemv issues its first batch of weights, which needs no
+// input (KernelOptions::gemvFirstWeights, the kernel's kGemvFirstWeights):
+// into registers once the input is in shared memory (and normalized);
+// copied into shared memory before the task waits (cp.async); into
+// registers as soon as the wait ends, under the input's load and norm; or
+// into registers before the wait, in flight through it (the default).
+// Rows too short for one batch to cover HBM's latency always go through
+// two stages of copies.
+constexpr int kGemvFirstAfterInput = 0;
+constexpr int kGemvFirstCopied = 1;
+constexpr int kGemvFirstAfterWait = 2;
+constexpr int kGemvFirstBeforeWait = 3;
+
 // A gemv of several rows a step (codegen/device/GemvRowsTask.cuh) holds a
 // slice of every row's input in shared memory at a time: the whole input
 // where all rows fit 32768 floats (128 KiB), else slices of whole rounds of

@@ -29,11 +29,11 @@ TEST(CodegenTest, SourceInstantiatesEveryShapeOfTheGraph) {
   EXPECT_NE(text.find("constexpr int kNumSms = 4;"), std::string::npos);
   EXPECT_NE(text.find("constexpr int kVocab = " + std::to_string(toy::kVocab) + ";"),
             std::string::npos);
-  EXPECT_NE(text.find("gemvTask<16, MK_EPILOGUE_SILU_MUL, true, false, false, 0, 1, kThreads, kGemvLoadsInFlight, kGemvEarlySlots, kGemvCopyFirstBatch, kTaskSharedBytes, kWeightRingSlots, kWeightRingSlotBytes>"),
+  EXPECT_NE(text.find("gemvTask<16, MK_EPILOGUE_SILU_MUL, true, false, false, 0, 1, kThreads, kGemvLoadsInFlight, kGemvEarlySlots, kGemvFirstWeights, kTaskSharedBytes, kWeightRingSlots, kWeightRingSlotBytes>"),
             std::string::npos);
-  EXPECT_NE(text.find("gemvTask<24, MK_EPILOGUE_RESIDUAL, false, false, false, 0, 1, kThreads, kGemvLoadsInFlight, kGemvEarlySlots, kGemvCopyFirstBatch, kTaskSharedBytes, kWeightRingSlots, kWeightRingSlotBytes>"),
+  EXPECT_NE(text.find("gemvTask<24, MK_EPILOGUE_RESIDUAL, false, false, false, 0, 1, kThreads, kGemvLoadsInFlight, kGemvEarlySlots, kGemvFirstWeights, kTaskSharedBytes, kWeightRingSlots, kWeightRingSlotBytes>"),
             std::string::npos);
-  EXPECT_NE(text.find("gemvTask<16, MK_EPILOGUE_NONE, true, true, false, 0, 1, kThreads, kGemvLoadsInFlight, kGemvEarlySlots, kGemvCopyFirstBatch, kTaskSharedBytes, kWeightRingSlots, kWeightRingSlotBytes>"), std::string::npos);
+  EXPECT_NE(text.find("gemvTask<16, MK_EPILOGUE_NONE, true, true, false, 0, 1, kThreads, kGemvLoadsInFlight, kGemvEarlySlots, kGemvFirstWeights, kTaskSharedBytes, kWeightRingSlots, kWeightRingSlotBytes>"), std::string::npos);
   // Both layers' attention shapes, told apart by their rotary dimensions.
   std::regex chunk("attentionChunkTask<8, 2, [0-9]+, ([0-9]+), 4, 1, kThreads>");
   std::set<std::string> rotary;
@@ -58,11 +58,17 @@ TEST(CodegenTest, KernelOptionsBecomeConstants) {
   ASSERT_TRUE(static_cast<bool>(source)) << llvm::toString(source.takeError());
   EXPECT_NE(source->text.find("kPrefetchBytes = 4096;"), std::string::npos);
   EXPECT_NE(source->text.find("kGemvLoadsInFlight = 2;"), std::string::npos);
-  EXPECT_NE(source->text.find("kGemvCopyFirstBatch = false;"), std::string::npos);
-  options.gemvEarlyCopy = true;
+  EXPECT_NE(source->text.find("kGemvFirstWeights = " + std::to_string(kGemvFirstBeforeWait) + ";"),
+            std::string::npos);
+  options.gemvFirstWeights = kGemvFirstCopied;
   source = generateKernelSource(model.graph, model.schedule, kHopperSharedBytes, options);
   ASSERT_TRUE(static_cast<bool>(source)) << llvm::toString(source.takeError());
-  EXPECT_NE(source->text.find("kGemvCopyFirstBatch = true;"), std::string::npos);
+  EXPECT_NE(source->text.find("kGemvFirstWeights = " + std::to_string(kGemvFirstCopied) + ";"),
+            std::string::npos);
+  options.gemvFirstWeights = 7;
+  source = generateKernelSource(model.graph, model.schedule, kHopperSharedBytes, options);
+  ASSERT_FALSE(static_cast<bool>(source));
+  EXPECT_NE(llvm::toString(source.takeError()).find("first-weights mode 7"), std::string::npos);
 }
 
 // The weight ring, when asked for, takes the shared memory the tasks leave,

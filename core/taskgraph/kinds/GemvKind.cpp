@@ -77,7 +77,7 @@ extern const TaskKindDescription kGemvKind = {
                           {"bias", spellBoolean}, {"picks", spellBoolean}, {"fixed"},
                           {"rows"}},
     .variantArguments = variant,
-    .kernelArguments = "kThreads, kGemvLoadsInFlight, kGemvEarlySlots, kGemvCopyFirstBatch, kTaskSharedBytes, kWeightRingSlots, kWeightRingSlotBytes",
+    .kernelArguments = "kThreads, kGemvLoadsInFlight, kGemvEarlySlots, kGemvFirstWeights, kTaskSharedBytes, kWeightRingSlots, kWeightRingSlotBytes",
     .sharedFloatsFunction = "mk::gemvSharedFloats",
     .sharedFloats = sharedFloats,
 };
