@@ -34,7 +34,11 @@ ninja -C build-asan
 
 printf '\n==> Sanitized tests (ctest --test-dir build-asan)\n'
 # halt_on_error: the first report fails the process, and so the test.
-export ASAN_OPTIONS="detect_leaks=1:halt_on_error=1:abort_on_error=0:detect_stack_use_after_return=1"
+# intercept_tls_get_addr=0: LeakSanitizer's tracking of dlopen'd libraries'
+# thread-local blocks misreads glibc's header for some block placements
+# (google/sanitizers#1322) and its tracer then crashes at exit, after a test
+# has passed: seen with NVRTC loaded, for some kernel sources and not others.
+export ASAN_OPTIONS="detect_leaks=1:halt_on_error=1:abort_on_error=0:detect_stack_use_after_return=1:intercept_tls_get_addr=0"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
 ctest --test-dir build-asan --output-on-failure --no-tests=error \
   -j"$(nproc)" -E '^(python|oracle|bench|readme|codegen|gpu)\.'
