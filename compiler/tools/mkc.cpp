@@ -114,9 +114,13 @@ const Command kCommands[] = {{"import", importCommand, kImportHelp},
 bool joinFlagValues(int argc, char **argv, std::vector<std::string> &joined,
                     std::string &missing) {
   static const std::set<std::string> kValueFlags = {
-      "--emit",   "--arch",   "--eos",    "--prefetch-bytes", "--gemv-loads",
-      "--format", "--layer",  "--tokens", "--logits",         "--engine",
-      "--executor", "--max-context", "--num-sms"};
+      "--emit",          "--arch",          "--eos",
+      "--prefetch-bytes", "--gemv-loads",   "--gemv-first-weights",
+      "--format",        "--layer",         "--tokens",
+      "--logits",        "--engine",        "--executor",
+      "--max-context",   "--num-sms",       "--kv-cache",
+      "--longest-attention-chunk", "--prefill-chunk", "--tensor-parallel",
+      "--batch",         "--step",          "--tokenizer"};
   for (int i = 0; i < argc; ++i) {
     std::string arg = argv[i];
     if (kValueFlags.count(arg) || arg == "-o") {
