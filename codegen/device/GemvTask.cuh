@@ -218,7 +218,8 @@ __device__ void gemvOneRowTask(const TaskContext &context, const MkTaskRecord &t
   // The warp's batches of weights, pass by pass (the loop bound is the
   // warp's first row, so a warp's lanes run the same passes and every
   // shuffle has all 32 of them). Batch 0 goes out where kFirstWeights
-  // says: by default into registers before the task waits (`first`);
+  // says: by default into registers before the task waits (`first`; where a
+  // pass is one batch, each pass then issues the next pass's into it);
   // copied into the thread's slots of shared memory where the kernel left
   // them (kEarlySlots), which measured slower (the SM's event polls queue
   // behind the copies, KernelOptions). Rows too short to give a batch the
@@ -372,12 +373,21 @@ __device__ void gemvOneRowTask(const TaskContext &context, const MkTaskRecord &t
             copyWaitAllBut<0>();
           }
           batch.load(rows, lane, j * Stream::kBatch, stage(i));
-        } else if (kFirstInRegisters && i == 0) {
+        } else if (kFirstInRegisters && (i == 0 || kBatchesPerPass == 1)) {
           batch = first;
         } else {
           batch.load(rows, lane, j * Stream::kBatch, nullptr);
         }
         batch.accumulate(x, lane, j * Stream::kBatch, sums);
+        // The next pass's first batch, in flight through this pass's sums
+        // and store (issued once this batch's registers are free), where a
+        // pass is one batch (rows of up to 2048 on the 1B shape: qkv, o_proj,
+        // lm_head). Longer passes were measured slower with it: it spilled.
+        if (kFirstInRegisters && kBatchesPerPass == 1 && i + 1 < batches) {
+          const unsigned short *next[kRows];
+          rowsAt(warpFirst + static_cast<unsigned long long>(pass + 1) * kRowsPerPass, next);
+          first.load(next, lane, 0, nullptr);
+        }
       }
       if constexpr (kRing)
         ring.release(position);
