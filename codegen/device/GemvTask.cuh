@@ -382,7 +382,8 @@ __device__ void gemvOneRowTask(const TaskContext &context, const MkTaskRecord &t
         // The next pass's first batch, in flight through this pass's sums
         // and store (issued once this batch's registers are free), where a
         // pass is one batch (rows of up to 2048 on the 1B shape: qkv, o_proj,
-        // lm_head). Longer passes were measured slower with it: it spilled.
+        // lm_head). For passes of several batches it made gate_up slower and
+        // Qwen2.5-1.5B spill (bench/NOTES.md, 2026-12-04).
         if (kFirstInRegisters && kBatchesPerPass == 1 && i + 1 < batches) {
           const unsigned short *next[kRows];
           rowsAt(warpFirst + static_cast<unsigned long long>(pass + 1) * kRowsPerPass, next);

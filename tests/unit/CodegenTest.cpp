@@ -71,6 +71,29 @@ TEST(CodegenTest, KernelOptionsBecomeConstants) {
   EXPECT_NE(llvm::toString(source.takeError()).find("first-weights mode 7"), std::string::npos);
 }
 
+// The gemvs' weight slots in shared memory are what the gemvs use: two
+// stages of a batch for rows too short for a batch to hold the loads in
+// flight (the toy's rows of 16 and 24: a batch of 2 slots at most, so 4),
+// none where every batch holds them (one load in flight), a batch where the
+// first is copied while the gemv waits.
+TEST(CodegenTest, GemvWeightSlotsAreWhatTheGemvsUse) {
+  toy::ToyModel model = toy::buildToyModel();
+  auto slotsOf = [&](const KernelOptions &options) {
+    auto source = generateKernelSource(model.graph, model.schedule, kHopperSharedBytes, options);
+    EXPECT_TRUE(static_cast<bool>(source)) << llvm::toString(source.takeError());
+    std::smatch match;
+    std::regex slots("constexpr int kGemvEarlySlots = ([0-9]+);");
+    return std::regex_search(source->text, match, slots) ? std::stoi(match[1]) : -1;
+  };
+  KernelOptions shortRows;
+  EXPECT_EQ(slotsOf(shortRows), 4);
+  KernelOptions oneLoad;
+  oneLoad.gemvLoadsInFlight = 1;
+  EXPECT_EQ(slotsOf(oneLoad), 0);
+  oneLoad.gemvFirstWeights = kGemvFirstCopied;
+  EXPECT_EQ(slotsOf(oneLoad), 2) << "the SiluMul rows' batch: one chunk of gate and of up";
+}
+
 // The weight ring, when asked for, takes the shared memory the tasks leave,
 // and its producer one warp of the CTA's; without it (the default, and on a
 // target without bulk copies, which compileMegakernel turns it off for) all
