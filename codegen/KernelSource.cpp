@@ -76,22 +76,6 @@ uint64_t sharedFloats(const KernelVariants &variants) {
   return floats;
 }
 
-// A gemv variant's batch of weights in 16-byte units per thread (its
-// weight rows' chunks per lane), and whether that batch holds fewer loads
-// than a lane keeps in flight (rows too short for one batch to cover HBM's
-// latency: codegen/device/GemvTask.cuh).
-struct GemvBatch {
-  uint64_t slots = 0;
-  bool shortRows = false;
-};
-GemvBatch gemvBatchOf(const KernelVariant &variant, const KernelOptions &options) {
-  int rows = variant.arguments[1] == MK_EPILOGUE_SILU_MUL ? 2 : 1;
-  GemvGeometry g = gemvGeometry(static_cast<int>(variant.arguments[0]), rows, kMegakernelThreads,
-                                static_cast<int>(options.gemvLoadsInFlight));
-  uint64_t slots = static_cast<uint64_t>(rows) * g.batch;
-  return {slots, slots < options.gemvLoadsInFlight};
-}
-
 // 16-byte slots per thread for a gemv's weights in shared memory (codegen/
 // device/GemvTask.cuh): two stages of a batch for rows too short for one
 // batch to hold the loads in flight (copied while the one before is
@@ -105,10 +89,15 @@ uint32_t gemvEarlySlots(const KernelVariants &variants, uint64_t limitBytes,
   for (const KernelVariant &variant : variants.variants) {
     if (variant.kind != TaskKind::Gemv || variant.arguments[0] % 8 != 0)
       continue;
-    GemvBatch batch = gemvBatchOf(variant, options);
-    if (batch.shortRows || options.gemvFirstWeights == kGemvFirstCopied) {
-      twoStages = std::max(twoStages, (batch.shortRows ? 2 : 1) * batch.slots);
-      oneStage = std::max(oneStage, batch.slots);
+    const int loads = static_cast<int>(options.gemvLoadsInFlight);
+    GemvGeometry g = gemvGeometry(static_cast<int>(variant.arguments[0]),
+                                  variant.arguments[1] == MK_EPILOGUE_SILU_MUL ? 2 : 1,
+                                  kMegakernelThreads, loads);
+    const uint64_t batch = static_cast<uint64_t>(gemvBatchChunks(g));
+    const bool shortRows = gemvShortRows(g, loads);
+    if (shortRows || options.gemvFirstWeights == kGemvFirstCopied) {
+      twoStages = std::max(twoStages, (shortRows ? 2 : 1) * batch);
+      oneStage = std::max(oneStage, batch);
     }
   }
   for (uint64_t slots : {twoStages, oneStage}) {

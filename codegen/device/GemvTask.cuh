@@ -239,8 +239,8 @@ __device__ void gemvOneRowTask(const TaskContext &context, const MkTaskRecord &t
   const Ring ring{context.ring};
   constexpr GemvGeometry kGeometry = Stream::kGeometry;
   const GemvRingOrder order(kGeometry, task.end - task.begin, kRingSlotBytes);
-  constexpr int kStageSlots = kRows * Stream::kBatch;
-  constexpr bool kShortRows = kStageSlots < kLoadsInFlight;
+  constexpr int kStageSlots = gemvBatchChunks(kGeometry);
+  constexpr bool kShortRows = gemvShortRows(kGeometry, kLoadsInFlight);
   constexpr int kStages =
       !Stream::kVector || kRing                                         ? 0
       : kShortRows && kEarlySlots >= 2 * kStageSlots                    ? 2

@@ -61,6 +61,18 @@ MK_HOST_DEVICE constexpr GemvGeometry gemvGeometry(int input, int weightRows, in
   return g;
 }
 
+// A lane's batch over all its weight rows, in 16-byte chunks, and whether
+// it holds fewer loads than a lane should keep in flight: such short rows
+// cannot cover HBM's latency with one batch, and go through two stages of
+// shared-memory copies (codegen/device/GemvTask.cuh; the code generator
+// sizes the slots for them: codegen/KernelSource.cpp).
+MK_HOST_DEVICE constexpr int gemvBatchChunks(const GemvGeometry &g) {
+  return g.weightRows * g.batch;
+}
+MK_HOST_DEVICE constexpr bool gemvShortRows(const GemvGeometry &g, int loadsInFlight) {
+  return gemvBatchChunks(g) < loadsInFlight;
+}
+
 // When a decode gemv issues its first batch of weights, which needs no
 // input (KernelOptions::gemvFirstWeights, the kernel's kGemvFirstWeights):
 // into registers once the input is in shared memory (and normalized);
