@@ -377,15 +377,13 @@ std::string kernelAccount(const CompiledKernel &kernel, uint32_t numSms,
 // "prefill" (--prefill-chunk); nullptr when the build has none such.
 const ScheduledGraph *stepNamed(const CompiledModel &compiled, const std::string &name,
                                 ScheduledGraph &decode) {
-  if (name == "decode") {
+  if (name == stepName(compiled.tasks)) {
     decode = {compiled.tasks, compiled.schedule};
     return &decode;
   }
-  for (const ScheduledGraph &step : compiled.rowSteps) {
-    bool batch = step.graph.sequences == step.graph.rows;
-    if (batch ? name == "batch:" + std::to_string(step.graph.rows) : name == "prefill")
+  for (const ScheduledGraph &step : compiled.rowSteps)
+    if (name == stepName(step.graph))
       return &step;
-  }
   return nullptr;
 }
 

@@ -15,6 +15,7 @@
 #include "compiler/inspect/TaskGraphDot.h"
 #include "compiler/inspect/TaskGraphJson.h"
 #include "compiler/inspect/TaskGraphText.h"
+#include "core/taskgraph/TaskNames.h"
 #include "frontends/gguf/GgufFile.h"
 #include "runtime/format/ArtifactFile.h"
 
@@ -32,7 +33,8 @@ namespace mk {
 
 const char *const kInspectHelp =
     "usage: mkc inspect MODEL.onnx|MODEL.mlir|MODEL.mk|MODEL.gguf [--format=text|json|dot]\n"
-    "                   [--layer N] [-o FILE] [--max-context=N] [--num-sms=N]\n"
+    "                   [--layer N] [--step=decode|batch:B|prefill] [-o FILE]\n"
+    "                   [--max-context=N] [--num-sms=N]\n"
     "\n"
     "Shows a model's task graph and static schedule. An ONNX model (or mk IR) is\n"
     "compiled first; a .mk file (recognized by its magic bytes, whatever its name)\n"
@@ -48,6 +50,8 @@ const char *const kInspectHelp =
     "                     for a .mk file\n"
     "  --format=dot       the graph for Graphviz\n"
     "  --layer N          with --format=dot: one layer (-1: the ops outside layers)\n"
+    "  --step=S           whose graph and schedule: decode (default), batch:B (a\n"
+    "                     build with --batch=B) or prefill (--prefill-chunk)\n"
     "  -o FILE            write to FILE instead of stdout\n"
     "  --max-context=N    when compiling: the context to compile for\n"
     "  --num-sms=N        when compiling: the SMs to schedule for\n"
@@ -63,6 +67,7 @@ struct InspectArguments {
   std::string model;
   Format format = Format::Text;
   std::optional<int32_t> layer;
+  std::string step = "decode"; // whose graph (core/taskgraph/TaskNames.h's stepName)
   std::string output;
   CompileOptions compile;
   bool compileOptionGiven = false;
@@ -130,6 +135,8 @@ int parseArguments(int argc, char **argv, InspectArguments &arguments) {
         return usageError("--layer must be a layer index (or -1 for the ops outside the "
                           "layers), got '" + arg + "'");
       arguments.layer = layer;
+    } else if (arg.consume_front("--step=")) {
+      arguments.step = arg.str();
     } else if (arg == "-o") {
       if (i + 1 >= argc)
         return usageError("-o needs a file name");
@@ -158,12 +165,35 @@ int parseArguments(int argc, char **argv, InspectArguments &arguments) {
     if (arguments.format == Format::Dot)
       return usageError("--format=dot draws a task graph; '" + arguments.model +
                         "' is a GGUF file, which has none yet (text and json summarize it)");
+    if (arguments.step != "decode")
+      return usageError("--step picks a step's task graph; '" + arguments.model +
+                        "' is a GGUF file, which has none yet");
     return 0;
   }
   arguments.artifact = isArtifact(arguments.model);
   if (arguments.artifact && arguments.compileOptionGiven)
     return usageError(kCompileOnly + arguments.model + "' is compiled already");
   return 0;
+}
+
+// Shows the step --step names instead of decode: one of `rowSteps`.
+llvm::Error pickStep(const std::string &name, const std::vector<ScheduledGraph> &rowSteps,
+                     Inspected &inspected) {
+  if (name == stepName(inspected.graph))
+    return llvm::Error::success();
+  std::string held = stepName(inspected.graph);
+  for (const ScheduledGraph &step : rowSteps) {
+    if (name == stepName(step.graph)) {
+      inspected.graph = step.graph;
+      inspected.schedule = step.schedule;
+      inspected.dependencies.reset(); // the report is decode's
+      return llvm::Error::success();
+    }
+    held += ", " + stepName(step.graph);
+  }
+  return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                 "--step=" + name + " names no step of this model (it holds: " +
+                                     held + ")");
 }
 
 llvm::Expected<Inspected> readModel(const InspectArguments &arguments) {
@@ -176,6 +206,8 @@ llvm::Expected<Inspected> readModel(const InspectArguments &arguments) {
     inspected.graph = inspected.loaded->artifact.graph;
     inspected.schedule = inspected.loaded->artifact.schedule;
     inspected.target.numSms = inspected.schedule.numSms;
+    if (llvm::Error error = pickStep(arguments.step, inspected.loaded->artifact.rowSteps, inspected))
+      return std::move(error);
     return std::move(inspected);
   }
   mlir::MLIRContext context;
@@ -186,6 +218,8 @@ llvm::Expected<Inspected> readModel(const InspectArguments &arguments) {
   inspected.schedule = std::move(compiled->schedule);
   inspected.target = arguments.compile.target;
   inspected.dependencies = compiled->dependencies;
+  if (llvm::Error error = pickStep(arguments.step, compiled->rowSteps, inspected))
+    return std::move(error);
   return std::move(inspected);
 }
 

@@ -136,4 +136,14 @@ std::string describeStep(const TaskGraph &graph) {
          " sequences";
 }
 
+std::string stepName(const TaskGraph &graph) {
+  if (graph.rows == 1 && graph.sequences == 1)
+    return "decode";
+  if (graph.sequences == 1)
+    return "prefill";
+  if (graph.sequences == graph.rows)
+    return "batch:" + std::to_string(graph.rows);
+  return "rows:" + std::to_string(graph.rows) + "/" + std::to_string(graph.sequences);
+}
+
 } // namespace mk

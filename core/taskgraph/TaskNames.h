@@ -29,6 +29,9 @@ std::string describeRange(const TaskGraph &graph, const BufferRange &range);
 // What the graph's step is: "decode", "a prefill chunk of 4 tokens", "a
 // batch of 3 sequences", or "4 rows over 2 sequences".
 std::string describeStep(const TaskGraph &graph);
+// The name `mkc --step=` takes for it: "decode", "batch:3", "prefill", or
+// "rows:4/2" (rows over sequences) for a step no option makes.
+std::string stepName(const TaskGraph &graph);
 
 } // namespace mk
 

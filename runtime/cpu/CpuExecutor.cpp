@@ -375,11 +375,13 @@ std::span<float> CpuExecutor::bufferValues(uint32_t buffer) {
 
 void CpuExecutor::startAt(int64_t position) {
   state->checkUsable();
-  state->checkDecodeGraph("startAt()");
-  if (position < 0 || position > state->graph().maxContext)
+  const TaskGraph &graph = state->graph();
+  if (graph.rows != graph.sequences)
+    state->checkDecodeGraph("startAt()");
+  if (position < 0 || position > graph.maxContext)
     throw ExecutionError("start position " + std::to_string(position) + " is outside [0, " +
-                         std::to_string(state->graph().maxContext) + "], the graph's context");
-  state->nextPositions[0] = position;
+                         std::to_string(graph.maxContext) + "], the graph's context");
+  std::fill(state->nextPositions.begin(), state->nextPositions.end(), position);
 }
 
 void CpuExecutor::setTrace(bool trace) { state->options.trace = trace; }

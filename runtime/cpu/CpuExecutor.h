@@ -79,7 +79,7 @@ struct GenerateStop {
 // prefill graph beside the decode graph (addPrefillGraph), which fills the
 // decode graph's KV caches a chunk of positions at a time, and a batch
 // graph of its own (generateBatch), a row per sequence. The single-row calls
-// (step, generate, startAt, ...) need a decode graph: one row, one sequence.
+// (step, generate, ...) need a decode graph: one row, one sequence.
 class CpuExecutor {
 public:
   // `weights` must outlive the executor; the graph and schedule are copied.
@@ -135,6 +135,7 @@ public:
   // position without feeding a prompt through every position before it:
   // the outputs belong to no real context. In checked mode a step then
   // fails on reading a slot never written. 0 <= position <= maxContext.
+  // On a batch graph, every sequence's next position.
   void startAt(int64_t position);
   // Turns options.trace on or off for later launches: an executor kept
   // across calls (libmkrt's continued context) traces only the calls asked.

@@ -129,6 +129,8 @@ private:
   GpuStatus checkMemory(const Artifact &artifact, std::string &error);
   bool readTimes(const GpuRunRequest &request, const MkControlBlock &block, GpuRunResult &result,
                  std::string &error);
+  GpuStatus prepareTrace(int64_t steps, std::string &error);
+  bool readTrace(int64_t done, std::vector<uint64_t> &times, std::string &error);
   bool readStepTimes(int64_t done, uint64_t startNs, std::vector<double> &stepMs,
                      std::string &error);
   bool startLaunch(const MkControlBlock &block, std::string &error);
@@ -527,20 +529,9 @@ GpuStatus CudaGpuDevice::run(const GpuRunRequest &request, GpuRunResult &result,
   error = timestamps.allocate(cuda, steps * sizeof(uint64_t), "the step timestamps");
   if (!error.empty())
     return GpuStatus::Failed;
-  uint64_t traceBytes = uint64_t(steps) * header.numTasks * MK_TRACE_TIMES * sizeof(uint64_t);
-  if (request.keepTrace) {
-    if (traceBytes > kMaxTraceBytes) {
-      error = "a trace of " + std::to_string(steps) + " steps of " +
-              std::to_string(header.numTasks) + " tasks needs " + std::to_string(traceBytes) +
-              " bytes, more than the " + std::to_string(kMaxTraceBytes) +
-              " allowed: trace fewer steps";
-      return GpuStatus::Refused;
-    }
-    error = trace.allocate(cuda, traceBytes, "the trace");
-    if (!error.empty() ||
-        !check(cuda.cuMemsetD8(trace.get(), 0, traceBytes), "clearing the trace", error))
-      return GpuStatus::Failed;
-  }
+  if (request.keepTrace)
+    if (GpuStatus status = prepareTrace(steps, error); status != GpuStatus::Ok)
+      return status;
 
   // The context's tokens by position, for the repetition penalty: what the
   // request knows below its first position, then the prompt; the kernel
@@ -741,8 +732,10 @@ GpuStatus CudaGpuDevice::runBatch(const GpuBatchRequest &request, GpuBatchResult
     steps = std::max(steps, request.teacherForced ? fed
                                                   : fed + std::max<int64_t>(request.newTokens, 1) - 1);
   }
-  if (steps > contextLimit) {
-    error = "the batch needs " + std::to_string(steps) + " positions; the context holds " +
+  if (request.firstPosition < 0 || request.firstPosition > contextLimit ||
+      steps > contextLimit - request.firstPosition) {
+    error = "the batch needs " + std::to_string(steps) + " positions from position " +
+            std::to_string(request.firstPosition) + "; the context holds " +
             std::to_string(contextLimit);
     return GpuStatus::Refused;
   }
@@ -753,6 +746,7 @@ GpuStatus CudaGpuDevice::runBatch(const GpuBatchRequest &request, GpuBatchResult
   for (int64_t r = 0; r < rows; ++r) {
     MkRowPlan &plan = plans[r];
     plan.sequence = r;
+    plan.firstPosition = request.firstPosition;
     plan.positionsPerStep = 1;
     if (r >= sequences)
       continue; // activeUntil 0: idle from the start
@@ -778,9 +772,13 @@ GpuStatus CudaGpuDevice::runBatch(const GpuBatchRequest &request, GpuBatchResult
     error = timestamps.allocate(cuda, steps * sizeof(uint64_t), "the step timestamps");
   if (!error.empty())
     return GpuStatus::Failed;
+  if (request.keepTrace)
+    if (GpuStatus status = prepareTrace(steps, error); status != GpuStatus::Ok)
+      return status;
 
   MkControlBlock block{};
   block.steps = steps;
+  block.firstPosition = request.firstPosition; // the rows' own are in their plans
   block.eosFromStep = std::numeric_limits<int64_t>::max(); // the rows' own
   block.outputTokens = outputTokens.get();
   block.logits = request.keepLogits ? logits.get() : 0;
@@ -789,6 +787,7 @@ GpuStatus CudaGpuDevice::runBatch(const GpuBatchRequest &request, GpuBatchResult
   block.numEos = static_cast<uint32_t>(eosTokens.size());
   block.waitTimeoutNs = kWaitTimeoutNs;
   block.rowPlans = rowPlans.get();
+  block.trace = request.keepTrace ? trace.get() : 0;
   if (!startLaunch(block, error) ||
       !check(cuda.cuCtxSynchronize(), "running the megakernel", error))
     return GpuStatus::Failed;
@@ -837,8 +836,11 @@ GpuStatus CudaGpuDevice::runBatch(const GpuBatchRequest &request, GpuBatchResult
                "reading the logits", error))
       return GpuStatus::Failed;
   }
-  return readStepTimes(done, block.startNs, result.stepMilliseconds, error) ? GpuStatus::Ok
-                                                                           : GpuStatus::Failed;
+  result.startNs = block.startNs;
+  return readStepTimes(done, block.startNs, result.stepMilliseconds, error) &&
+                 (!request.keepTrace || readTrace(done, result.trace, error))
+             ? GpuStatus::Ok
+             : GpuStatus::Failed;
 }
 
 // While the kernel runs: polls the stream's count and hands each new
@@ -930,16 +932,34 @@ bool CudaGpuDevice::readTimes(const GpuRunRequest &request, const MkControlBlock
                               GpuRunResult &result, std::string &error) {
   int64_t done = result.steps;
   result.startNs = block.startNs;
-  if (!readStepTimes(done, block.startNs, result.stepMilliseconds, error))
-    return false;
-  if (request.keepTrace && done > 0) {
-    result.trace.resize(uint64_t(done) * header.numTasks * MK_TRACE_TIMES);
-    if (!check(cuda.cuMemcpyDtoH(result.trace.data(), trace.get(),
-                                 result.trace.size() * sizeof(uint64_t)),
-               "reading the trace", error))
-      return false;
+  return readStepTimes(done, block.startNs, result.stepMilliseconds, error) &&
+         (!request.keepTrace || readTrace(done, result.trace, error));
+}
+
+// The trace buffer for a launch of `steps` steps, cleared (a task the launch
+// never reaches keeps 0s): Ok, Refused when it would be too big, or Failed.
+GpuStatus CudaGpuDevice::prepareTrace(int64_t steps, std::string &error) {
+  uint64_t traceBytes = uint64_t(steps) * header.numTasks * MK_TRACE_TIMES * sizeof(uint64_t);
+  if (traceBytes > kMaxTraceBytes) {
+    error = "a trace of " + std::to_string(steps) + " steps of " +
+            std::to_string(header.numTasks) + " tasks needs " + std::to_string(traceBytes) +
+            " bytes, more than the " + std::to_string(kMaxTraceBytes) +
+            " allowed: trace fewer steps";
+    return GpuStatus::Refused;
   }
-  return true;
+  error = trace.allocate(cuda, traceBytes, "the trace");
+  if (!error.empty() ||
+      !check(cuda.cuMemsetD8(trace.get(), 0, traceBytes), "clearing the trace", error))
+    return GpuStatus::Failed;
+  return GpuStatus::Ok;
+}
+
+// The trace of the `done` steps the launch completed.
+bool CudaGpuDevice::readTrace(int64_t done, std::vector<uint64_t> &times, std::string &error) {
+  times.resize(uint64_t(done) * header.numTasks * MK_TRACE_TIMES);
+  return times.empty() || check(cuda.cuMemcpyDtoH(times.data(), trace.get(),
+                                                  times.size() * sizeof(uint64_t)),
+                                "reading the trace", error);
 }
 
 // Facts of device 0, or why it cannot run the kernel.

@@ -55,12 +55,15 @@ struct GpuRunResult {
 };
 
 // A launch of a kernel of several rows a step (a batch, MkRowPlan): each
-// sequence fed its prompt from position 0, then greedy new tokens.
+// sequence fed its prompt from firstPosition (GpuRunRequest's), then greedy
+// new tokens.
 struct GpuBatchRequest {
   std::vector<std::vector<int64_t>> prompts; // one per sequence, each non-empty; at most the rows
+  int64_t firstPosition = 0;
   int64_t newTokens = 0;      // each sequence's, after its prompt (0: teacher-forcing only)
   bool teacherForced = false; // every step feeds the prompts' tokens, as long as the longest
   bool keepLogits = false;    // copy every step's logits back
+  bool keepTrace = false;     // record and return every task's times (ControlBlock.h's trace)
 };
 
 struct GpuBatchResult {
@@ -71,6 +74,9 @@ struct GpuBatchResult {
   int64_t steps = 0, rows = 0;
   double kernelMilliseconds = 0;
   std::vector<double> stepMilliseconds;
+  // When asked: as GpuRunResult's, of the batch kernel's tasks.
+  std::vector<uint64_t> trace;
+  uint64_t startNs = 0;
 };
 
 // A prompt run layer by layer (runtime/gpu/Prefill.h): its tokens at

@@ -157,13 +157,19 @@ public:
         firstPosition, false, keepCache);
   }
 
-  std::vector<Generation> generateBatch(const std::vector<std::vector<int64_t>> &prompts,
-                                        int64_t newTokens, const TokenPicking &picking) override {
+  BatchGeneration generateBatch(const std::vector<std::vector<int64_t>> &prompts,
+                                int64_t newTokens, int64_t firstPosition, bool trace,
+                                const TokenPicking &picking) override {
     const ScheduledGraph *batch = nullptr;
-    for (const ScheduledGraph &step : artifact.rowSteps)
+    BatchGeneration result;
+    for (size_t i = 0; i < artifact.rowSteps.size(); ++i) {
+      const ScheduledGraph &step = artifact.rowSteps[i];
       if (step.graph.sequences > 1 && step.graph.rows >= static_cast<int64_t>(prompts.size()) &&
-          (!batch || step.graph.rows < batch->graph.rows))
+          (!batch || step.graph.rows < batch->graph.rows)) {
         batch = &step;
+        result.rowStep = i;
+      }
+    }
     if (!batch)
       throw EngineError(MKRT_ERROR_UNSUPPORTED,
                         "the file holds no batch of " + std::to_string(prompts.size()) +
@@ -174,14 +180,21 @@ public:
     std::vector<std::vector<int64_t>> tokens;
     std::vector<double> stepMs;
     try {
-      CpuExecutor executor(batch->graph, batch->schedule, weights, options);
+      CpuExecutorOptions launch = options;
+      launch.trace = trace;
+      CpuExecutor executor(batch->graph, batch->schedule, weights, launch);
+      executor.startAt(firstPosition);
       tokens = executor.generateBatch(prompts, newTokens, generate);
       std::span<const double> times = executor.stepMilliseconds();
       stepMs.assign(times.begin(), times.end());
+      // The CPU's trace counts from the launch's start.
+      std::span<const uint64_t> traced = executor.trace();
+      result.trace.times.assign(traced.begin(), traced.end());
     } catch (const ExecutionError &error) {
       throw EngineError(MKRT_ERROR_EXECUTION, error.what());
     }
-    std::vector<Generation> generations(prompts.size());
+    std::vector<Generation> &generations = result.sequences;
+    generations.resize(prompts.size());
     for (size_t s = 0; s < prompts.size(); ++s) {
       Generation &generation = generations[s];
       generation.tokens =
@@ -189,7 +202,7 @@ public:
       generation.steps = static_cast<int64_t>(stepMs.size());
       generation.stepMs = stepMs;
     }
-    return generations;
+    return result;
   }
 
 private:

@@ -6,8 +6,8 @@
 
 namespace mk::rt {
 
-std::vector<Generation> Engine::generateBatch(const std::vector<std::vector<int64_t>> &,
-                                              int64_t, const TokenPicking &) {
+BatchGeneration Engine::generateBatch(const std::vector<std::vector<int64_t>> &, int64_t,
+                                      int64_t, bool, const TokenPicking &) {
   throw EngineError(MKRT_ERROR_UNSUPPORTED,
                     "batches run on the CPU executor so far: " + describe() +
                         " runs one sequence a step (a session on device cpu runs them)");

@@ -53,6 +53,15 @@ struct Generation {
   LaunchTrace trace;           // when asked
 };
 
+// A batch's launch: a Generation per sequence (its stepMs and steps the
+// launch's) and, when asked, the trace of the batch step's tasks: those of
+// the artifact's rowSteps[rowStep].
+struct BatchGeneration {
+  std::vector<Generation> sequences;
+  LaunchTrace trace;
+  size_t rowStep = 0;
+};
+
 class Engine {
 public:
   virtual ~Engine() = default;
@@ -79,12 +88,14 @@ public:
   virtual std::vector<float> evalLogits(const std::vector<int64_t> &tokens,
                                         int64_t firstPosition, bool keepCache) = 0;
   // Each prompt (non-empty, within the vocabulary and the context: the
-  // caller checks) a new sequence from position 0, all in one launch of a
-  // batch step; a Generation per sequence, its stepMs and steps the launch's.
-  // Throws EngineError(MKRT_ERROR_UNSUPPORTED) where the engine or the
-  // artifact has no batch step for that many.
-  virtual std::vector<Generation> generateBatch(const std::vector<std::vector<int64_t>> &prompts,
-                                                int64_t newTokens, const TokenPicking &picking);
+  // caller checks) a new sequence from `firstPosition` (the slots below it
+  // as generate's), all in one launch of a batch step; `trace`: record
+  // every task's times too. Throws
+  // EngineError(MKRT_ERROR_UNSUPPORTED) where the engine or the artifact has
+  // no batch step for that many.
+  virtual BatchGeneration generateBatch(const std::vector<std::vector<int64_t>> &prompts,
+                                        int64_t newTokens, int64_t firstPosition,
+                                        bool trace, const TokenPicking &picking);
 };
 
 // The artifact must outlive the engine.

@@ -132,8 +132,9 @@ public:
   // its first use beside the decode kernel (its own arenas and, so far, its
   // own copy of the weights), greedy: the batch kernel picks no sampled
   // tokens yet.
-  std::vector<Generation> generateBatch(const std::vector<std::vector<int64_t>> &prompts,
-                                        int64_t newTokens, const TokenPicking &picking) override {
+  BatchGeneration generateBatch(const std::vector<std::vector<int64_t>> &prompts,
+                                int64_t newTokens, int64_t firstPosition, bool trace,
+                                const TokenPicking &picking) override {
     if (!mk_sampling_is_greedy(&picking.sampling) || mk_sampling_has_penalty(&picking.sampling))
       throw EngineError(MKRT_ERROR_UNSUPPORTED,
                         "the GPU's batches pick greedily so far: sampled batches run on the CPU "
@@ -142,10 +143,16 @@ public:
     GpuBatchRequest request;
     request.prompts = prompts;
     request.newTokens = newTokens;
+    request.firstPosition = firstPosition;
+    request.keepTrace = trace;
     GpuBatchResult result;
     std::string error;
     answer(batch.device->runBatch(request, result, error), "batch", error);
-    std::vector<Generation> generations(prompts.size());
+    BatchGeneration batched;
+    batched.rowStep = batch.rowStep;
+    batched.trace = LaunchTrace{std::move(result.trace), result.startNs};
+    std::vector<Generation> &generations = batched.sequences;
+    generations.resize(prompts.size());
     for (size_t s = 0; s < prompts.size(); ++s) {
       Generation &generation = generations[s];
       generation.tokens = cutAtEos(std::move(result.generated[s]), artifact.facts.eosTokens,
@@ -154,12 +161,13 @@ public:
       generation.kernelMs = result.kernelMilliseconds;
       generation.stepMs = result.stepMilliseconds;
     }
-    return generations;
+    return batched;
   }
 
 private:
   struct GpuBatchEngine {
     int64_t rows = 0;
+    size_t rowStep = 0;                 // its graph: the artifact's rowSteps[rowStep]
     std::unique_ptr<Artifact> artifact; // the step's view of the file
     std::unique_ptr<GpuDevice> device;
   };
@@ -183,6 +191,7 @@ private:
         return loaded;
     GpuBatchEngine loaded;
     loaded.rows = artifact.rowSteps[chosen].graph.rows;
+    loaded.rowStep = chosen;
     std::string error;
     loaded.artifact = rowStepArtifact(artifact, chosen, error);
     if (!loaded.artifact)

@@ -461,16 +461,19 @@ mkrt_status mkrt_generate_batch(mkrt_session *session, const int64_t *const *pro
       require(prompts[i] && n_prompts[i] >= 1,
               "mkrt_generate_batch: prompt " + std::to_string(i) + " is NULL or empty");
       checkTokens(session, prompts[i], n_prompts[i]);
-      checkContext(session, n_prompts[i] + n_new - 1, 0, "position");
+      checkContext(session, n_prompts[i] + n_new - 1, session->startPosition, "start position");
       batch.emplace_back(prompts[i], prompts[i] + n_prompts[i]);
     }
     mk::rt::TokenPicking picking;
     picking.sampling = session->sampling;
+    bool tracing = !session->tracePath.empty();
     auto start = std::chrono::steady_clock::now();
-    std::vector<mk::rt::Generation> generations =
-        session->engine->generateBatch(batch, static_cast<int64_t>(n_new), picking);
+    mk::rt::BatchGeneration batched =
+        session->engine->generateBatch(batch, static_cast<int64_t>(n_new), session->startPosition,
+                                       tracing, picking);
     double totalMs =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    const std::vector<mk::rt::Generation> &generations = batched.sequences;
     size_t produced = 0;
     bool allAtEos = true;
     for (size_t i = 0; i < n_sequences; ++i) {
@@ -496,6 +499,15 @@ mkrt_status mkrt_generate_batch(mkrt_session *session, const int64_t *const *pro
       timing->stopped_at_eos = allAtEos ? 1 : 0;
       timing->step_ms = session->stepMs.data();
       timing->num_step_ms = session->stepMs.size();
+    }
+    if (tracing) {
+      // The batch step's own graph: its tasks carry every row.
+      const mk::ScheduledGraph &step = artifactOf(session).rowSteps.at(batched.rowStep);
+      std::string error = mk::rt::writeChromeTraceFile(session->tracePath, step.graph,
+                                                       step.schedule, batched.trace,
+                                                       session->startPosition, session->device);
+      if (!error.empty())
+        throw EngineError(MKRT_ERROR_EXECUTION, error);
     }
   });
 }

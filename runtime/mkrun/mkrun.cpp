@@ -16,7 +16,9 @@
 //   mkrun MODEL.mk --batch-file prompts.txt -n 16 --device cpu
 //       a batch: each prompt a sequence of its own, all in one launch (a .mk
 //       compiled with --batch; the GPU runs its batch kernel, greedily),
-//       each sequence's tokens on a line of its own
+//       each sequence's tokens on a line of its own; --start-position,
+//       --step-times and --trace as for one sequence (the trace of the
+//       batch step's tasks)
 //   mkrun MODEL.mk --tokens 5,17,42 --logits OUT.npy
 //       teacher-forced logits, [tokens, vocab] float32, as `mkc eval` writes them
 //   mkrun --help | --version
@@ -87,9 +89,10 @@ constexpr const char *kHelp =
     "  --device gpu|cpu|auto   where to run (default auto: the GPU when it can run the\n"
     "                          file, else the CPU executor with a note)\n"
     "  --max-context N         positions for the run, at most the compiled ones\n"
-    "  --start-position P      place the first token at position P instead of 0; the\n"
-    "                          cache slots below P are attended to as they are (zeros\n"
-    "                          in a new session), so the outputs belong to no real\n"
+    "  --start-position P      place the first token (of a batch: each sequence's) at\n"
+    "                          position P instead of 0; the cache slots below P are\n"
+    "                          attended to as they are (zeros in a new session), so\n"
+    "                          the outputs belong to no real\n"
     "                          context: it exists to time a step at a position without\n"
     "                          feeding a prompt through every position before it.\n"
     "                          Refused when P + the positions the run needs pass the\n"
@@ -345,9 +348,9 @@ int parseArguments(int argc, char **argv, Arguments &args) {
     if (!parseTokenList(more, ignored))
       return usageError("--prompt-tokens must be a comma-separated list of token ids, got '" +
                         more + "'");
-  if (!args.morePrompts.empty() && (args.stream || !args.trace.empty() || args.startPosition != 0))
+  if (!args.morePrompts.empty() && args.stream)
     return usageError("a batch (--prompt-tokens given more than once, or --batch-file) takes "
-                      "no --stream, --cancel-after, --trace or --start-position");
+                      "no --stream or --cancel-after");
   // Before the run: no output may overwrite the model.
   for (const std::string *output : {&args.logits, &args.stepTimes, &args.trace})
     if (!output->empty())
@@ -412,8 +415,15 @@ int64_t positionsFilled(const Arguments &args) {
     parseTokenList(args.tokens, tokens); // checked in parseArguments
     return static_cast<int64_t>(tokens.size());
   }
+  // A batch fills as many as its longest sequence.
   parseTokenList(args.promptTokens, tokens);
-  return static_cast<int64_t>(tokens.size()) + std::max<int64_t>(*args.newTokens, 1) - 1;
+  size_t longest = tokens.size();
+  for (const std::string &more : args.morePrompts) {
+    std::vector<int64_t> prompt;
+    parseTokenList(more, prompt);
+    longest = std::max(longest, prompt.size());
+  }
+  return static_cast<int64_t>(longest) + std::max<int64_t>(*args.newTokens, 1) - 1;
 }
 
 // "" when the run fits after --start-position, else the refusal, naming the
@@ -515,6 +525,8 @@ int generateBatch(mkrt_session *session, const mkrt_info &info, const Arguments 
   if (*args.newTokens > info.max_context)
     return refuse("-n " + std::to_string(*args.newTokens) + " passes the model's max context of " +
                   std::to_string(info.max_context));
+  if (!args.trace.empty() && mkrt_session_set_trace(session, args.trace.c_str()) != MKRT_OK)
+    return refuse(mkrt_last_error());
   if (mkrt_session_set_sampling(session, &args.sampling) != MKRT_OK)
     return refuse(mkrt_last_error());
   std::vector<const int64_t *> starts;
@@ -546,7 +558,8 @@ int generateBatch(mkrt_session *session, const mkrt_info &info, const Arguments 
     shortest = std::min(shortest, prompt.size());
   if (!args.stepTimes.empty()) {
     std::string error =
-        writeStepTimes(args.stepTimes, timing.step_ms, timing.num_step_ms, shortest - 1, 0);
+        writeStepTimes(args.stepTimes, timing.step_ms, timing.num_step_ms, shortest - 1,
+                       args.startPosition);
     if (!error.empty())
       return refuse(error);
   }

@@ -218,8 +218,9 @@ int64_t mkrt_session_context_length(const mkrt_session *session);
  * the cut part reaches later steps. */
 mkrt_status mkrt_session_rewind(mkrt_session *session, int64_t length);
 
-/* Starts every later mkrt_generate and mkrt_eval_logits of the session at
- * context position `position` instead of 0: the first token fed goes there,
+/* Starts every later mkrt_generate, mkrt_eval_logits and
+ * mkrt_generate_batch (each of its sequences) of the session at context
+ * position `position` instead of 0: the first token fed goes there,
  * and the cache slots below it are attended to holding whatever the
  * session's cache holds: zeros on the CPU (every call) and in a new GPU
  * session, later on the GPU what earlier calls wrote. It exists to time a
@@ -247,7 +248,8 @@ mkrt_status mkrt_session_set_start_position(mkrt_session *session, int64_t posit
  * either way. The CPU executor ignores it. */
 mkrt_status mkrt_session_set_prompt_by_step(mkrt_session *session, int by_step);
 
-/* Traces every later mkrt_generate of the session: each call records when
+/* Traces every later mkrt_generate (and mkrt_generate_batch) of the
+ * session: each call records when
  * every task of every step waited, started and ended on its SM (on the CPU,
  * on its emulated SM), and writes them to `path` as a Chrome trace-event
  * JSON file (chrome://tracing, ui.perfetto.dev), replacing the last call's.
@@ -283,7 +285,8 @@ mkrt_status mkrt_continue_stream(mkrt_session *session, const int64_t *tokens, s
 /* Several independent sequences in one launch, a row of each step per
  * sequence (a .mk compiled with `mkc compile --batch=B`; the smallest batch
  * of at least n_sequences is used, its other rows idle): sequence i is fed
- * prompts[i] (n_prompts[i] >= 1 tokens) from position 0 and then generates
+ * prompts[i] (n_prompts[i] >= 1 tokens) from position 0 (or the session's
+ * start position) and then generates
  * up to n_new tokens with the session's sampling settings, stopping after
  * an EOS token of the model, as mkrt_generate would for it alone, into
  * out_tokens[i * n_new ...]; n_out[i] receives its count. `timing` may be
@@ -294,7 +297,8 @@ mkrt_status mkrt_continue_stream(mkrt_session *session, const int64_t *tokens, s
  * greedily: sampled batches run on the CPU executor. For a file without
  * such a batch (or, on a GPU session, without its kernel) and for sampling
  * on a GPU session, MKRT_ERROR_UNSUPPORTED. The kept context is not
- * touched. */
+ * touched. A session's trace (mkrt_session_set_trace) records the launch
+ * too: the batch step's tasks, each of which covers every row. */
 mkrt_status mkrt_generate_batch(mkrt_session *session, const int64_t *const *prompts,
                                 const size_t *n_prompts, size_t n_sequences, size_t n_new,
                                 int64_t *out_tokens, size_t *n_out, mkrt_timing *timing);

@@ -1,15 +1,16 @@
 #!/usr/bin/env python3
 """Checks what `mkrun --step-times FILE.csv --trace FILE.json` wrote for a
-generation of STEPS decode steps, against the model's graph and schedule as
-`mkc inspect MODEL.mk --format=json` prints them:
+generation of STEPS steps from position FIRST (default 0), against the
+graph and schedule of the step that ran as `mkc inspect MODEL.mk
+--format=json [--step=S]` prints them:
   - the CSV has the header step,position,phase,ms and one row per step,
-    positions 0..STEPS-1, the first PROMPT in phase "prompt" and the rest in
-    "generation", every time positive;
+    positions FIRST..FIRST+STEPS-1, the first PROMPT in phase "prompt" and
+    the rest in "generation", every time positive;
   - the trace is JSON with exactly one task event per task and step, on the
     row (tid) of the task's SM and named after the task's kind, each with
     wait <= start <= end, and "wait" events only before a task of theirs.
 
-  check_timing.py STEPS.csv TRACE.json INSPECT.json STEPS PROMPT
+  check_timing.py STEPS.csv TRACE.json INSPECT.json STEPS PROMPT [FIRST]
 """
 import csv
 import json
@@ -23,14 +24,15 @@ def fail(message):
 
 steps_csv, trace_json, inspect_json = sys.argv[1], sys.argv[2], sys.argv[3]
 steps, prompt = int(sys.argv[4]), int(sys.argv[5])
+first = int(sys.argv[6]) if len(sys.argv) > 6 else 0
 
 with open(steps_csv, newline="") as f:
     rows = list(csv.reader(f))
 if rows[0] != ["step", "position", "phase", "ms"]:
     fail(f"header {rows[0]}")
 body = rows[1:]
-if [int(r[0]) for r in body] != list(range(steps)) or [int(r[1]) for r in body] != list(range(steps)):
-    fail(f"expected steps and positions 0..{steps - 1}, got {body}")
+if [int(r[0]) for r in body] != list(range(steps)) or [int(r[1]) for r in body] != list(range(first, first + steps)):
+    fail(f"expected steps 0..{steps - 1} at positions {first}..{first + steps - 1}, got {body}")
 phases = ["prompt"] * prompt + ["generation"] * (steps - prompt)
 if [r[2] for r in body] != phases:
     fail(f"expected {prompt} prompt steps, then generation steps, got {[r[2] for r in body]}")
@@ -52,7 +54,7 @@ for e in runs:
     task = tasks[e["args"]["task"]]
     if e["tid"] != sm_of[task["id"]] or f"({task['kind']} " not in e["name"]:
         fail(f"event {e} is not on task {task['id']}'s SM {sm_of[task['id']]} or not named after it")
-    if e["args"]["position"] != e["args"]["step"] or e["dur"] < 0:
+    if e["args"]["position"] != first + e["args"]["step"] or e["dur"] < 0:
         fail(f"event {e} has a wrong position or a negative duration")
 start = {(e["args"]["step"], e["args"]["task"]): e["ts"] for e in runs}
 for w in waits:
