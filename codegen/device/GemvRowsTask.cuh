@@ -32,62 +32,138 @@
 
 namespace mk::gpu {
 
-// Every step row's input in shared memory (core/protocol/GemvGeometry.h):
-// each row's inverse RMS where the gemv normalizes, then slices of the
-// rows, normalized, row m's at xs + m * kStride.
+// Every step row's input in shared memory (core/protocol/GemvGeometry.h),
+// a slice of the rows at a time (the whole input where they fit), copied
+// by cp.async: every copy of the slice in flight at once and no register
+// held, so that the slice costs one round trip to L2 whatever its size.
+// Where the gemv normalizes its input, the norm's weights of the slice are
+// copied beside the rows, each row's inverse RMS is taken from its sum of
+// squares (in shared memory for one slice; for several, a first pass over
+// the slices), and the rows are scaled in place: HF's order, the variance
+// in f32, then x * rsqrt(variance + eps), then times the weight. Every sum
+// has a fixed order, so every run gives the same bits.
 template <int kInput, bool kNorm, int kStepRows, int kThreads>
 struct GemvRowsInput {
   static constexpr int kSlice = static_cast<int>(gemvRowsSlice(kInput, kStepRows));
   static constexpr int kSlices = (kInput + kSlice - 1) / kSlice;
   static constexpr int kStride = static_cast<int>(gemvRowsStride(kInput, kStepRows));
-  static constexpr int kFloats = static_cast<int>(gemvRowsSharedFloats(kInput, kStepRows));
+  static constexpr int kFloats = static_cast<int>(gemvRowsSharedFloats(kInput, kStepRows, kNorm));
+  static constexpr int kWarps = kThreads / kWarpSize;
+  static_assert(kWarps <= kGemvRowsMaxWarps, "the sums of squares fit their words");
+  // Rows and slices of whole 16-byte units are copied 16 bytes at a time
+  // (buffers and parameters are 16-byte aligned:
+  // runtime/format/ScheduleBlobBuilder.h).
+  static constexpr int kWidth = kInput % 4 == 0 && kSlice % 4 == 0 ? 4 : 1;
+  // Warps a row's sum of squares is cut over (at least one a row).
+  static constexpr int kParts = kWarps / kStepRows > 1 ? kWarps / kStepRows : 1;
 
   const TaskContext &context;
   const MkOperationRecord &op;
-  float *xs = context.shared;                                  // [kStepRows][kStride]
-  float *invRms = context.shared + kFloats - kStepRows;        // [kStepRows]
+  float *xs = context.shared; // [kStepRows][kStride]
+  float *normWeights =
+      context.shared + gemvRowsNormOffset(kInput, kStepRows); // [kSlice], kNorm
+  float *squares = normWeights + kSlice;                       // [kStepRows][kParts], kNorm
+  float *invRms = context.shared + kFloats - kStepRows;        // [kStepRows], kNorm
   const float *input = context.activations + op.input;
 
-  // HF's order: the variance in f32, then x * rsqrt(variance + eps), then
-  // times the weight. A warp a row; a barrier after.
-  __device__ __forceinline__ void loadNorms() const {
-    if constexpr (kNorm) {
-      constexpr int kWarps = kThreads / kWarpSize;
-      for (int m = threadIdx.x / kWarpSize; m < kStepRows; m += kWarps) {
-        const float *x = input + static_cast<unsigned long long>(m) * kInput;
-        float squares = 0.0f;
-        for (int i = threadIdx.x % kWarpSize; i < kInput; i += kWarpSize)
-          squares += x[i] * x[i];
-        squares = warpSum(squares);
-        if (threadIdx.x % kWarpSize == 0)
-          invRms[m] = 1.0f / sqrtf(squares / static_cast<float>(kInput) + op.eps);
+  __device__ static int sliceLength(int s) {
+    return kInput - s * kSlice < kSlice ? kInput - s * kSlice : kSlice;
+  }
+
+  // Load: slice s of every row, and of the norm's weights with
+  // `normWeightsToo`, into shared memory; then a barrier.
+  __device__ __forceinline__ void copySlice(int s, bool normWeightsToo) const {
+    const int first = s * kSlice, units = sliceLength(s) / kWidth;
+    const int total = (kStepRows + (normWeightsToo ? 1 : 0)) * units;
+#pragma unroll 1
+    for (int u = threadIdx.x; u < total; u += kThreads) {
+      const int m = u / units, k = (u % units) * kWidth;
+      const float *from = m < kStepRows
+                              ? input + static_cast<unsigned long long>(m) * kInput + first + k
+                              : context.params + op.norm + first + k;
+      float *into = m < kStepRows ? xs + m * kStride + k : normWeights + k;
+      if constexpr (kWidth == 4)
+        copyAsync16(into, from, true);
+      else
+        copyAsync4(into, from);
+    }
+    copyCommit();
+    copyWait();
+    consumerSync<kThreads>();
+  }
+
+  // Compute: each row's sum of squares over the slice in shared memory,
+  // added to its partials, a warp's part at a time (each partial is one
+  // warp's, so no two threads add to it).
+  __device__ __forceinline__ void addSquares(int s) const {
+    const int length = sliceLength(s);
+    const int warp = threadIdx.x / kWarpSize, lane = threadIdx.x % kWarpSize;
+#pragma unroll 1
+    for (int item = warp; item < kStepRows * kParts; item += kWarps) {
+      const int m = item / kParts, part = item % kParts;
+      const float *x = xs + m * kStride;
+      float sum = 0.0f;
+      for (int k = (part * kWarpSize + lane) * kWidth; k < length;
+           k += kParts * kWarpSize * kWidth) {
+#pragma unroll
+        for (int i = 0; i < kWidth; ++i)
+          sum = fmaf(x[k + i], x[k + i], sum);
       }
-      consumerSync<kThreads>();
+      sum = warpSum(sum);
+      if (lane == 0)
+        squares[item] = s == 0 ? sum : squares[item] + sum;
     }
   }
 
-  // Slice s of every row, a batch of loads at a time (forEachInBatches:
-  // every load of a batch issued before the first shared store, so the
-  // slice costs a round trip to L2 a batch, not one an element). The
-  // caller's barriers surround it.
+  // Compute: each row's inverse RMS from its partials (added in part
+  // order), between barriers.
+  __device__ __forceinline__ void finishNorms() const {
+    consumerSync<kThreads>();
+#pragma unroll 1
+    for (int m = threadIdx.x; m < kStepRows; m += kThreads) {
+      float total = 0.0f;
+      for (int part = 0; part < kParts; ++part)
+        total += squares[m * kParts + part];
+      invRms[m] = 1.0f / sqrtf(total / static_cast<float>(kInput) + op.eps);
+    }
+    consumerSync<kThreads>();
+  }
+
+  // Before the first slice: where the rows come in several slices, their
+  // inverse RMS, from a first pass over the slices.
+  __device__ __forceinline__ void prepare() const {
+    if constexpr (kNorm && kSlices > 1) {
+      for (int s = 0; s < kSlices; ++s) {
+        if (s > 0)
+          consumerSync<kThreads>(); // every warp is done with the slice before
+        copySlice(s, false);
+        addSquares(s);
+      }
+      finishNorms();
+    }
+  }
+
+  // Slice s of every row, normalized, into shared memory, then a barrier.
+  // The caller's barrier goes before it where the slice's words were read.
   __device__ __forceinline__ void loadSlice(int s) const {
-    const int first = s * kSlice;
-    const int length = kInput - first < kSlice ? kInput - first : kSlice;
-    auto inside = [&](int i) { return i % kSlice < length; };
-    forEachInBatches<kStepRows * kSlice, kThreads>(
-        [&](int i) {
-          if (!inside(i))
-            return 0.0f;
-          const int m = i / kSlice, k = i % kSlice;
-          float value = input[static_cast<unsigned long long>(m) * kInput + first + k];
-          if constexpr (kNorm)
-            value = (value * invRms[m]) * context.params[op.norm + first + k];
-          return value;
-        },
-        [&](int i, float value) {
-          if (inside(i))
-            xs[(i / kSlice) * kStride + i % kSlice] = value;
-        });
+    copySlice(s, kNorm);
+    if constexpr (kNorm) {
+      if constexpr (kSlices == 1) {
+        addSquares(0);
+        finishNorms();
+      }
+      const int units = sliceLength(s) / kWidth;
+#pragma unroll 1
+      for (int u = threadIdx.x; u < kStepRows * units; u += kThreads) {
+        const int m = u / units, k = (u % units) * kWidth;
+        float *x = xs + m * kStride + k;
+        const float scale = invRms[m];
+#pragma unroll
+        for (int i = 0; i < kWidth; ++i)
+          x[i] = (x[i] * scale) * normWeights[k + i];
+      }
+      consumerSync<kThreads>();
+    }
   }
 };
 
@@ -140,15 +216,11 @@ __device__ void gemvRowsTensorCores(const TaskContext &context, const MkTaskReco
   constexpr bool kGated = kEpilogue == MK_EPILOGUE_SILU_MUL;
   constexpr int kGroupRows = kGated ? 8 : 16; // output rows of a warp's 16 weight rows
   constexpr int kSteps = (kInput + 31) / 32;  // of 32 input elements
-  constexpr int kInFlight = 4;                // steps whose weights are loaded at once
+  constexpr int kInFlight = static_cast<int>(kGemvRowsBatchSteps); // steps loaded at once
   const int warp = threadIdx.x / kWarpSize, lane = threadIdx.x % kWarpSize;
   const int g = lane / 4, t = lane % 4;
   const Input in{context, op};
   const GemvRowsOutput<kEpilogue, kBias> output{context, op};
-
-  if (!awaitInputs())
-    return;
-  in.loadNorms();
 
   // Units of work: (row group, part of the input). Where a tile has fewer
   // groups than warps, each group's input is cut into parts (a power of
@@ -160,18 +232,89 @@ __device__ void gemvRowsTensorCores(const TaskContext &context, const MkTaskReco
     parts *= 2;
   const int units = groups * parts;
   const int stepsPerPart = (kSteps + parts - 1) / parts;
-  // The lane's weight rows of a group: A's rows g and g + 8.
-  auto weightRows = [&](int group, const unsigned short *&upper, const unsigned short *&lower) {
+  // The lane's weight rows of a unit's group (A's rows g and g + 8), and
+  // the unit's steps.
+  struct Unit {
+    const unsigned short *upper = nullptr, *lower = nullptr;
+    int stepBegin = 0, stepEnd = 0;
+  };
+  auto unitOf = [&](int unit) {
+    Unit u;
+    const int group = unit / parts, part = unit % parts;
     const unsigned long long first = task.begin + static_cast<unsigned long long>(group) * kGroupRows;
     if constexpr (kGated) {
       const bool inside = first + g < task.end;
-      upper = inside ? stackedRow<kInput>(context, op, first + g) : nullptr;
-      lower = inside ? stackedRow<kInput>(context, op, op.outputLength + first + g) : nullptr;
+      u.upper = inside ? stackedRow<kInput>(context, op, first + g) : nullptr;
+      u.lower = inside ? stackedRow<kInput>(context, op, op.outputLength + first + g) : nullptr;
     } else {
-      upper = first + g < task.end ? stackedRow<kInput>(context, op, first + g) : nullptr;
-      lower = first + g + 8 < task.end ? stackedRow<kInput>(context, op, first + g + 8) : nullptr;
+      u.upper = first + g < task.end ? stackedRow<kInput>(context, op, first + g) : nullptr;
+      u.lower = first + g + 8 < task.end ? stackedRow<kInput>(context, op, first + g + 8) : nullptr;
     }
+    u.stepBegin = part * stepsPerPart;
+    u.stepEnd = min(kSteps, u.stepBegin + stepsPerPart);
+    return u;
   };
+  // A batch: the lane's 16 bytes of its two rows for kInFlight steps from
+  // `base` (zeros past `end`, the rows and the tile).
+  struct Batch {
+    uint4 upper[kInFlight], lower[kInFlight];
+  };
+  auto loadBatch = [&](const Unit &u, int base, int end) {
+    Batch batch;
+#pragma unroll
+    for (int i = 0; i < kInFlight; ++i) {
+      const int k = (base + i) * 32 + 8 * t; // the lane's 8 input elements
+      const bool inside = base + i < end && k < kInput;
+      batch.upper[i] = u.upper != nullptr && inside ? loadWeights8(u.upper + k) : make_uint4(0, 0, 0, 0);
+      batch.lower[i] = u.lower != nullptr && inside ? loadWeights8(u.lower + k) : make_uint4(0, 0, 0, 0);
+    }
+    return batch;
+  };
+  // The warp's first batch, copied (cp.async) into the lane's words of its
+  // warp's stage before the task waits: in flight through the wait and the
+  // input's load without holding registers (held in registers, the 1B
+  // shape's kernel of 4 rows spilled 1.1 KB). Where the input is one slice,
+  // so that the batch is the unit's first steps. (Copying each later
+  // round's first batch the same way, during the round before, made that
+  // kernel spill 108 bytes.)
+  constexpr bool kStaged = Input::kSlices == 1;
+  static_assert(kInFlight == kGemvRowsBatchSteps && kWarps <= kGemvRowsMaxWarps &&
+                    (!kStaged || gemvRowsStageFloats(kInput, kStepRows) ==
+                                     kGemvRowsMaxWarps * kGemvRowsBatchSteps * 2 * kWarpSize * 4),
+                "the stages are what core/protocol/GemvGeometry.h reserves");
+  uint4 *stage = reinterpret_cast<uint4 *>(context.shared +
+                                           gemvRowsStageOffset(kInput, kStepRows, kNorm)) +
+                 warp * 2 * kInFlight * kWarpSize + lane; // [2 * kInFlight][kWarpSize]
+  auto copyFirstBatch = [&](const Unit &u) {
+#pragma unroll
+    for (int i = 0; i < kInFlight; ++i) {
+      const int k = (u.stepBegin + i) * 32 + 8 * t;
+      const bool inside = u.stepBegin + i < u.stepEnd && k < kInput;
+      copyAsync16(stage + (2 * i) * kWarpSize, u.upper + k, u.upper != nullptr && inside);
+      copyAsync16(stage + (2 * i + 1) * kWarpSize, u.lower + k, u.lower != nullptr && inside);
+    }
+    copyCommit();
+  };
+  auto stagedBatch = [&]() {
+    copyWait();
+    Batch batch;
+#pragma unroll
+    for (int i = 0; i < kInFlight; ++i) {
+      batch.upper[i] = stage[(2 * i) * kWarpSize];
+      batch.lower[i] = stage[(2 * i + 1) * kWarpSize];
+    }
+    return batch;
+  };
+
+  // Load, before the inputs are ready (weights need none of them): the
+  // warp's first batch.
+  if constexpr (kStaged) {
+    if (warp < units)
+      copyFirstBatch(unitOf(warp));
+  }
+  if (!awaitInputs())
+    return;
+  in.prepare();
 
   Candidate best[2] = {{0.0f, kNoIndex}, {0.0f, kNoIndex}}; // the lane's batch rows 2t, 2t + 1
   unsigned nonFinite[2] = {kNoIndex, kNoIndex};
@@ -180,32 +323,21 @@ __device__ void gemvRowsTensorCores(const TaskContext &context, const MkTaskReco
     const int unit = first + warp;
     const int group = unit / parts, part = unit % parts;
     const bool working = unit < units;
-    const unsigned short *upper = nullptr, *lower = nullptr;
-    if (working)
-      weightRows(group, upper, lower);
-    const int stepBegin = part * stepsPerPart;
-    const int stepEnd = min(kSteps, stepBegin + stepsPerPart);
+    const Unit u = working ? unitOf(unit) : Unit{};
     float sums[4] = {0.0f, 0.0f, 0.0f, 0.0f};
     for (int s = 0; s < Input::kSlices; ++s) {
       if (Input::kSlices > 1 || first == 0) {
         if (first > 0 || s > 0)
           consumerSync<kThreads>(); // every warp is done with the slice before
         in.loadSlice(s);
-        consumerSync<kThreads>();
       }
       const int sliceBegin = s * (Input::kSlice / 32);
-      const int begin = max(stepBegin, sliceBegin);
-      const int end = min(stepEnd, sliceBegin + (Input::kSlice + 31) / 32);
+      const int begin = max(u.stepBegin, sliceBegin);
+      const int end = min(u.stepEnd, sliceBegin + (Input::kSlice + 31) / 32);
       const float *x = in.xs + g * Input::kStride - s * Input::kSlice; // by input element
       for (int base = begin; working && base < end; base += kInFlight) {
-        uint4 upperWeights[kInFlight], lowerWeights[kInFlight];
-#pragma unroll
-        for (int i = 0; i < kInFlight; ++i) {
-          const int k = (base + i) * 32 + 8 * t; // the lane's 8 input elements
-          const bool inside = base + i < end && k < kInput;
-          upperWeights[i] = upper != nullptr && inside ? loadWeights8(upper + k) : make_uint4(0, 0, 0, 0);
-          lowerWeights[i] = lower != nullptr && inside ? loadWeights8(lower + k) : make_uint4(0, 0, 0, 0);
-        }
+        const Batch batch =
+            kStaged && first == 0 && base == begin ? stagedBatch() : loadBatch(u, base, end);
 #pragma unroll
         for (int i = 0; i < kInFlight; ++i) {
           const int k = (base + i) * 32 + 8 * t;
@@ -223,7 +355,7 @@ __device__ void gemvRowsTensorCores(const TaskContext &context, const MkTaskReco
           splitBf16(x0.z, x0.w, v1, r1);
           splitBf16(x1.x, x1.y, v2, r2);
           splitBf16(x1.z, x1.w, v3, r3);
-          const uint4 a = upperWeights[i], b = lowerWeights[i];
+          const uint4 a = batch.upper[i], b = batch.lower[i];
           mma16816(sums, a.x, b.x, a.y, b.y, v0, v1);
           mma16816(sums, a.x, b.x, a.y, b.y, r0, r1);
           mma16816(sums, a.z, b.z, a.w, b.w, v2, v3);
@@ -332,8 +464,7 @@ __device__ void gemvRowsCudaCores(const TaskContext &context, const MkTaskRecord
 
   if (!awaitInputs())
     return;
-  in.loadNorms();
-  auto loadSlice = [&](int s) { in.loadSlice(s); };
+  in.prepare();
 
   const unsigned long long tileRows = task.end - task.begin;
   const int passes = static_cast<int>((tileRows + kRowsPerPass - 1) / kRowsPerPass);
@@ -356,8 +487,7 @@ __device__ void gemvRowsCudaCores(const TaskContext &context, const MkTaskRecord
       if (kSlices > 1 || pass == 0) {
         if (pass > 0 || s > 0)
           consumerSync<kThreads>(); // every thread is done with the slice before
-        loadSlice(s);
-        consumerSync<kThreads>();
+        in.loadSlice(s);
       }
       const int first = s * kSlice;
       if constexpr (kVector) {
@@ -438,14 +568,13 @@ __device__ void gemvRowsTask(const TaskContext &context, const MkTaskRecord &tas
                              const MkOperationRecord &op, const AwaitInputs &awaitInputs) {
   static_assert(kThreads % kWarpSize == 0, "whole warps");
   static_assert(static_cast<long long>(GemvRowsInput<kInput, kNorm, kStepRows, kThreads>::kFloats) ==
-                    static_cast<long long>(gemvSharedFloats(kInput, kEpilogue, kNorm, kBias, kPicks,
-                                                            0, kStepRows)),
-                "the slices and the norms are what core/protocol/SharedMemory.h reserves");
-  // Tensor cores from 4 rows: at 2 the CUDA cores measured faster on the
-  // H200 (the 1B shape 1.36 ms a step against 1.44, SmolLM2-135M 0.92
-  // against 1.06; at 4 rows 2.11 against 1.81 on the 1B shape, 8 rows 3.86
-  // against 2.44: bench/results/2026-12-03-h200-batches).
-  if constexpr (kInput % 8 == 0 && kStepRows >= 4 && kStepRows <= 8)
+                        gemvRowsSharedFloats(kInput, kStepRows, kNorm) &&
+                    gemvRowsTotalFloats(kInput, kStepRows, kNorm) ==
+                        static_cast<long long>(gemvSharedFloats(kInput, kEpilogue, kNorm, kBias,
+                                                                kPicks, 0, kStepRows)),
+                "the slices, the norms and the stages are what core/protocol/SharedMemory.h "
+                "reserves");
+  if constexpr (gemvRowsOnTensorCores(kInput, kStepRows))
     gemvRowsTensorCores<kInput, kEpilogue, kNorm, kBias, kPicks, kStepRows, kThreads>(
         context, task, op, awaitInputs);
   else

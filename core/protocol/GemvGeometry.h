@@ -108,14 +108,58 @@ MK_HOST_DEVICE constexpr long long gemvRowsSlice(long long input, long long rows
 // that the tensor-core path's 8 groups of lanes, one a row, read theirs on
 // distinct banks; the same words then hold the warps' 16 x 8 partial sums
 // (at most 16 warps of 128 floats) when the warps split a row's input.
+// Then, where the gemv normalizes its input, the norm's weights of the
+// slice (copied beside the rows, so that the rows are scaled in place from
+// shared memory alone) and the rows' sums of squares, each cut over up to
+// 16 warps; last, each row's inverse RMS.
 constexpr long long kGemvRowsPad = 4;
-constexpr long long kGemvRowsScratchFloats = 16 * 128;
+constexpr long long kGemvRowsMaxWarps = 16;
+constexpr long long kGemvRowsScratchFloats = kGemvRowsMaxWarps * 128;
 MK_HOST_DEVICE constexpr long long gemvRowsStride(long long input, long long rows) {
   return gemvRowsSlice(input, rows) + kGemvRowsPad;
 }
-MK_HOST_DEVICE constexpr long long gemvRowsSharedFloats(long long input, long long rows) {
+MK_HOST_DEVICE constexpr long long gemvRowsNormOffset(long long input, long long rows) {
   long long slices = rows * gemvRowsStride(input, rows);
-  return (slices > kGemvRowsScratchFloats ? slices : kGemvRowsScratchFloats) + rows;
+  return slices > kGemvRowsScratchFloats ? slices : kGemvRowsScratchFloats;
+}
+// The partial sums of squares: a row over kGemvRowsMaxWarps / rows warps
+// where there are more warps than rows, else a warp (or more) a row.
+MK_HOST_DEVICE constexpr long long gemvRowsSquares(long long rows) {
+  return rows > kGemvRowsMaxWarps ? rows : kGemvRowsMaxWarps;
+}
+MK_HOST_DEVICE constexpr long long gemvRowsSharedFloats(long long input, long long rows,
+                                                        bool norm) {
+  return gemvRowsNormOffset(input, rows) +
+         (norm ? gemvRowsSlice(input, rows) + gemvRowsSquares(rows) : 0) + rows;
+}
+// Which path a gemv of several rows takes: tensor cores for 4 to 8 rows of
+// whole 16-byte chunks (at 2 rows the CUDA cores measured faster on the
+// H200: the 1B shape 1.36 ms a step against 1.44, SmolLM2-135M 0.92
+// against 1.06; at 4 rows 2.11 against 1.81 on the 1B shape, 8 rows 3.86
+// against 2.44: bench/results/2026-12-03-h200-batches).
+MK_HOST_DEVICE constexpr bool gemvRowsOnTensorCores(long long input, long long rows) {
+  return input % 8 == 0 && rows >= 4 && rows <= 8;
+}
+// There a warp loads kGemvRowsBatchSteps steps of 32 input elements of its
+// 16 weight rows at a time, and where the input is one slice each warp's
+// first batch of a round is copied ahead into a stage of its own (16 bytes
+// of two rows a step for each of 32 lanes), 16-byte aligned past the rest.
+constexpr long long kGemvRowsBatchSteps = 4;
+MK_HOST_DEVICE constexpr long long gemvRowsStageOffset(long long input, long long rows,
+                                                       bool norm) {
+  return (gemvRowsSharedFloats(input, rows, norm) + 3) / 4 * 4;
+}
+MK_HOST_DEVICE constexpr long long gemvRowsStageFloats(long long input, long long rows) {
+  return gemvRowsOnTensorCores(input, rows) && gemvRowsSlice(input, rows) == input
+             ? kGemvRowsMaxWarps * kGemvRowsBatchSteps * 2 * 32 * 4
+             : 0;
+}
+// All of it: what a gemv of several rows takes of shared memory.
+MK_HOST_DEVICE constexpr long long gemvRowsTotalFloats(long long input, long long rows,
+                                                       bool norm) {
+  return gemvRowsStageFloats(input, rows) > 0
+             ? gemvRowsStageOffset(input, rows, norm) + gemvRowsStageFloats(input, rows)
+             : gemvRowsSharedFloats(input, rows, norm);
 }
 
 // The bytes of one pass of one warp: its rows, whole, for each weight row.

@@ -32,14 +32,14 @@ MK_HOST_DEVICE constexpr mk_u64 argmaxSharedFloats(mk_i64, mk_i64 = 1) {
 // The whole input, normalized there when the gemv has a prologue norm. (The
 // logits' picks, when it writes them, combine in a few static words.) A step
 // of several rows: a slice of every row's input at a time, or the warps'
-// partial sums (gemvRowsSharedFloats, core/protocol/GemvGeometry.h), then
-// each row's inverse RMS.
+// partial sums, then the norm's, then the warps' stages of weights
+// (gemvRowsTotalFloats, core/protocol/GemvGeometry.h).
 MK_HOST_DEVICE constexpr mk_u64 gemvSharedFloats(mk_i64 input, mk_i64 /*epilogue*/,
-                                                 mk_i64 /*norm*/, mk_i64 /*bias*/,
+                                                 mk_i64 norm, mk_i64 /*bias*/,
                                                  mk_i64 /*picks*/, mk_i64 /*fixed*/ = 0,
                                                  mk_i64 rows = 1) {
   return rows <= 1 ? static_cast<mk_u64>(input)
-                   : static_cast<mk_u64>(gemvRowsSharedFloats(input, rows));
+                   : static_cast<mk_u64>(gemvRowsTotalFloats(input, rows, norm != 0));
 }
 
 // Mlp: the normalized input, then the slice's gated activations (at most

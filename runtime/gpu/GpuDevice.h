@@ -59,12 +59,13 @@ struct GpuRunResult {
 // new tokens.
 struct GpuBatchRequest {
   std::vector<std::vector<int64_t>> prompts; // one per sequence, each non-empty; at most the rows
-  int64_t firstPosition = 0;
   int64_t newTokens = 0;      // each sequence's, after its prompt (0: teacher-forcing only)
   bool teacherForced = false; // every step feeds the prompts' tokens, as long as the longest
   bool keepLogits = false;    // copy every step's logits back
   bool keepTrace = false;     // record and return every task's times (ControlBlock.h's trace)
+  int64_t firstPosition = 0;
 };
+
 
 struct GpuBatchResult {
   std::vector<std::vector<int64_t>> generated; // per sequence: its new tokens (teacher

@@ -127,7 +127,7 @@ int checkBatch(const std::string &path, int64_t maxContext, int64_t rows,
   for (int64_t r = 0; r < rows; ++r)
     prompts.push_back(someTokens(std::min<int64_t>(24 - 3 * (r % 4), maxContext), vocab, 7 + r));
   GpuBatchResult forced, again;
-  GpuBatchRequest forcing{prompts, 0, true, true};
+  GpuBatchRequest forcing{.prompts = prompts, .teacherForced = true, .keepLogits = true};
   if (!runBatch(*batchDevice, forcing, forced) || !runBatch(*batchDevice, forcing, again))
     return 1;
   report(forced.logits == again.logits, "two batch launches give the same bits");
