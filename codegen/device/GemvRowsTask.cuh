@@ -3,10 +3,12 @@
 // (runtime/cpu/GemvTask.cpp), each weight row streamed from HBM once for
 // all of them (docs/m-token-steps.md).
 //
-// Load: after the wait, each row's inverse RMS (a warp a row) where the
-// gemv has a prologue norm; then every row's input, normalized, into shared
-// memory a slice at a time (core/protocol/GemvGeometry.h: the whole input
-// where the rows fit, as on the Llama-3.2-1B shape at 4 rows).
+// Load: on tensor cores, each warp's first batch of weights before the
+// task waits (copied into shared memory: weights need no input); after the
+// wait, every row's input into shared memory a slice at a time by cp.async
+// (core/protocol/GemvGeometry.h: the whole input where the rows fit, as on
+// the Llama-3.2-1B shape at 4 rows), normalized there where the gemv has a
+// prologue norm (GemvRowsInput).
 // Compute, on tensor cores for 4 to 8 rows of 16-byte chunks
 // (gemvRowsTensorCores): a warp takes 16 weight rows (8 gate and their 8 up
 // rows for SiluMul) and 32 input elements a step, each lane loading 16

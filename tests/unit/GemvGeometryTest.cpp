@@ -4,6 +4,7 @@
 // have exactly one place, densely, and fit its slot), and the batches,
 // which must cover each chunk of each row exactly once.
 #include "core/protocol/GemvGeometry.h"
+#include "core/protocol/SharedMemory.h"
 
 #include <gtest/gtest.h>
 
@@ -77,6 +78,50 @@ TEST(GemvGeometryTest, BatchesCoverEveryChunkOfEveryRowOnce) {
       for (const auto &[where, times] : covered)
         ASSERT_EQ(times, 1) << "K " << input << ": row " << where.first << " chunk " << where.second;
     }
+}
+
+} // namespace
+
+namespace {
+
+// A gemv of several rows (GemvRowsTask.cuh) lays out in shared memory, in
+// floats: the rows' slices (or, over the same words, the warps' partial
+// sums), then with a norm the norm's weights of a slice and the sums of
+// squares, then each row's inverse RMS; then, on tensor cores where the
+// input is one slice, the warps' stages of weights. The regions must not
+// overlap, 16-byte units must stay aligned, and gemvSharedFloats must
+// reserve all of it.
+TEST(GemvGeometryTest, RowsRegionsAreDisjointAlignedAndReserved) {
+  for (long long input : {64, 96, 224, 576, 1536, 2048, 4096, 8192, 14336})
+    for (long long rows : {2, 3, 4, 5, 7, 8, 16, 20})
+      for (bool norm : {false, true}) {
+        const long long slice = gemvRowsSlice(input, rows), stride = gemvRowsStride(input, rows);
+        ASSERT_LE(rows * slice, 32768 + rows * 8 * 32) << input << " x " << rows;
+        const long long slices = rows * stride;
+        const long long normOffset = gemvRowsNormOffset(input, rows);
+        ASSERT_GE(normOffset, slices);
+        ASSERT_GE(normOffset, kGemvRowsScratchFloats) << "the warps' partial sums fit";
+        // The sums of squares: a row over kGemvRowsMaxWarps / rows warps, or one a row.
+        const long long parts = kGemvRowsMaxWarps / rows > 1 ? kGemvRowsMaxWarps / rows : 1;
+        ASSERT_LE(rows * parts, gemvRowsSquares(rows));
+        const long long end = gemvRowsSharedFloats(input, rows, norm);
+        ASSERT_EQ(end, normOffset + (norm ? slice + gemvRowsSquares(rows) : 0) + rows);
+        const long long stage = gemvRowsStageFloats(input, rows);
+        const long long total = gemvRowsTotalFloats(input, rows, norm);
+        EXPECT_EQ(stage > 0, gemvRowsOnTensorCores(input, rows) && slice == input);
+        if (stage > 0) {
+          ASSERT_EQ(gemvRowsStageOffset(input, rows, norm) % 4, 0) << "16-byte stage units";
+          ASSERT_GE(gemvRowsStageOffset(input, rows, norm), end);
+          ASSERT_EQ(total, gemvRowsStageOffset(input, rows, norm) + stage);
+        } else {
+          ASSERT_EQ(total, end);
+        }
+        ASSERT_EQ(gemvSharedFloats(input, 0, norm, 0, 0, 0, rows), static_cast<mk_u64>(total));
+        // Slices of whole 16-byte units keep every row's slice aligned.
+        if (input % 4 == 0 && slice % 4 == 0)
+          ASSERT_EQ(stride % 4, 0);
+        ASSERT_LE(total * 4, 227 * 1024) << "fits an sm_90 CTA: " << input << " x " << rows;
+      }
 }
 
 } // namespace
