@@ -41,6 +41,8 @@ floor's denominator). Per shape (bench/shapes.py: known names, or a config
      2,4,8), each batch's ms a step at the window from --batch-position
      (every sequence fed that many tokens from position 0 in one launch),
      against one sequence's ms/token at the same window of the same .mk;
+     for the traced shape, one sequence and each batch also traced from
+     --batch-position (the report's spans of the middle layer by batch);
   5c. for --prompt-shapes (default the 1B shape): time to the first token
      of prompts of --prompts tokens (default 512,4096,32768, those the
      shape's context holds) on the shape's .mk, the prompt run layer by
@@ -231,6 +233,28 @@ def run_batches(a, shape, part, path, run, tmp, mkc, mkrun, built):
         print(f"{shape['name']}: a batch of {rows}: {timed['ms_per_step']:.3f} ms a step at "
               f"{a.batch_position} ({timed['ms_per_step'] / alone['ms_per_token']:.2f} x one "
               f"sequence's {alone['ms_per_token']:.3f})", flush=True)
+    if shape["trace"]:
+        trace_batches(a, shape, run, tmp, mkc, mkrun, build["mk"])
+
+
+def trace_batches(a, shape, run, tmp, mkc, mkrun, mk):
+    """Where a batch step goes: one sequence and each batch traced from
+    --batch-position on the batches' .mk, the middle layer's operations of
+    each (bench/waterfall.py, without the runs), in one part."""
+    layers = {}
+    for rows in [1] + a.batches:
+        graph = mkc_decode.inspect(run, mkc, mk, os.path.join(tmp, f"batch-{rows}.json"), rows)
+        # The build holds the timed window: --steps positions from there.
+        path = mkc_decode.trace(run, mkrun, mk, a.batch_position, min(a.trace_steps, a.steps),
+                                os.path.join(tmp, f"batch-{rows}.trace.json"), a.device, rows)
+        with open(path) as f:
+            summary = waterfall.summarize(json.load(f), graph)
+        for row in summary["rows"]:
+            del row["runs"], row["waits"]
+        layers[str(rows)] = summary
+    write_json(os.path.join(a.out, "parts", f"{shape['name']}.batch-waterfall.json"),
+               {"shape": shape["name"], "kind": "batch_waterfall", "position": a.batch_position,
+                "rows": layers})
 
 
 def run_prompts(a, shape, part, path, run, tmp, mkrun, build):

@@ -68,8 +68,10 @@ def compile_shape(run, mkc, config, context, work, name, reuse=False, kv_cache="
     return result
 
 
-def inspect(run, mkc, mk, path):
-    run([mkc, "inspect", mk, "--format=json", "-o", path])
+def inspect(run, mkc, mk, path, rows=1):
+    """The graph and schedule of `mk` (`rows` > 1: of its batch of that many)."""
+    run([mkc, "inspect", mk, "--format=json", "-o", path,
+         *([f"--step=batch:{rows}"] if rows > 1 else [])])
     with open(path) as f:
         return json.load(f)
 
@@ -177,8 +179,9 @@ def time_prompt(run, mkrun, mk, length, vocab, repeats, tmp, device="gpu", by_st
             "repeats": repeats}
 
 
-def trace(run, mkrun, mk, position, steps, path, device="gpu"):
-    """A Chrome trace of `steps` steps from `position` (mkrun --trace)."""
-    run([mkrun, mk, "--device", device, "--start-position", position, "--prompt-tokens", "7",
-         "-n", steps, "--trace", path])
+def trace(run, mkrun, mk, position, steps, path, device="gpu", rows=1):
+    """A Chrome trace of `steps` steps from `position` (mkrun --trace); of a
+    batch of `rows` sequences, each from there, where rows > 1."""
+    run([mkrun, mk, "--device", device, "--start-position", position,
+         *(["--prompt-tokens", "7"] * rows), "-n", steps, "--trace", path])
     return path

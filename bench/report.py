@@ -50,6 +50,8 @@ def merge(parts):
             entry["baselines"][part["variant"]] = part
         elif part["kind"] == "waterfall":
             entry["waterfall"] = part
+        elif part["kind"] == "batch_waterfall":
+            entry["batch_waterfall"] = part
     order = list(known.SHAPES)
     return dict(sorted(merged.items(), key=lambda kv: (order.index(kv[0]) if kv[0] in order else len(order), kv[0])))
 
@@ -226,6 +228,28 @@ def batches_section(merged):
     return lines if len(lines) > 2 else []
 
 
+def batch_layers_section(part):
+    """The middle layer's operations, one column of spans per batch size
+    (one sequence first), from bench/harness.py's trace_batches."""
+    sizes = sorted(part["rows"], key=int)
+    first = part["rows"][sizes[0]]
+    lines = ["| operation | task kind | " + " | ".join(f"span us, {s} row{'s' if s != '1' else ''}"
+                                                  for s in sizes) + " |",
+             "| --- | --- | " + " | ".join("---" for _ in sizes) + " |"]
+    for row in first["rows"]:
+        spans = []
+        for size in sizes:
+            match = [r for r in part["rows"][size]["rows"]
+                     if r["operation"] == row["operation"] and r["kind"] == row["kind"]]
+            spans.append(f"{match[0]['span_us']:.1f}" if match else "")
+        lines.append(f"| {row['operation']} | {row['kind']} | " + " | ".join(spans) + " |")
+    lines.append("| the layer | | " + " | ".join(f"{part['rows'][s]['layer_us']:.1f}"
+                                                 for s in sizes) + " |")
+    lines.append("| the step | | " + " | ".join(f"{part['rows'][s]['step_wall_us']:.1f}"
+                                                for s in sizes) + " |")
+    return lines
+
+
 def prompts_section(merged):
     """Each prompt's time to the first token: mkc, one token a step, HF SDPA;
     mkc's FLOP rate and its share of the dense matmul rate of the same run."""
@@ -356,6 +380,13 @@ def assemble(folder):
                  "tokens from position 0, then timed over the window, each position the fastest of "
                  "its launches, the median over the window; one sequence on the same .mk the same "
                  "way.", ""] + batches
+    for name, entry in merged.items():
+        if "batch_waterfall" in entry:
+            part = entry["batch_waterfall"]
+            layer = next(iter(part["rows"].values()))
+            text += ["", f"Where a step goes, {name}: layer {layer['layer']} of a traced step from "
+                     f"position {part['position']} (`mkrun --trace`, bench/waterfall.py), one sequence "
+                     "and each batch on the batches' .mk.", ""] + batch_layers_section(part)
     prompts = prompts_section(merged)
     if prompts:
         text += ["", "## Prompts", "", "Time to the first token of a prompt from position 0 "

@@ -3,8 +3,8 @@
   1. the plan of every known shape (--dry-run), and its refusals;
   2. a whole run on the CPU executor (--device cpu) of a tiny shape through
      the real mkc and mkrun: compile, the check, timing from start positions,
-     a second build for a small context, a trace and its waterfall, then the
-     report;
+     a second build for a small context, a trace and its waterfall, batches
+     timed and traced, then the report;
   3. the report of synthetic parts of two shapes, with baselines, a failure,
      a floor and a waterfall: the table's numbers, the merged decode.json;
   4. bench/readme_table.py on a README of its own.
@@ -102,6 +102,14 @@ def cpu_run(build, tmp):
         fail(f"the prompts (40 past the context of 14; no HF on the CPU): {prompts}")
     if os.listdir(work) and any(name.endswith(".mk") for name in os.listdir(work)):
         fail(f"a .mk was left in {work}: {os.listdir(work)}")
+    with open(os.path.join(out_dir, "parts", "harness-tiny.batch-waterfall.json")) as f:
+        batch_layers = json.load(f)
+    if sorted(batch_layers["rows"]) != ["1", "2", "3"] or batch_layers["position"] != 4:
+        fail(f"the batches' traces: {sorted(batch_layers['rows'])} at {batch_layers['position']}")
+    for rows, summary in batch_layers["rows"].items():
+        kinds = [r["kind"] for r in summary["rows"]]
+        if summary["position"] != 5 or "Gemv" not in kinds or "AttentionChunk" not in kinds:
+            fail(f"the batch of {rows}'s traced layer at {summary['position']}: {kinds}")
     with open(os.path.join(out_dir, "parts", "harness-tiny.waterfall.json")) as f:
         summary = json.load(f)
     kinds = [r["kind"] for r in summary["rows"]]
@@ -131,6 +139,8 @@ def cpu_run(build, tmp):
     expect_in(readme, "## Where a layer's time goes: harness-tiny", "the CPU run's README")
     expect_in(readme, "## Batches", "the CPU run's README")
     expect_in(readme, "| harness-tiny | 4 | 3 | ", "the batches' table")
+    expect_in(readme, "| operation | task kind | span us, 1 row | span us, 2 rows | span us, 3 rows |",
+              "the batches' layer")
     expect_in(readme, "## Prompts", "the CPU run's README")
     expect_in(readme, "| harness-tiny | 5 | ", "the prompts' table")
 
