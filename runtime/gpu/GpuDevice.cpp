@@ -772,6 +772,12 @@ GpuStatus CudaGpuDevice::runBatch(const GpuBatchRequest &request, GpuBatchResult
     error = timestamps.allocate(cuda, steps * sizeof(uint64_t), "the step timestamps");
   if (!error.empty())
     return GpuStatus::Failed;
+  // The kernel writes the logits of the rows that run a step; an idle row's
+  // are zeros (a new allocation holds whatever memory it was given, which
+  // differs from launch to launch).
+  if (request.keepLogits &&
+      !check(cuda.cuMemsetD8(logits.get(), 0, logits.bytes()), "clearing the logits", error))
+    return GpuStatus::Failed;
   if (request.keepTrace)
     if (GpuStatus status = prepareTrace(steps, error); status != GpuStatus::Ok)
       return status;

@@ -71,7 +71,8 @@ struct GpuBatchResult {
   std::vector<std::vector<int64_t>> generated; // per sequence: its new tokens (teacher
                                                // forcing: every step's pick)
   std::vector<bool> atEos;                     // per sequence: it stopped at an EOS
-  std::vector<float> logits;                   // [steps][rows][vocab] when asked
+  std::vector<float> logits;                   // [steps][rows][vocab] when asked; an idle
+                                               // row's (past its sequence's steps) zeros
   int64_t steps = 0, rows = 0;
   double kernelMilliseconds = 0;
   std::vector<double> stepMilliseconds;
