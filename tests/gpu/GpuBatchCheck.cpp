@@ -14,7 +14,7 @@
 //     CPU's top-2 gap is clear; rows past a shorter prompt idle (with
 //     --against-decode the decode kernel stands in for the CPU: a shape
 //     too big for the CPU executor in a test, its inputs cut in slices);
-//   - two launches give the same bits;
+//   - two launches give the same bits, and an idle row's logits are zeros;
 //   - greedy generation of every sequence at once: each row's tokens are
 //     what the decode kernel, teacher-forced on that sequence, picks where
 //     its top-2 gap is clear;
@@ -131,6 +131,14 @@ int checkBatch(const std::string &path, int64_t maxContext, int64_t rows,
   if (!runBatch(*batchDevice, forcing, forced) || !runBatch(*batchDevice, forcing, again))
     return 1;
   report(forced.logits == again.logits, "two batch launches give the same bits");
+  // A row past its prompt idles: its logits are zeros (GpuBatchResult).
+  bool idleZeros = true;
+  for (int64_t step = 0; step < forced.steps; ++step)
+    for (int64_t r = 0; r < rows; ++r)
+      if (step >= static_cast<int64_t>(prompts[r].size()))
+        for (int64_t i = 0; i < vocab; ++i)
+          idleZeros = idleZeros && forced.logits[(step * rows + r) * vocab + i] == 0.0f;
+  report(idleZeros, "an idle row's logits are zeros");
   double worstCpu = 0, worstGpu = 0, largest = 0;
   int clear = 0, agree = 0;
   for (int64_t r = 0; r < rows; ++r) {
