@@ -142,8 +142,9 @@ MK_HOST_DEVICE constexpr bool gemvRowsOnTensorCores(long long input, long long r
 }
 // There a warp loads kGemvRowsBatchSteps steps of 32 input elements of its
 // 16 weight rows at a time, and where the input is one slice each warp's
-// first batch of a round is copied ahead into a stage of its own (16 bytes
-// of two rows a step for each of 32 lanes), 16-byte aligned past the rest.
+// first batch is copied before the task waits into a stage of its own (16
+// bytes of two rows a step for each of 32 lanes), 16-byte aligned past the
+// rest.
 constexpr long long kGemvRowsBatchSteps = 4;
 MK_HOST_DEVICE constexpr long long gemvRowsStageOffset(long long input, long long rows,
                                                        bool norm) {

@@ -55,17 +55,15 @@ struct GpuRunResult {
 };
 
 // A launch of a kernel of several rows a step (a batch, MkRowPlan): each
-// sequence fed its prompt from firstPosition (GpuRunRequest's), then greedy
-// new tokens.
+// sequence fed its prompt from firstPosition, then greedy new tokens.
 struct GpuBatchRequest {
   std::vector<std::vector<int64_t>> prompts; // one per sequence, each non-empty; at most the rows
   int64_t newTokens = 0;      // each sequence's, after its prompt (0: teacher-forcing only)
   bool teacherForced = false; // every step feeds the prompts' tokens, as long as the longest
   bool keepLogits = false;    // copy every step's logits back
   bool keepTrace = false;     // record and return every task's times (ControlBlock.h's trace)
-  int64_t firstPosition = 0;
+  int64_t firstPosition = 0;  // every sequence's first position, as GpuRunRequest's
 };
-
 
 struct GpuBatchResult {
   std::vector<std::vector<int64_t>> generated; // per sequence: its new tokens (teacher
