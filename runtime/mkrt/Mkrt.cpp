@@ -96,6 +96,17 @@ void checkContext(const mkrt_session *session, size_t positions) {
   checkContext(session, positions, session->startPosition, "start position");
 }
 
+// The session's trace file from a launch of `graph` on `schedule` whose
+// first step ran at `first`; a file that cannot be written fails the call.
+void writeSessionTrace(const mkrt_session *session, const mk::TaskGraph &graph,
+                       const mk::Schedule &schedule, const mk::rt::LaunchTrace &trace,
+                       int64_t first) {
+  std::string error = mk::rt::writeChromeTraceFile(session->tracePath, graph, schedule, trace,
+                                                   first, session->device);
+  if (!error.empty())
+    throw EngineError(MKRT_ERROR_EXECUTION, error);
+}
+
 // mkrt_generate and mkrt_continue: the prompt fed from `first`, `n_new`
 // tokens generated, the outputs and timing filled, the trace written.
 // A callback of the C API, with what it was given.
@@ -136,14 +147,9 @@ void generateFrom(mkrt_session *session, const int64_t *prompt, size_t n_prompt,
     timing->step_ms = session->stepMs.data();
     timing->num_step_ms = session->stepMs.size();
   }
-  if (tracing) {
-    const mk::Artifact &artifact = artifactOf(session);
-    std::string error =
-        mk::rt::writeChromeTraceFile(session->tracePath, artifact.graph, artifact.schedule,
-                                     generation.trace, first, session->device);
-    if (!error.empty())
-      throw EngineError(MKRT_ERROR_EXECUTION, error);
-  }
+  if (tracing)
+    writeSessionTrace(session, artifactOf(session).graph, artifactOf(session).schedule,
+                      generation.trace, first);
 }
 
 std::unique_ptr<mk::rt::Engine> makeEngine(const mk::Artifact &artifact, const std::string &device,
@@ -503,11 +509,8 @@ mkrt_status mkrt_generate_batch(mkrt_session *session, const int64_t *const *pro
     if (tracing) {
       // The batch step's own graph: its tasks carry every row.
       const mk::ScheduledGraph &step = artifactOf(session).rowSteps.at(batched.rowStep);
-      std::string error = mk::rt::writeChromeTraceFile(session->tracePath, step.graph,
-                                                       step.schedule, batched.trace,
-                                                       session->startPosition, session->device);
-      if (!error.empty())
-        throw EngineError(MKRT_ERROR_EXECUTION, error);
+      writeSessionTrace(session, step.graph, step.schedule, batched.trace,
+                        session->startPosition);
     }
   });
 }
