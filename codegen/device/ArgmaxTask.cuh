@@ -204,6 +204,69 @@ __device__ void argmaxRowsTask(const TaskContext &context, const MkTaskRecord &,
   long long *slots = reinterpret_cast<long long *>(context.activations + context.header->tokenSlot);
   long long *outputs = reinterpret_cast<long long *>(control->outputTokens) +
                        static_cast<unsigned long long>(context.step) * kStepRows;
+  if (op.partials != MK_NO_OFFSET && !control->logits) {
+    // Greedy from the picks: a warp a row, all rows at once (a row's picks
+    // are a pair a tile, too few for a block's barriers to pay).
+    // Bit 0: some row runs the next step; bit 1: some row's logits were
+    // not finite (the launch stops with the error).
+    __shared__ unsigned rowsRunOn;
+    if (threadIdx.x == 0)
+      rowsRunOn = 0;
+    consumerSync<kThreads>();
+    const int warp = threadIdx.x / kWarpSize, lane = threadIdx.x % kWarpSize;
+#pragma unroll 1
+    for (int r = warp; r < kStepRows; r += kThreads / kWarpSize) {
+      MkRowPlan &plan = reinterpret_cast<MkRowPlan *>(control->rowPlans)[r];
+      if (!stepRow<kStepRows>(context, r).active) {
+        if (lane == 0)
+          outputs[r] = -1;
+        continue;
+      }
+      const float2 *picks = reinterpret_cast<const float2 *>(context.activations + op.partials) +
+                            static_cast<unsigned long long>(r) * op.numChunks;
+      Candidate best{negativeInfinity(), kNoIndex};
+      unsigned nonFinite = kNoIndex;
+      for (unsigned i = lane; i < static_cast<unsigned>(op.numChunks); i += kWarpSize) {
+        const float2 pick = picks[i];
+        const unsigned index = __float_as_uint(pick.y);
+        if (isnan(pick.x))
+          nonFinite = min(nonFinite, index);
+        else
+          best = better(best, Candidate{pick.x, index});
+      }
+      best = warpBest(best);
+      nonFinite = warpLowest(nonFinite);
+      if (nonFinite != kNoIndex) {
+        if (lane == 0) {
+          raiseError(context, MK_ERROR_NON_FINITE_LOGIT, nonFinite);
+          control->stop = 1;
+          atomicOr(&rowsRunOn, 2u);
+        }
+        break;
+      }
+      if (lane == 0) {
+        const long long token = best.index;
+        slots[r] = token;
+        outputs[r] = token;
+        if (context.step >= plan.eosFromStep && isEosToken(control, token))
+          plan.activeUntil = context.step + 1;
+        if (context.step + 1 < plan.activeUntil)
+          atomicOr(&rowsRunOn, 1u);
+      }
+    }
+    consumerSync<kThreads>(); // every row's pick, and rowsRunOn
+    if (threadIdx.x != 0 || (rowsRunOn & 2u) != 0)
+      return;
+    if (control->timestamps)
+      reinterpret_cast<unsigned long long *>(control->timestamps)[context.step] = globalTimer();
+    control->stepsDone = context.step + 1;
+    if ((rowsRunOn & 1u) == 0 || cancelled)
+      control->stop = 1; // every CTA ends after this step
+    return;
+  }
+
+  // Over the logits (the control block keeps them): the block a row, one
+  // row after another.
   bool runsOn = false; // some row runs the next step
 #pragma unroll 1
   for (int r = 0; r < kStepRows; ++r) {

@@ -62,12 +62,12 @@ __device__ __forceinline__ float sumOverStride(float value) {
 // MK_NO_OFFSET. One warp a head.
 template <int kHeadDim, int kThreads>
 __device__ void headRmsNorm(const TaskContext &context, float *x, int firstHead, int heads,
-                            unsigned long long weight, float eps) {
+                            unsigned long long weight, float eps, unsigned thread = threadIdx.x) {
   if (weight == MK_NO_OFFSET)
     return;
   constexpr int kWarps = kThreads / kWarpSize;
   const float *scale = context.params + weight;
-  int warp = threadIdx.x / kWarpSize, lane = threadIdx.x % kWarpSize;
+  int warp = thread / kWarpSize, lane = thread % kWarpSize;
   for (int head = firstHead + warp; head < firstHead + heads; head += kWarps) {
     float *values = x + head * kHeadDim;
     float squares = 0.0f;
@@ -85,11 +85,11 @@ __device__ void headRmsNorm(const TaskContext &context, float *x, int firstHead,
 // dimensions past kRotaryDim stay as they are.
 template <int kHeadDim, int kRotaryDim, int kThreads>
 __device__ void rotateHeads(const TaskContext &context, const MkOperationRecord &op, float *x,
-                            int heads, long long position) {
+                            int heads, long long position, unsigned thread = threadIdx.x) {
   constexpr int kHalf = kRotaryDim / 2;
   if constexpr (kHalf > 0) {
     const float *invFreq = context.params + op.invFreq;
-    for (int pair = threadIdx.x; pair < heads * kHalf; pair += kThreads) {
+    for (int pair = thread; pair < heads * kHalf; pair += kThreads) {
       int head = pair / kHalf, i = pair % kHalf;
       float angle = static_cast<float>(position) * invFreq[i];
       float sine, cosine;
@@ -188,6 +188,43 @@ struct StagingRing {
   }
 };
 
+// The threads that take one step row of a chunk task: the whole CTA, or
+// (kTeams > 1, a batch's rows at once) team `index` of kThreads of them,
+// with a named barrier of its own (2 + index: 0 is __syncthreads', 1 the
+// consumers') and its own words of shared memory.
+template <int kThreads, int kTeams>
+struct ChunkTeam {
+  int index;
+  float *shared;
+  // The thread's index in the team: a mask where kThreads is a power of two
+  // (the task asserts it), recomputed where used (held in a register through
+  // the row, it made the 1B shape's batch kernels spill 120-212 bytes), and
+  // unsigned, as threadIdx.x, so that the row's divisions by powers of two
+  // stay shifts (signed ones changed the decode kernel's code).
+  __device__ __forceinline__ unsigned thread() const {
+    return kTeams == 1 ? threadIdx.x : threadIdx.x % kThreads;
+  }
+  __device__ __forceinline__ void sync() const {
+    if constexpr (kTeams == 1) {
+      consumerSync<kThreads>();
+    } else {
+#ifdef __CUDA_ARCH__
+      asm volatile("bar.sync %0, %1;" ::"r"(2 + index), "n"(kThreads) : "memory");
+#endif
+    }
+  }
+};
+
+// What a team's row hands its wait: the task's for the team's first row
+// (every team takes it together); nothing for a later one, whose inputs
+// that wait acquired (the team's barrier before it orders the rest).
+template <class AwaitInputs>
+struct FirstRowInputs {
+  const AwaitInputs &awaitInputs;
+  bool first;
+  __device__ __forceinline__ bool operator()() const { return first ? awaitInputs() : true; }
+};
+
 // One step row's part of a chunk task: its position, whether it runs, and
 // where its q | k | v input, its sequence's caches and its partials are.
 template <class Cache>
@@ -200,10 +237,11 @@ struct ChunkRow {
 };
 
 template <int kHeadDim, int kGroup, int kChunk, int kRotaryDim, int kCacheBytes, int kThreads,
-          class AwaitInputs>
+          int kTeams, class AwaitInputs>
 __device__ bool attentionChunkRow(const TaskContext &context, const MkTaskRecord &task,
                                   const MkOperationRecord &op, const AwaitInputs &awaitInputs,
-                                  const ChunkRow<typename BufferElementOf<kCacheBytes>::Type> row) {
+                                  const ChunkRow<typename BufferElementOf<kCacheBytes>::Type> row,
+                                  const ChunkTeam<kThreads, kTeams> team) {
   using Layout = AttentionShape<kHeadDim, kGroup>;
   // The caches' elements: f32, or bf16 (read as f32, written rounded).
   using Element = BufferElementOf<kCacheBytes>;
@@ -232,6 +270,8 @@ __device__ bool attentionChunkRow(const TaskContext &context, const MkTaskRecord
   constexpr int kValueBatch = kValuesPerLane < 8 ? kValuesPerLane : 8;
   constexpr int kValueBatches = (kValuesPerLane + kValueBatch - 1) / kValueBatch;
   static_assert(kThreads % kWarpSize == 0, "whole warps");
+  static_assert(kTeams == 1 || !kStaged, "the staging ring is the whole CTA's");
+  const unsigned tid = team.thread();
   static_assert(kValueLanes <= kWarpSize, "at most 32 dimensions of o per warp");
 
   unsigned long long group = task.begin, chunk = task.end;
@@ -240,25 +280,24 @@ __device__ bool attentionChunkRow(const TaskContext &context, const MkTaskRecord
   long long last = min(first + span, row.position + 1);
   // An idle row attends to nothing: its partials are an empty chunk's.
   int count = row.active && last > first ? static_cast<int>(last - first) : 0;
-  float *queries = context.shared;                  // [kGroup][kHeadDim]
+  float *queries = team.shared;                     // [kGroup][kHeadDim]
   float *newKey = queries + Layout::kGroupLength;   // [kHeadDim], right after q
   float *newValue = newKey + kHeadDim;              // [kHeadDim]
   float *scores = newValue + kHeadDim;              // [kGroup][kChunk]
   float *maxima = scores + kGroup * kChunk;         // [kGroup]
   float *sums = maxima + kGroup;                    // [kGroup]
-  float *staging = context.shared + attentionStagingOffset(kHeadDim, kGroup, kChunk);
+  float *staging = team.shared + attentionStagingOffset(kHeadDim, kGroup, kChunk);
   static_assert(Layout::kGroupLength + 2 * kHeadDim + kGroup * kChunk + 2 * kGroup <=
                         static_cast<int>(attentionStagingOffset(kHeadDim, kGroup, kChunk)) &&
                     attentionStagingOffset(kHeadDim, kGroup, kChunk) +
-                            (kStaged ? Ring::kStages * Ring::kSlotFloats : 0) ==
-                        attentionChunkSharedFloats(kHeadDim, kGroup, kChunk, kRotaryDim,
-                                                   kCacheBytes),
+                            (kStaged ? Ring::kStages * Ring::kSlotFloats : 0) <=
+                        attentionChunkTeamFloats(kHeadDim, kGroup, kChunk, kCacheBytes),
                 "the carving above is what core/protocol/SharedMemory.h reserves");
   const long long position = row.position;
   const Cache *keys = row.keys;
   const Cache *values = row.values;
   float *partials = row.partials;
-  int warp = threadIdx.x / kWarpSize, lane = threadIdx.x % kWarpSize;
+  int warp = tid / kWarpSize, lane = tid % kWarpSize;
   int keyLane = lane % kKeyLanes;
   int valueDim = warp * kValueLanes + lane % kValueLanes, valueSlice = lane / kValueLanes;
 
@@ -270,22 +309,22 @@ __device__ bool attentionChunkRow(const TaskContext &context, const MkTaskRecord
   const bool newEntries = row.active && (chunk == 0 || holdsPosition);
   const float *qkv = row.qkv;
   auto loadNewEntries = [&] {
-    for (int i = threadIdx.x; i < 2 * kHeadDim; i += kThreads)
+    for (int i = tid; i < 2 * kHeadDim; i += kThreads)
       newKey[i] = i < kHeadDim ? qkv[layout.key(group) + i] : qkv[layout.value(group) + i - kHeadDim];
   };
   auto finishNewEntries = [&] {
-    headRmsNorm<kHeadDim, kThreads>(context, newKey, 0, 1, op.kNorm, op.eps);
-    consumerSync<kThreads>();
-    rotateHeads<kHeadDim, kRotaryDim, kThreads>(context, op, newKey, 1, position);
-    consumerSync<kThreads>();
+    headRmsNorm<kHeadDim, kThreads>(context, newKey, 0, 1, op.kNorm, op.eps, tid);
+    team.sync();
+    rotateHeads<kHeadDim, kRotaryDim, kThreads>(context, op, newKey, 1, position, tid);
+    team.sync();
     // Every chunk attends to what the cache keeps, this step's entry too.
     if constexpr (kCacheBytes != 4) {
-      for (int i = threadIdx.x; i < 2 * kHeadDim; i += kThreads)
+      for (int i = tid; i < 2 * kHeadDim; i += kThreads)
         newKey[i] = Element::round(newKey[i]);
-      consumerSync<kThreads>();
+      team.sync();
     }
     if (chunk == 0)
-      for (int i = threadIdx.x; i < 2 * kHeadDim; i += kThreads)
+      for (int i = tid; i < 2 * kHeadDim; i += kThreads)
         (i < kHeadDim ? row.keys : row.values)[layout.cacheEntry(position, group) + i % kHeadDim] =
             Element::write(newKey[i]);
   };
@@ -296,10 +335,10 @@ __device__ bool attentionChunkRow(const TaskContext &context, const MkTaskRecord
       return false;
     if (newEntries) {
       loadNewEntries();
-      consumerSync<kThreads>();
+      team.sync();
       finishNewEntries();
     }
-    for (int i = threadIdx.x; i < kGroup * Layout::kPartialLength; i += kThreads) {
+    for (int i = tid; i < kGroup * Layout::kPartialLength; i += kThreads) {
       int head = i / Layout::kPartialLength, j = i % Layout::kPartialLength;
       partials[layout.partial(group * kGroup + head, chunk) + j] =
           j == Layout::kMax ? negativeInfinity() : 0.0f;
@@ -309,7 +348,7 @@ __device__ bool attentionChunkRow(const TaskContext &context, const MkTaskRecord
 
   // Position (in the chunk) of this lane's key in a pass, of its value k
   // (the register path's rounds).
-  auto keyPosition = [&](int pass) { return pass * kKeysPerPass + threadIdx.x / kKeyLanes; };
+  auto keyPosition = [&](int pass) { return pass * kKeysPerPass + tid / kKeyLanes; };
   auto valuePosition = [&](int k) { return valueSlice + k * kValueSlices; };
   // This step's own entry comes from shared memory once it is rotated, never
   // from the cache slot chunk 0 is writing: neither path reads that slot,
@@ -350,6 +389,28 @@ __device__ bool attentionChunkRow(const TaskContext &context, const MkTaskRecord
                   count,
                   newSlot,
                   (count + Ring::kRows - 1) / Ring::kRows};
+  // A team has a fraction of the CTA's warps, so its keys and values take
+  // several rounds of loads, each a round trip to HBM behind the sums of the
+  // round before (the 1B shape's batch of 4: three of keys, three of values;
+  // its chunk tasks took 14 us against one row's 4). The later rounds' rows
+  // are asked into L1 with the first round's loads, so that each round
+  // finds them there.
+  auto prefetchLaterRounds = [&] {
+    constexpr int kLineBytes = 128;
+    constexpr int kLines = (kHeadDim * static_cast<int>(sizeof(Cache)) + kLineBytes - 1) / kLineBytes;
+    const int rows = count * kLines;
+    for (int item = tid; item < 2 * rows; item += kThreads) {
+      const bool isValue = item >= rows;
+      const int t = (isValue ? item - rows : item) / kLines, line = item % kLines;
+      if (t < (isValue ? kValueBatch * kValueSlices : kKeysPerPass) || t == newSlot)
+        continue;
+      const Cache *row = (isValue ? values : keys) + layout.cacheEntry(first + t, group);
+#ifdef __CUDA_ARCH__
+      asm volatile("prefetch.global.L1 [%0];" ::"l"(reinterpret_cast<const char *>(row) +
+                                                    line * kLineBytes));
+#endif
+    }
+  };
   float key[kStaged ? 1 : kKeySlices], value[kStaged ? 1 : kValueBatch];
   if constexpr (kStaged) {
     ring.start();
@@ -368,27 +429,29 @@ __device__ bool attentionChunkRow(const TaskContext &context, const MkTaskRecord
                      ? Element::read(values[layout.cacheEntry(first + tv, group) + valueDim])
                      : 0.0f;
     }
+    if constexpr (kTeams > 1)
+      prefetchLaterRounds();
   }
   if (!awaitInputs()) {
     copyWait();
     return false;
   }
-  for (int i = threadIdx.x; i < Layout::kGroupLength; i += kThreads)
+  for (int i = tid; i < Layout::kGroupLength; i += kThreads)
     queries[i] = qkv[layout.query(group) + i];
   if (newEntries)
     loadNewEntries();
-  consumerSync<kThreads>();
+  team.sync();
 
   // Compute: q's head norms and rotary, and this step's k.
-  headRmsNorm<kHeadDim, kThreads>(context, queries, 0, kGroup, op.qNorm, op.eps);
-  consumerSync<kThreads>();
-  rotateHeads<kHeadDim, kRotaryDim, kThreads>(context, op, queries, kGroup, position);
+  headRmsNorm<kHeadDim, kThreads>(context, queries, 0, kGroup, op.qNorm, op.eps, tid);
+  team.sync();
+  rotateHeads<kHeadDim, kRotaryDim, kThreads>(context, op, queries, kGroup, position, tid);
   // Barriers order q's rotation before the scores: finishNewEntries's, or
   // (staged) the first block's in the ring.
   if (newEntries)
     finishNewEntries();
   else if constexpr (!kStaged)
-    consumerSync<kThreads>();
+    team.sync();
 
   if constexpr (kStaged) {
     // Compute: scores, block by block: a thread's key of each pass of the
@@ -511,7 +574,7 @@ __device__ bool attentionChunkRow(const TaskContext &context, const MkTaskRecord
       }
     }
   }
-  consumerSync<kThreads>();
+  team.sync();
 
   // Compute: per head, the max, the weights exp(s - m) in place, their sum.
   for (int head = warp; head < kGroup; head += kWarps) {
@@ -534,7 +597,7 @@ __device__ bool attentionChunkRow(const TaskContext &context, const MkTaskRecord
   }
   // The weights before o: here, or (staged) the first value block's barrier.
   if constexpr (!kStaged)
-    consumerSync<kThreads>();
+    team.sync();
 
   if constexpr (kStaged) {
     // Compute and store: o, staged. Each thread owns one head and one
@@ -552,9 +615,9 @@ __device__ bool attentionChunkRow(const TaskContext &context, const MkTaskRecord
     constexpr int kSlots = kOwnerRounds > 1 ? 1 : kThreads / kOwners;
     static_assert(kSlots * kGroup * kHeadDim <= Ring::kStages * Ring::kSlotFloats,
                   "the slots' sums fit the ring");
-    const int positionSlot = kOwnerRounds > 1 ? 0 : threadIdx.x / kOwners;
+    const int positionSlot = kOwnerRounds > 1 ? 0 : tid / kOwners;
     auto ownerOf = [&](int round) {
-      return kOwnerRounds > 1 ? threadIdx.x + round * kThreads : threadIdx.x % kOwners;
+      return kOwnerRounds > 1 ? tid + round * kThreads : tid % kOwners;
     };
     float sum[kOwnerRounds][kUnitElements];
 #pragma unroll
@@ -590,7 +653,7 @@ __device__ bool attentionChunkRow(const TaskContext &context, const MkTaskRecord
         }
       }
     }
-    consumerSync<kThreads>(); // every thread is done with the ring
+    team.sync(); // every thread is done with the ring
     if (positionSlot < kSlots) {
 #pragma unroll
       for (int round = 0; round < kOwnerRounds; ++round) {
@@ -603,8 +666,8 @@ __device__ bool attentionChunkRow(const TaskContext &context, const MkTaskRecord
           staging[positionSlot * kGroup * kHeadDim + owner * kUnitElements + i] = sum[round][i];
       }
     }
-    consumerSync<kThreads>();
-    for (int i = threadIdx.x; i < kGroup * kHeadDim; i += kThreads) {
+    team.sync();
+    for (int i = tid; i < kGroup * kHeadDim; i += kThreads) {
       float total = 0.0f;
       for (int slotIndex = 0; slotIndex < kSlots; ++slotIndex)
         total += staging[slotIndex * kGroup * kHeadDim + i];
@@ -643,7 +706,7 @@ __device__ bool attentionChunkRow(const TaskContext &context, const MkTaskRecord
       }
     }
   }
-  for (int head = threadIdx.x; head < kGroup; head += kThreads) {
+  for (int head = tid; head < kGroup; head += kThreads) {
     float *partial = partials + layout.partial(group * kGroup + head, chunk);
     partial[Layout::kMax] = maxima[head];
     partial[Layout::kSum] = sums[head];
@@ -651,17 +714,32 @@ __device__ bool attentionChunkRow(const TaskContext &context, const MkTaskRecord
   return true;
 }
 
-// The task: its chunk for each row of the step, one after another (a
-// batch's rows are sequences of their own, each attending to its own slots
-// at its own position). The first row's loads go before the wait; the
-// others' after it, each behind a barrier, since a row's shared memory is
-// the next one's.
+// The task: its chunk for each row of the step (a batch's rows are
+// sequences of their own, each attending to its own slots at its own
+// position). Where the chunk's keys and values come through registers, the
+// rows go kTeams at a time, a team of warps a row with its own barrier and
+// shared memory (core/protocol/SharedMemory.h's attentionChunkTeams); else
+// one after another. A team's first row's loads go before the wait, which
+// every team takes together; a later row's after it, behind the team's
+// barrier, since a row's shared memory is the next one's.
 template <int kHeadDim, int kGroup, int kChunk, int kRotaryDim, int kCacheBytes, int kStepRows,
           int kThreads, class AwaitInputs>
 __device__ void attentionChunkTask(const TaskContext &context, const MkTaskRecord &task,
                                    const MkOperationRecord &op, const AwaitInputs &awaitInputs) {
   using Cache = typename BufferElementOf<kCacheBytes>::Type;
   using Layout = AttentionShape<kHeadDim, kGroup>;
+  constexpr int kTeams = static_cast<int>(
+      attentionChunkTeams(kHeadDim, kGroup, kChunk, kCacheBytes, kStepRows, kThreads / kWarpSize));
+  constexpr int kTeamThreads = kThreads / kTeams;
+  static_assert(kTeams == 1 || (kThreads % (kTeams * kWarpSize) == 0 && kTeams <= 8 &&
+                                 (kTeamThreads & (kTeamThreads - 1)) == 0),
+                "whole warps a team, a power of two of threads, a named barrier each (2 to 9)");
+  static_assert(kTeams * attentionChunkTeamFloats(kHeadDim, kGroup, kChunk, kCacheBytes) ==
+                    attentionChunkSharedFloats(kHeadDim, kGroup, kChunk, kRotaryDim, kCacheBytes,
+                                               kStepRows),
+                "the teams' words are what core/protocol/SharedMemory.h reserves");
+  constexpr unsigned long long kTeamFloats =
+      attentionChunkTeamFloats(kHeadDim, kGroup, kChunk, kCacheBytes);
   const AttentionLayout layout = Layout::of(op);
   // (Cache offsets count f32 elements of the KV arena, whatever the cache
   // keeps: runtime/format/ScheduleBlobBuilder.h.)
@@ -669,8 +747,12 @@ __device__ void attentionChunkTask(const TaskContext &context, const MkTaskRecor
   Cache *values = reinterpret_cast<Cache *>(context.kv + op.valueCache);
   const unsigned long long qkvRow = (layout.numHeads + 2 * layout.numKvHeads) * kHeadDim;
   const unsigned long long partialsRow = layout.numHeads * layout.numChunks * Layout::kPartialLength;
+  // (One team: index 0 as a constant, so that a step of one row compiles to
+  // the loop it was before teams.)
+  const int teamIndex = kTeams == 1 ? 0 : static_cast<int>(threadIdx.x) / kTeamThreads;
+  const ChunkTeam<kTeamThreads, kTeams> team{teamIndex, context.shared + teamIndex * kTeamFloats};
 #pragma unroll 1
-  for (int r = 0; r < kStepRows; ++r) {
+  for (int r = teamIndex; r < kStepRows; r += kTeams) {
     const StepRow step = stepRow<kStepRows>(context, r);
     const unsigned long long slots = kStepRows == 1 ? 0 : step.sequence * sequenceSlots(context, op);
     const ChunkRow<Cache> row{step.position,
@@ -679,11 +761,22 @@ __device__ void attentionChunkTask(const TaskContext &context, const MkTaskRecor
                               keys + slots,
                               values + slots,
                               context.activations + op.partials + r * partialsRow};
-    if (r > 0)
-      consumerSync<kThreads>();
-    if (!attentionChunkRow<kHeadDim, kGroup, kChunk, kRotaryDim, kCacheBytes, kThreads>(
-            context, task, op, RowInputs<AwaitInputs, kThreads>{awaitInputs, r}, row))
-      return;
+    if constexpr (kTeams == 1) {
+      // Rows one after another, the whole CTA each.
+      if (r > 0)
+        consumerSync<kThreads>();
+      if (!attentionChunkRow<kHeadDim, kGroup, kChunk, kRotaryDim, kCacheBytes, kThreads, 1>(
+              context, task, op, RowInputs<AwaitInputs, kThreads>{awaitInputs, r}, row, team))
+        return;
+    } else {
+      const bool first = r < kTeams; // the team's first row: its inputs are the task's wait
+      if (!first)
+        team.sync();
+      if (!attentionChunkRow<kHeadDim, kGroup, kChunk, kRotaryDim, kCacheBytes, kTeamThreads,
+                             kTeams>(context, task, op,
+                                     FirstRowInputs<AwaitInputs>{awaitInputs, first}, row, team))
+        return;
+    }
   }
 }
 

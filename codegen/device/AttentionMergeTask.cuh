@@ -23,12 +23,15 @@
 
 namespace mk::gpu {
 
-// One step row's merge: `partials` and `out` are the row's, `row` its place
-// in the step (an idle row's output is zeros, as the CPU's).
-template <int kHeadDim, int kGroup, int kThreads>
-__device__ void attentionMergeRow(const TaskContext &context, const MkTaskRecord &task,
-                                  const MkOperationRecord &op, const StepRow &row,
-                                  const float *partials, float *out) {
+// Element i of one step row's merge (a (head, dimension) of the group):
+// `partials` and `out` are the row's (an idle row's output is zeros, as the
+// CPU's).
+template <int kHeadDim, int kGroup>
+__device__ __forceinline__ void attentionMergeElement(const TaskContext &context,
+                                                      const MkTaskRecord &task,
+                                                      const MkOperationRecord &op,
+                                                      const StepRow &row, const float *partials,
+                                                      float *out, int i) {
   using Layout = AttentionShape<kHeadDim, kGroup>;
   const AttentionLayout layout = Layout::of(op);
   constexpr int kBatch = 12;
@@ -37,75 +40,74 @@ __device__ void attentionMergeRow(const TaskContext &context, const MkTaskRecord
                                         op.chunkSize);
   out += layout.query(group);
   if (!row.active) {
-    for (int i = threadIdx.x; i < Layout::kGroupLength; i += kThreads)
-      out[i] = 0.0f;
+    out[i] = 0.0f;
     return;
   }
+  int head = i / kHeadDim, d = i % kHeadDim;
+  const float *headChunks = partials + layout.partial(group * kGroup + head, 0);
+  // Chunk c's entry j, or `otherwise` past the last chunk read.
+  auto entry = [&](long long c, int j, float otherwise) {
+    return c < chunks ? headChunks[c * Layout::kPartialLength + j] : otherwise;
+  };
 
-  for (int i = threadIdx.x; i < Layout::kGroupLength; i += kThreads) {
-    int head = i / kHeadDim, d = i % kHeadDim;
-    const float *headChunks = partials + layout.partial(group * kGroup + head, 0);
-    // Chunk c's entry j, or `otherwise` past the last chunk read.
-    auto entry = [&](long long c, int j, float otherwise) {
-      return c < chunks ? headChunks[c * Layout::kPartialLength + j] : otherwise;
-    };
-
-    // A batch's m and l, and its o entries where `o` is asked for.
-    auto loadBatch = [&](long long c0, float(&maxima)[kBatch], float(&sums)[kBatch], float *o) {
+  // A batch's m and l, and its o entries where `o` is asked for.
+  auto loadBatch = [&](long long c0, float(&maxima)[kBatch], float(&sums)[kBatch], float *o) {
 #pragma unroll
-      for (int k = 0; k < kBatch; ++k) {
-        maxima[k] = entry(c0 + k, Layout::kMax, 0.0f);
-        sums[k] = entry(c0 + k, Layout::kSum, 0.0f);
-        if (o != nullptr)
-          o[k] = entry(c0 + k, d, 0.0f);
-      }
-    };
-    float max = negativeInfinity(), sum = 0.0f, weighted = 0.0f;
-    auto raiseMax = [&](const float(&maxima)[kBatch], const float(&sums)[kBatch]) {
+    for (int k = 0; k < kBatch; ++k) {
+      maxima[k] = entry(c0 + k, Layout::kMax, 0.0f);
+      sums[k] = entry(c0 + k, Layout::kSum, 0.0f);
+      if (o != nullptr)
+        o[k] = entry(c0 + k, d, 0.0f);
+    }
+  };
+  float max = negativeInfinity(), sum = 0.0f, weighted = 0.0f;
+  auto raiseMax = [&](const float(&maxima)[kBatch], const float(&sums)[kBatch]) {
 #pragma unroll
-      for (int k = 0; k < kBatch; ++k)
-        if (sums[k] != 0.0f)
-          max = fmaxf(max, maxima[k]);
-    };
-    auto addBatch = [&](const float(&maxima)[kBatch], const float(&sums)[kBatch],
-                        const float(&o)[kBatch]) {
+    for (int k = 0; k < kBatch; ++k)
+      if (sums[k] != 0.0f)
+        max = fmaxf(max, maxima[k]);
+  };
+  auto addBatch = [&](const float(&maxima)[kBatch], const float(&sums)[kBatch],
+                      const float(&o)[kBatch]) {
 #pragma unroll
-      for (int k = 0; k < kBatch; ++k) {
-        if (sums[k] == 0.0f)
-          continue;
-        float scale = expf(maxima[k] - max);
-        sum = fmaf(sums[k], scale, sum);
-        weighted = fmaf(o[k], scale, weighted);
-      }
-    };
-    float maxima[kBatch], sums[kBatch], o[kBatch];
-    if (chunks <= kBatch) {
-      // One batch (short positions: 9 chunks at 480 in a build for 528):
-      // m, l and o asked for together, one round trip to L2, not two, on
-      // the layer's critical path.
-      loadBatch(0, maxima, sums, o);
+    for (int k = 0; k < kBatch; ++k) {
+      if (sums[k] == 0.0f)
+        continue;
+      float scale = expf(maxima[k] - max);
+      sum = fmaf(sums[k], scale, sum);
+      weighted = fmaf(o[k], scale, weighted);
+    }
+  };
+  float maxima[kBatch], sums[kBatch], o[kBatch];
+  if (chunks <= kBatch) {
+    // One batch (short positions: 9 chunks at 480 in a build for 528):
+    // m, l and o asked for together, one round trip to L2, not two, on
+    // the layer's critical path.
+    loadBatch(0, maxima, sums, o);
+    raiseMax(maxima, sums);
+    addBatch(maxima, sums, o);
+  } else {
+    // The max over every chunk first, then the sums rescaled to it.
+    for (long long c0 = 0; c0 < chunks; c0 += kBatch) {
+      loadBatch(c0, maxima, sums, nullptr);
       raiseMax(maxima, sums);
+    }
+    for (long long c0 = 0; c0 < chunks; c0 += kBatch) {
+      loadBatch(c0, maxima, sums, o);
       addBatch(maxima, sums, o);
-    } else {
-      // The max over every chunk first, then the sums rescaled to it.
-      for (long long c0 = 0; c0 < chunks; c0 += kBatch) {
-        loadBatch(c0, maxima, sums, nullptr);
-        raiseMax(maxima, sums);
-      }
-      for (long long c0 = 0; c0 < chunks; c0 += kBatch) {
-        loadBatch(c0, maxima, sums, o);
-        addBatch(maxima, sums, o);
-      }
     }
-    // NaN sums go on to the logits, where the argmax reports them.
-    if (sum == 0.0f) {
-      raiseError(context, MK_ERROR_EMPTY_ATTENTION, group * kGroup + head);
-      continue;
-    }
-    out[head * kHeadDim + d] = weighted / sum;
   }
+  // NaN sums go on to the logits, where the argmax reports them.
+  if (sum == 0.0f) {
+    raiseError(context, MK_ERROR_EMPTY_ATTENTION, group * kGroup + head);
+    return;
+  }
+  out[head * kHeadDim + d] = weighted / sum;
 }
 
+// The task: every row's elements at once, (row, element) pairs over the
+// threads (a merge has no barrier and no shared memory, so a batch's rows
+// need not go one after another).
 template <int kHeadDim, int kGroup, int kStepRows, int kThreads, class AwaitInputs>
 __device__ void attentionMergeTask(const TaskContext &context, const MkTaskRecord &task,
                                    const MkOperationRecord &op, const AwaitInputs &awaitInputs) {
@@ -115,12 +117,23 @@ __device__ void attentionMergeTask(const TaskContext &context, const MkTaskRecor
   const AttentionLayout layout = Layout::of(op);
   const unsigned long long partialsRow = layout.numHeads * layout.numChunks * Layout::kPartialLength;
   const unsigned long long outRow = layout.numHeads * kHeadDim;
+  if constexpr (kStepRows == 1) {
+    // One row: its elements over the threads, a loop the compiler may unroll.
+    const StepRow row = stepRow<1>(context, 0);
+    for (int i = threadIdx.x; i < Layout::kGroupLength; i += kThreads)
+      attentionMergeElement<kHeadDim, kGroup>(context, task, op, row,
+                                              context.activations + op.partials,
+                                              context.activations + op.output, i);
+    return;
+  }
 #pragma unroll 1
-  for (int r = 0; r < kStepRows; ++r)
-    attentionMergeRow<kHeadDim, kGroup, kThreads>(
-        context, task, op, stepRow<kStepRows>(context, r),
-        context.activations + op.partials + r * partialsRow,
-        context.activations + op.output + r * outRow);
+  for (unsigned item = threadIdx.x; item < kStepRows * Layout::kGroupLength; item += kThreads) {
+    const unsigned r = item / Layout::kGroupLength;
+    attentionMergeElement<kHeadDim, kGroup>(context, task, op, stepRow<kStepRows>(context, r),
+                                            context.activations + op.partials + r * partialsRow,
+                                            context.activations + op.output + r * outRow,
+                                            item % Layout::kGroupLength);
+  }
 }
 
 } // namespace mk::gpu

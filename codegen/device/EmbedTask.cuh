@@ -30,27 +30,65 @@ __device__ __forceinline__ long long stepToken(const TaskContext &context, int r
   }
 }
 
-// kRow: the table's row length, the hidden size.
+// kRow: the table's row length, the hidden size. One row: its token, then
+// a widening copy of its part. A batch's rows at once: every row's token
+// first (into shared memory), then (row, element) pairs over the threads, a
+// batch of loads in flight before their stores.
 template <int kRow, int kStepRows, int kThreads, class AwaitInputs>
 __device__ void embedTask(const TaskContext &context, const MkTaskRecord &task,
                           const MkOperationRecord &op, const AwaitInputs &awaitInputs) {
   if (!awaitInputs())
     return;
-#pragma unroll 1
-  for (int r = 0; r < kStepRows; ++r) {
+  if constexpr (kStepRows == 1) {
     // Load: the token.
-    long long token = stepToken<kStepRows>(context, r);
+    const long long token = stepToken<1>(context, 0);
     if (token < 0 || static_cast<unsigned long long>(token) >= op.weightRows[0]) {
       if (threadIdx.x == 0)
         raiseError(context, MK_ERROR_TOKEN_OUT_OF_RANGE, token);
       return;
     }
-    const unsigned short *row = context.weights + op.weights[0] + token * kRow;
-
     // Compute and store: a widening copy.
-    float *out = context.activations + op.output + static_cast<unsigned long long>(r) * kRow;
+    const unsigned short *row = context.weights + op.weights[0] + token * kRow;
+    float *out = context.activations + op.output;
     for (unsigned index = task.begin + threadIdx.x; index < task.end; index += kThreads)
       out[index] = bf16ToFloat(row[index]);
+  } else {
+    __shared__ long long tokens[kStepRows];
+    // Load: the tokens.
+    for (int r = threadIdx.x; r < kStepRows; r += kThreads)
+      tokens[r] = stepToken<kStepRows>(context, r);
+    consumerSync<kThreads>();
+    for (int r = 0; r < kStepRows; ++r)
+      if (tokens[r] < 0 || static_cast<unsigned long long>(tokens[r]) >= op.weightRows[0]) {
+        if (threadIdx.x == 0)
+          raiseError(context, MK_ERROR_TOKEN_OUT_OF_RANGE, tokens[r]);
+        return;
+      }
+
+    // Compute and store: a widening copy of each row's part of its table row.
+    // (32-bit: a row's part is at most the hidden size, the rows at most
+    // 1024; a 64-bit division is a called subroutine on the GPU.)
+    const unsigned span = static_cast<unsigned>(task.end - task.begin);
+    const unsigned total = kStepRows * span;
+    constexpr int kBatch = 8;
+#pragma unroll 1
+    for (unsigned base = threadIdx.x; base < total; base += kBatch * kThreads) {
+      unsigned short values[kBatch];
+#pragma unroll
+      for (int b = 0; b < kBatch; ++b) {
+        const unsigned item = base + b * kThreads, r = item / span;
+        values[b] = item < total ? context.weights[op.weights[0] + tokens[r] * kRow + task.begin +
+                                                   item % span]
+                                 : 0;
+      }
+#pragma unroll
+      for (int b = 0; b < kBatch; ++b) {
+        const unsigned item = base + b * kThreads;
+        if (item < total)
+          context.activations[op.output + static_cast<unsigned long long>(item / span) * kRow +
+                              task.begin + item % span] = bf16ToFloat(values[b]);
+      }
+    }
   }
 }
 

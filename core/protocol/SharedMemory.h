@@ -154,14 +154,39 @@ MK_HOST_DEVICE constexpr bool attentionChunkStaged(mk_i64 headDim, mk_i64 group,
   return chunk >= 256 && attentionStages(headDim, group, chunk, cacheBytes) >= 2;
 }
 
+// One row's words: q, this step's k and v, the scores, m and l, then the
+// staging ring where the chunk has one; 16-byte aligned, so that a batch's
+// teams (below) each start on a 16-byte boundary.
+MK_HOST_DEVICE constexpr mk_u64 attentionChunkTeamFloats(mk_i64 headDim, mk_i64 group,
+                                                         mk_i64 chunk, mk_i64 cacheBytes) {
+  return (attentionStagingOffset(headDim, group, chunk) +
+          (attentionChunkStaged(headDim, group, chunk, cacheBytes)
+               ? static_cast<mk_u64>(attentionStages(headDim, group, chunk, cacheBytes) *
+                                     attentionSlotFloats(headDim, chunk, cacheBytes))
+               : 0) +
+          3) /
+         4 * 4;
+}
+// A batch's rows a chunk task takes at once, a team of warps a row: a
+// power of two up to the rows, each team keeping a warp per 32 dimensions
+// of o (attentionValueLanes); one where the chunk stages its keys and
+// values, whose ring is the whole CTA's.
+MK_HOST_DEVICE constexpr mk_i64 attentionChunkTeams(mk_i64 headDim, mk_i64 group, mk_i64 chunk,
+                                                   mk_i64 cacheBytes, mk_i64 rows,
+                                                   mk_i64 warps = 16) {
+  mk_i64 teams = 1;
+  if (attentionChunkStaged(headDim, group, chunk, cacheBytes))
+    return teams;
+  while (teams * 2 <= rows && teams * 2 <= 8 && warps % (teams * 2) == 0 &&
+         attentionValueLanes(headDim, warps / (teams * 2)) <= 32)
+    teams *= 2;
+  return teams;
+}
 MK_HOST_DEVICE constexpr mk_u64 attentionChunkSharedFloats(mk_i64 headDim, mk_i64 group,
                                                            mk_i64 chunk, mk_i64 /*rotaryDim*/,
-                                                           mk_i64 cacheBytes, mk_i64 /*rows*/ = 1) {
-  return attentionStagingOffset(headDim, group, chunk) +
-         (attentionChunkStaged(headDim, group, chunk, cacheBytes)
-              ? static_cast<mk_u64>(attentionStages(headDim, group, chunk, cacheBytes) *
-                                    attentionSlotFloats(headDim, chunk, cacheBytes))
-              : 0);
+                                                           mk_i64 cacheBytes, mk_i64 rows = 1) {
+  return static_cast<mk_u64>(attentionChunkTeams(headDim, group, chunk, cacheBytes, rows)) *
+         attentionChunkTeamFloats(headDim, group, chunk, cacheBytes);
 }
 
 // The merge reads the partials straight from global memory.

@@ -9,6 +9,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <string>
 
 namespace {
@@ -115,6 +117,43 @@ TEST(AttentionStagingTest, RingKeepsReadsInFlightWithinItsBudget) {
 
 // The shapes measured on the H200 (bench/results/2026-12-02-h200-attention-ring):
 // what they were measured with.
+// A batch's rows a chunk task takes at once: a power of two of teams, at
+// most the rows and 8 (named barriers 2-9), each team whole warps covering
+// the head's dimensions of o; one team where the ring is used (it is the
+// whole CTA's). The shared memory is the teams' words, each team starting
+// on a 16-byte boundary.
+TEST(AttentionStagingTest, TeamsSplitTheWarpsOverTheRows) {
+  for (mk_i64 headDim : kHeadDims)
+    for (mk_i64 group : kGroups)
+      for (mk_i64 chunk : kChunks)
+        for (mk_i64 cacheBytes : kCacheBytes)
+          for (mk_i64 rows : {1, 2, 3, 4, 5, 8, 20}) {
+            if (!cacheHolds(headDim, cacheBytes))
+              continue;
+            SCOPED_TRACE(shape(headDim, group, chunk, cacheBytes) + ", rows " +
+                         std::to_string(rows));
+            mk_i64 teams = attentionChunkTeams(headDim, group, chunk, cacheBytes, rows);
+            EXPECT_GE(teams, 1);
+            EXPECT_EQ(teams & (teams - 1), 0);
+            EXPECT_LE(teams, std::max<mk_i64>(std::min<mk_i64>(rows, 8), 1));
+            EXPECT_EQ(16 % teams, 0);
+            EXPECT_LE(attentionValueLanes(headDim, 16 / teams), 32);
+            if (attentionChunkStaged(headDim, group, chunk, cacheBytes))
+              EXPECT_EQ(teams, 1);
+            mk_u64 team = attentionChunkTeamFloats(headDim, group, chunk, cacheBytes);
+            EXPECT_EQ(team % 4, 0u);
+            EXPECT_GE(team, attentionStagingOffset(headDim, group, chunk));
+            EXPECT_EQ(attentionChunkSharedFloats(headDim, group, chunk, 0, cacheBytes, rows),
+                      static_cast<mk_u64>(teams) * team);
+          }
+  // The 1B shape's batch builds for 544 positions (chunks of 48): a team a
+  // row up to 8 rows, 2 warps each at 8.
+  EXPECT_EQ(attentionChunkTeams(64, 4, 48, 2, 4), 4);
+  EXPECT_EQ(attentionChunkTeams(64, 4, 48, 2, 8), 8);
+  EXPECT_EQ(attentionChunkTeams(64, 4, 48, 2, 20), 8);
+  EXPECT_EQ(attentionChunkTeams(64, 4, 48, 2, 1), 1);
+}
+
 TEST(AttentionStagingTest, MeasuredShapes) {
   // Llama-3.2-1B built for 32800 positions: head 64, group 4, chunk 1024.
   EXPECT_TRUE(attentionChunkStaged(64, 4, 1024, 4));

@@ -65,7 +65,7 @@ std::vector<int64_t> variant(const TaskGraph &graph, const Operation &op) {
 }
 
 uint64_t sharedFloats(const std::vector<int64_t> &v) {
-  return attentionChunkSharedFloats(v[0], v[1], v[2], v[3], v[4]);
+  return attentionChunkSharedFloats(v[0], v[1], v[2], v[3], v[4], v[5]);
 }
 
 } // namespace
