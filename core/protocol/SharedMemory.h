@@ -170,7 +170,9 @@ MK_HOST_DEVICE constexpr mk_u64 attentionChunkTeamFloats(mk_i64 headDim, mk_i64 
 // A batch's rows a chunk task takes at once, a team of warps a row: a
 // power of two up to the rows, each team keeping a warp per 32 dimensions
 // of o (attentionValueLanes); one where the chunk stages its keys and
-// values, whose ring is the whole CTA's.
+// values, whose ring is the whole CTA's, or where the warps do not split
+// evenly (the weight ring's 15 consumers). The reservation below is for
+// the kernel's 16 consumer warps, the most it has.
 MK_HOST_DEVICE constexpr mk_i64 attentionChunkTeams(mk_i64 headDim, mk_i64 group, mk_i64 chunk,
                                                    mk_i64 cacheBytes, mk_i64 rows,
                                                    mk_i64 warps = 16) {

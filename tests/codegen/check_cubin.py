@@ -2,7 +2,10 @@
 """NVRTC compiles the megakernel of one model: `mkc compile --emit=cubin`
 must write an ELF CUBIN and report registers and zero spills.
 
-  check_cubin.py --mkc build/compiler/tools/mkc MODEL [--arch=sm_90a] [mkc options...]
+  check_cubin.py --mkc build/compiler/tools/mkc MODEL [--most-spilled=BYTES] [--arch=sm_90a]
+                 [mkc options...]
+
+--most-spilled allows a known spill (default none).
 
 MODEL is an .onnx fixture or a .mlir module of mk IR. Exits 77 (ctest's skip)
 when this machine has no NVRTC.
@@ -24,6 +27,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--mkc", required=True)
     ap.add_argument("model")
+    ap.add_argument("--most-spilled", type=int, default=0)
     a, extra = ap.parse_known_args()
     with tempfile.TemporaryDirectory() as tmp:
         cubin = os.path.join(tmp, "kernel.cubin")
@@ -47,8 +51,8 @@ def main():
         if not account or account["registers"] == 0:
             print("FAIL: no register count reported")
             return 1
-        if account["spill_bytes"] != 0:
-            print(f"FAIL: {account['spill_bytes']} bytes spilled")
+        if account["spill_bytes"] > a.most_spilled:
+            print(f"FAIL: {account['spill_bytes']} bytes spilled (at most {a.most_spilled})")
             return 1
     return 0
 
