@@ -124,15 +124,15 @@ __device__ void attentionMergeTask(const TaskContext &context, const MkTaskRecor
       attentionMergeElement<kHeadDim, kGroup>(context, task, op, row,
                                               context.activations + op.partials,
                                               context.activations + op.output, i);
-    return;
-  }
+  } else {
 #pragma unroll 1
-  for (unsigned item = threadIdx.x; item < kStepRows * Layout::kGroupLength; item += kThreads) {
-    const unsigned r = item / Layout::kGroupLength;
-    attentionMergeElement<kHeadDim, kGroup>(context, task, op, stepRow<kStepRows>(context, r),
-                                            context.activations + op.partials + r * partialsRow,
-                                            context.activations + op.output + r * outRow,
-                                            item % Layout::kGroupLength);
+    for (unsigned item = threadIdx.x; item < kStepRows * Layout::kGroupLength; item += kThreads) {
+      const unsigned r = item / Layout::kGroupLength;
+      attentionMergeElement<kHeadDim, kGroup>(context, task, op, stepRow<kStepRows>(context, r),
+                                              context.activations + op.partials + r * partialsRow,
+                                              context.activations + op.output + r * outRow,
+                                              item % Layout::kGroupLength);
+    }
   }
 }
 
