@@ -129,6 +129,26 @@ __device__ __forceinline__ Candidate bestOfPicks(const float2 *picks, unsigned c
   return blockBest<kThreads>(best, warpBests);
 }
 
+// The same over one warp (a row of a batch's picks, each row a warp's):
+// the lane's best of a strided share, then the warp's; `nonFinite` the
+// lowest non-finite pick's index (kNoIndex: none), the warp's too.
+__device__ __forceinline__ Candidate warpBestOfPicks(const float2 *picks, unsigned count,
+                                                     unsigned &nonFinite) {
+  const unsigned lane = threadIdx.x % kWarpSize;
+  Candidate best{negativeInfinity(), kNoIndex};
+  nonFinite = kNoIndex;
+  for (unsigned i = lane; i < count; i += kWarpSize) {
+    const float2 pick = picks[i];
+    const unsigned index = __float_as_uint(pick.y);
+    if (isnan(pick.x))
+      nonFinite = min(nonFinite, index);
+    else
+      best = better(best, Candidate{pick.x, index});
+  }
+  nonFinite = warpLowest(nonFinite);
+  return warpBest(best);
+}
+
 template <int kVocab, int kThreads, class AwaitInputs>
 __device__ void argmaxOneRowTask(const TaskContext &context, const MkTaskRecord &,
                                  const MkOperationRecord &op, const AwaitInputs &awaitInputs) {
@@ -184,6 +204,31 @@ __device__ void argmaxOneRowTask(const TaskContext &context, const MkTaskRecord 
     control->stop = 1;
 }
 
+// Store: row r's token of a batch step, into its token slot and the
+// step's outputs; a row that picks an EOS from its eosFromStep on idles
+// from the next step. Returns whether the row runs the next step.
+__device__ __forceinline__ bool storeRowToken(const TaskContext &context, MkRowPlan &plan,
+                                              long long *slots, long long *outputs, int r,
+                                              long long token) {
+  slots[r] = token;
+  outputs[r] = token;
+  if (context.step >= plan.eosFromStep && isEosToken(context.control, token))
+    plan.activeUntil = context.step + 1;
+  return context.step + 1 < plan.activeUntil;
+}
+
+// Store: a batch step's end for the host (one thread); the launch stops
+// after it once no row runs on, or when cancelled.
+__device__ __forceinline__ void endRowsStep(const TaskContext &context, bool runsOn,
+                                            unsigned cancelled) {
+  MkControlBlock *control = context.control;
+  if (control->timestamps)
+    reinterpret_cast<unsigned long long *>(control->timestamps)[context.step] = globalTimer();
+  control->stepsDone = context.step + 1;
+  if (!runsOn || cancelled)
+    control->stop = 1; // every CTA ends after this step
+}
+
 // A step of several rows (a batch): greedy, each active row's pick from its
 // lm_head picks or its logits, into its token slot and the step's outputs;
 // a row that picks an EOS from its eosFromStep on idles from the next step
@@ -222,20 +267,11 @@ __device__ void argmaxRowsTask(const TaskContext &context, const MkTaskRecord &,
           outputs[r] = -1;
         continue;
       }
-      const float2 *picks = reinterpret_cast<const float2 *>(context.activations + op.partials) +
-                            static_cast<unsigned long long>(r) * op.numChunks;
-      Candidate best{negativeInfinity(), kNoIndex};
-      unsigned nonFinite = kNoIndex;
-      for (unsigned i = lane; i < static_cast<unsigned>(op.numChunks); i += kWarpSize) {
-        const float2 pick = picks[i];
-        const unsigned index = __float_as_uint(pick.y);
-        if (isnan(pick.x))
-          nonFinite = min(nonFinite, index);
-        else
-          best = better(best, Candidate{pick.x, index});
-      }
-      best = warpBest(best);
-      nonFinite = warpLowest(nonFinite);
+      unsigned nonFinite;
+      const Candidate best = warpBestOfPicks(
+          reinterpret_cast<const float2 *>(context.activations + op.partials) +
+              static_cast<unsigned long long>(r) * op.numChunks,
+          static_cast<unsigned>(op.numChunks), nonFinite);
       if (nonFinite != kNoIndex) {
         if (lane == 0) {
           raiseError(context, MK_ERROR_NON_FINITE_LOGIT, nonFinite);
@@ -244,29 +280,17 @@ __device__ void argmaxRowsTask(const TaskContext &context, const MkTaskRecord &,
         }
         break;
       }
-      if (lane == 0) {
-        const long long token = best.index;
-        slots[r] = token;
-        outputs[r] = token;
-        if (context.step >= plan.eosFromStep && isEosToken(control, token))
-          plan.activeUntil = context.step + 1;
-        if (context.step + 1 < plan.activeUntil)
-          atomicOr(&rowsRunOn, 1u);
-      }
+      if (lane == 0 && storeRowToken(context, plan, slots, outputs, r, best.index))
+        atomicOr(&rowsRunOn, 1u);
     }
     consumerSync<kThreads>(); // every row's pick, and rowsRunOn
-    if (threadIdx.x != 0 || (rowsRunOn & 2u) != 0)
-      return;
-    if (control->timestamps)
-      reinterpret_cast<unsigned long long *>(control->timestamps)[context.step] = globalTimer();
-    control->stepsDone = context.step + 1;
-    if ((rowsRunOn & 1u) == 0 || cancelled)
-      control->stop = 1; // every CTA ends after this step
+    if (threadIdx.x == 0 && (rowsRunOn & 2u) == 0)
+      endRowsStep(context, (rowsRunOn & 1u) != 0, cancelled);
     return;
   }
 
-  // Over the logits (the control block keeps them): the block a row, one
-  // row after another.
+  // Over the logits (the control block keeps them, or there are no picks):
+  // the block a row, one row after another.
   bool runsOn = false; // some row runs the next step
 #pragma unroll 1
   for (int r = 0; r < kStepRows; ++r) {
@@ -276,17 +300,9 @@ __device__ void argmaxRowsTask(const TaskContext &context, const MkTaskRecord &,
         outputs[r] = -1;
       continue;
     }
-    Candidate best{negativeInfinity(), kNoIndex};
-    if (op.partials != MK_NO_OFFSET && !control->logits) {
-      best = bestOfPicks<kThreads>(reinterpret_cast<const float2 *>(context.activations + op.partials) +
-                                       static_cast<unsigned long long>(r) * op.numChunks,
-                                   static_cast<unsigned>(op.numChunks), firstNonFinite, warpBests);
-    } else {
-      best = scanLogits<kVocab, kThreads>(
-          context, context.activations + op.input + static_cast<unsigned long long>(r) * kVocab,
-          firstNonFinite, warpBests,
-          static_cast<unsigned long long>(context.step) * kStepRows + r);
-    }
+    const Candidate best = scanLogits<kVocab, kThreads>(
+        context, context.activations + op.input + static_cast<unsigned long long>(r) * kVocab,
+        firstNonFinite, warpBests, static_cast<unsigned long long>(context.step) * kStepRows + r);
     consumerSync<kThreads>(); // firstNonFinite, and warpBests free for the next row
     if (firstNonFinite != kNoIndex) {
       if (threadIdx.x == 0) {
@@ -295,24 +311,11 @@ __device__ void argmaxRowsTask(const TaskContext &context, const MkTaskRecord &,
       }
       return;
     }
-    if (threadIdx.x == 0) {
-      const long long token = best.index;
-      slots[r] = token;
-      outputs[r] = token;
-      if (context.step >= plan.eosFromStep && isEosToken(control, token))
-        plan.activeUntil = context.step + 1;
-      runsOn |= context.step + 1 < plan.activeUntil;
-    }
+    if (threadIdx.x == 0)
+      runsOn |= storeRowToken(context, plan, slots, outputs, r, best.index);
   }
-
-  // Store: the step's end for the host.
-  if (threadIdx.x != 0)
-    return;
-  if (control->timestamps)
-    reinterpret_cast<unsigned long long *>(control->timestamps)[context.step] = globalTimer();
-  control->stepsDone = context.step + 1;
-  if (!runsOn || cancelled)
-    control->stop = 1; // every CTA ends after this step
+  if (threadIdx.x == 0)
+    endRowsStep(context, runsOn, cancelled);
 }
 
 template <int kVocab, int kStepRows, int kThreads, class AwaitInputs>
