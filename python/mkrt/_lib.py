@@ -103,6 +103,7 @@ _SIGNATURES = {
     "mkrt_close": (None, [_P]),
     "mkrt_model_info": (ctypes.c_int, [_P, ctypes.POINTER(Info)]),
     "mkrt_model_generation_info": (ctypes.c_int, [_P, ctypes.POINTER(GenerationInfo)]),
+    "mkrt_model_batch_sizes": (ctypes.c_int, [_P, _I64P, ctypes.c_size_t, _SIZEP]),
     "mkrt_session_create": (ctypes.c_int, [_P, ctypes.c_char_p, ctypes.c_int64,
                                            ctypes.POINTER(_P), ctypes.c_char_p,
                                            ctypes.c_size_t]),

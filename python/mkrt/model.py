@@ -217,6 +217,12 @@ class Model:
         }
         self.tokenizer_json = ctypes.string_at(generation.tokenizer_json,
                                                generation.tokenizer_json_size).decode("utf-8")
+        count = ctypes.c_size_t()
+        _lib.check(lib.mkrt_model_batch_sizes(self._model, None, 0, ctypes.byref(count)))
+        sizes = (ctypes.c_int64 * max(count.value, 1))()
+        _lib.check(lib.mkrt_model_batch_sizes(self._model, sizes, count.value, ctypes.byref(count)))
+        # The sequences generate_batch may run in one launch (`mkc compile --batch=B`).
+        self.batch_sizes = tuple(sizes[:count.value])
         self._tokenizer = None
         self._template = None
 
@@ -287,22 +293,9 @@ class Model:
         text_modes = [isinstance(prompt, str) for prompt in prompts]
         batch = [self.encode(prompt) if text else _token_ids(prompt)
                  for prompt, text in zip(prompts, text_modes)]
-        lib = _lib.lib()
-        settings = sampling_of(sampling)
-        arrays = [_lib.int64_array(tokens) for tokens in batch]
-        starts = (ctypes.POINTER(ctypes.c_int64) * len(batch))(
-            *(ctypes.cast(array, ctypes.POINTER(ctypes.c_int64)) for array in arrays))
-        lengths = (ctypes.c_size_t * len(batch))(*(len(tokens) for tokens in batch))
-        out = (ctypes.c_int64 * (len(batch) * max_new_tokens))()
-        produced = (ctypes.c_size_t * len(batch))()
-        self._context._refuse_reentry()
-        with self._context._lock:
-            _lib.check(lib.mkrt_session_set_sampling(self._session, ctypes.byref(settings)))
-            _lib.check(lib.mkrt_generate_batch(self._session, starts, lengths, len(batch),
-                                               max_new_tokens, out, produced, None))
         results = []
-        for index, text in enumerate(text_modes):
-            ids = list(out[index * max_new_tokens:index * max_new_tokens + produced[index]])
+        for ids, text in zip(self._batch_tokens(batch, max_new_tokens, sampling_of(sampling)),
+                             text_modes):
             if text:
                 if ids and ids[-1] in self.eos_tokens:
                     ids = ids[:-1]
@@ -310,6 +303,24 @@ class Model:
             else:
                 results.append(ids)
         return results
+
+    def _batch_tokens(self, batch, n_new, settings):
+        """Each token list of `batch` continued by up to n_new tokens (through
+        its first EOS) in one mkrt_generate_batch call: the lists of new tokens."""
+        lib = _lib.lib()
+        arrays = [_lib.int64_array(tokens) for tokens in batch]
+        starts = (ctypes.POINTER(ctypes.c_int64) * len(batch))(
+            *(ctypes.cast(array, ctypes.POINTER(ctypes.c_int64)) for array in arrays))
+        lengths = (ctypes.c_size_t * len(batch))(*(len(tokens) for tokens in batch))
+        out = (ctypes.c_int64 * (len(batch) * n_new))()
+        produced = (ctypes.c_size_t * len(batch))()
+        self._context._refuse_reentry()
+        with self._context._lock:
+            _lib.check(lib.mkrt_session_set_sampling(self._session, ctypes.byref(settings)))
+            _lib.check(lib.mkrt_generate_batch(self._session, starts, lengths, len(batch),
+                                               n_new, out, produced, None))
+        return [list(out[index * n_new:index * n_new + produced[index]])
+                for index in range(len(batch))]
 
     def session(self):
         return Session(self)
@@ -390,11 +401,26 @@ class _Generation:
 
     def _whole(self):
         # Every step in one libmkrt call (one launch on the GPU).
-        tokens = self.model._context.extend(self.owner, self.tokens, self.max_new,
-                                            self.sampling)
+        return self.finish(self.model._context.extend(self.owner, self.tokens, self.max_new,
+                                                      self.sampling))
+
+    def batchable_with(self, others):
+        """Whether this generation can run in one batch launch with `others`
+        (run_together): the same sampling settings, and every context's room
+        for the most new tokens any of them asks for."""
+        together = [self, *others]
+        n_new = max(g.max_new for g in together)
+        return (all(bytes(g.sampling) == bytes(self.sampling) for g in others)
+                and all(len(g.tokens) + n_new - 1 <= self.model.session_max_context
+                        for g in together))
+
+    def finish(self, tokens):
+        """The result of the new tokens `tokens` (the kernel's, as many as it
+        made): cut at an EOS, a stop string or max_new_tokens; sets
+        generated and finish_reason."""
         assembler = self._assembler() if self.text_mode else None
         self.finish_reason = "length"
-        for token in tokens:
+        for token in tokens[:self.max_new]:
             self.generated.append(token)
             if token in self.model.eos_tokens:
                 self.finish_reason = "stop"
@@ -440,6 +466,19 @@ class _Generation:
 
     def _assembler(self):
         return TextAssembler(self.model.tokenizer.decode, self.stop)
+
+
+def run_together(generations):
+    """Runs `generations` (of one model, batchable_with one another, each
+    answered whole) in one launch of a batch step: each one's result, what
+    it gives alone (the CPU executor: the same tokens; the GPU: the same
+    within the bf16 tolerance). Their contexts start new; the model's kept
+    one is not touched."""
+    model = generations[0].model
+    n_new = max(g.max_new for g in generations)
+    produced = model._batch_tokens([g.tokens for g in generations], n_new,
+                                   generations[0].sampling)
+    return [g.finish(tokens) for g, tokens in zip(generations, produced)]
 
 
 class Session:

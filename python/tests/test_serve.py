@@ -299,6 +299,85 @@ class ServeTest(unittest.TestCase):
                          self.model.generate("hi", 4))
 
 
+@unittest.skipIf(openai is None, "aiohttp and openai are not installed (scripts/setup.sh)")
+class BatchServeTest(unittest.TestCase):
+    """A file with a batch of 4 (`mkc compile --batch=4`): requests that wait
+    together and are answered whole share one batch launch, each getting
+    what it gets alone; streamed ones, and other sampling settings, do not
+    join it."""
+
+    # A stream that holds the model until the test closes it, however slow
+    # the machine is at queueing the others: a long context, and an EOS
+    # token (255) that greedy "hello" does not meet in 16000 tokens.
+    HOLD_CONTEXT, HOLD_TOKENS = 16384, 16000
+
+    @classmethod
+    def setUpClass(cls):
+        cls.path = fixture.compile_model("serve-batch.mk", f"--max-context={cls.HOLD_CONTEXT}",
+                                         "--batch=4", "--eos=255")
+        cls.model = mkrt.load(cls.path, device=DEVICE)
+        cls.server = Server(cls.path)
+        cls.client = openai.OpenAI(base_url=cls.server.url, api_key="unused", max_retries=0,
+                                   timeout=120)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.server.stop()
+
+    def complete(self, prompt, **options):
+        return self.client.completions.create(model="serve-batch", prompt=prompt, **options)
+
+    def test_the_file_names_its_batches(self):
+        self.assertEqual(self.model.batch_sizes, (4,))
+        plain = mkrt.load(fixture.compile_model("serve.mk", f"--max-context={MAX_CONTEXT}"),
+                          device=DEVICE)
+        self.assertEqual(plain.batch_sizes, ())
+        self.server.wait_for(r"up to 4 waiting requests answered whole share a batch launch")
+
+    def test_waiting_requests_share_a_batch_and_get_their_own_answers(self):
+        start = len(self.server.lines)
+        long = self.complete("hello", max_tokens=self.HOLD_TOKENS, temperature=0, stream=True)
+        next(iter(long))
+        full = self.model.generate("The cat", 30)
+        stop = full[len(full) // 2:len(full) // 2 + 2]
+        asks = [("The cat", dict(max_tokens=30, stop=stop)), ("Once upon", dict(max_tokens=12)),
+                ("A", dict(max_tokens=20)), ("dogs and", dict(max_tokens=7)),
+                ("Q:", dict(max_tokens=16, temperature=1.3, seed=11, top_p=1.0))]
+        expected = []
+        for prompt, options in asks:
+            sampling = {k: options[k] for k in ("temperature", "seed", "top_p") if k in options}
+            tokens = self.model.encode(prompt)
+            text = self.model.generate(prompt, options["max_tokens"], stop=options.get("stop"),
+                                       **sampling)
+            ids = self.model.generate(tokens, options["max_tokens"], **sampling)
+            expected.append((text, ids))
+        with ThreadPoolExecutor(len(asks)) as pool:
+            futures = [pool.submit(self.complete, prompt, **{"temperature": 0, **options})
+                       for prompt, options in asks]
+            deadline = time.monotonic() + 60
+            while self.server.get("/health")[1]["waiting"] < len(asks):
+                self.assertLess(time.monotonic(), deadline, "the requests never all waited")
+                time.sleep(0.05)
+            long.close()
+            self.server.wait_for(rf"cancelled after \d+ of {self.HOLD_TOKENS} tokens", start=start)
+            answers = [future.result() for future in futures]
+        # Four greedy requests in one launch; the sampled one alone.
+        self.server.wait_for(r"batch of 4: \d+ tokens", start=start)
+        self.assertEqual(len([l for l in self.server.lines[start:] if "in a batch of 4" in l]), 4)
+        for (prompt, options), answer, (text, ids) in zip(asks, answers, expected):
+            with self.subTest(prompt=prompt):
+                choice = answer.choices[0]
+                self.assertEqual(choice.text, text)
+                if "stop" in options:
+                    self.assertEqual(choice.finish_reason, "stop")
+                else:
+                    self.assertEqual(choice.finish_reason,
+                                     "stop" if ids[-1] in self.model.eos_tokens else "length")
+                    self.assertEqual(answer.usage.completion_tokens, len(ids))
+        self.assertEqual(self.server.get("/health"),
+                         (200, {"status": "ok", "waiting": 0, "generating": 0}))
+
+
 if __name__ == "__main__":
     if openai is None:
         print(f"skipped: {MISSING} (scripts/setup.sh installs the server's packages)")

@@ -293,6 +293,25 @@ mkrt_status mkrt_model_info(const mkrt_model *model, mkrt_info *info) {
   return MKRT_OK;
 }
 
+mkrt_status mkrt_model_batch_sizes(const mkrt_model *model, int64_t *sizes, size_t capacity,
+                                   size_t *count) {
+  if (!model || !count || (!sizes && capacity > 0))
+    return fail(MKRT_ERROR_INVALID_ARGUMENT,
+                "mkrt_model_batch_sizes: model or count is NULL, or sizes is NULL with a capacity");
+  // A batch step: a row per sequence (a prefill chunk has one sequence).
+  std::vector<int64_t> batches;
+  for (const mk::ScheduledGraph &step : model->loaded->artifact.rowSteps)
+    if (step.graph.sequences > 1 && step.graph.rows == step.graph.sequences)
+      batches.push_back(step.graph.rows);
+  std::sort(batches.begin(), batches.end());
+  batches.erase(std::unique(batches.begin(), batches.end()), batches.end());
+  *count = batches.size();
+  for (size_t i = 0; i < batches.size() && i < capacity; ++i)
+    sizes[i] = batches[i];
+  lastError.clear();
+  return MKRT_OK;
+}
+
 mkrt_status mkrt_model_generation_info(const mkrt_model *model, mkrt_generation_info *info) {
   if (!model || !info)
     return fail(MKRT_ERROR_INVALID_ARGUMENT,

@@ -72,6 +72,25 @@ TEST(MkrtRowSteps, EachSequenceOfABatchGetsItsOwnTokens) {
   }
 }
 
+TEST(MkrtRowSteps, NamesTheBatchSizesTheFileHolds) {
+  // The toy's batch of 2 (its prefill chunk of 3 holds one sequence).
+  test::CpuSession rows(withRows()), alone(plain());
+  int64_t sizes[4] = {-1, -1, -1, -1};
+  size_t count = 99;
+  ASSERT_EQ(mkrt_model_batch_sizes(rows.model, sizes, 4, &count), MKRT_OK);
+  ASSERT_EQ(count, 1u);
+  EXPECT_EQ(sizes[0], 2);
+  EXPECT_EQ(sizes[1], -1);
+  ASSERT_EQ(mkrt_model_batch_sizes(rows.model, nullptr, 0, &count), MKRT_OK);
+  EXPECT_EQ(count, 1u); // the count alone
+  ASSERT_EQ(mkrt_model_batch_sizes(alone.model, sizes, 4, &count), MKRT_OK);
+  EXPECT_EQ(count, 0u);
+  EXPECT_EQ(mkrt_model_batch_sizes(rows.model, nullptr, 4, &count), MKRT_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(mkrt_model_batch_sizes(rows.model, sizes, 4, nullptr), MKRT_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(mkrt_model_batch_sizes(nullptr, sizes, 4, &count), MKRT_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::strstr(mkrt_last_error(), "NULL"), nullptr);
+}
+
 TEST(MkrtRowSteps, RefusesWhatNoBatchHolds) {
   test::CpuSession rows(withRows()), alone(plain());
   int64_t token = 1;

@@ -1,4 +1,5 @@
-"""python -m mkrt.serve MODEL.mk --port N [--host H] [--device D] [--model-name NAME]"""
+"""python -m mkrt.serve MODEL.mk --port N [--host H] [--device D] [--model-name NAME]
+                                   [--max-batch B]"""
 import argparse
 import asyncio
 import logging
@@ -10,7 +11,7 @@ from aiohttp import web
 
 from .. import load
 from ..errors import MkrtError
-from .app import make_app
+from .app import QUEUE, make_app
 
 log = logging.getLogger("mkrt.serve")
 
@@ -26,18 +27,29 @@ def _arguments(argv):
     parser.add_argument("--model-name",
                         help="the model's id in /v1/models and the answers "
                              "(default: the file's name without .mk)")
-    return parser.parse_args(argv)
+    parser.add_argument("--max-batch", type=int,
+                        help="the most waiting requests answered in one batch launch "
+                             "(default: the file's largest batch, `mkc compile --batch=B`; "
+                             "1: one request at a time)")
+    args = parser.parse_args(argv)
+    if args.max_batch is not None and args.max_batch < 1:
+        parser.error(f"--max-batch must be at least 1, got {args.max_batch}")
+    return args
 
 
-async def _serve(model, name, host, port):
+async def _serve(model, name, host, port, largest_batch):
     # handler_cancellation: a client that disconnects cancels its handler,
     # which cancels its generation (app.py).
-    runner = web.AppRunner(make_app(model, name), handler_cancellation=True, access_log=None)
+    app = make_app(model, name, largest_batch)
+    runner = web.AppRunner(app, handler_cancellation=True, access_log=None)
     await runner.setup()
     site = web.TCPSite(runner, host, port)
     await site.start()
     bound_host, bound_port = runner.addresses[0][:2]
     log.info("serving %s (%s) on http://%s:%d/v1", name, model.device, bound_host, bound_port)
+    batch = app[QUEUE].largest_batch
+    if batch > 1:
+        log.info("up to %d waiting requests answered whole share a batch launch", batch)
     stopping = asyncio.Event()
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGINT, signal.SIGTERM):
@@ -56,7 +68,7 @@ def main(argv=None):
         return 2
     name = args.model_name or os.path.basename(args.model).removesuffix(".mk")
     try:
-        asyncio.run(_serve(model, name, args.host, args.port))
+        asyncio.run(_serve(model, name, args.host, args.port, args.max_batch))
     except (MkrtError, OSError) as error:  # no tokenizer, the port taken
         print(f"mkrt.serve: error: {error}", file=sys.stderr)
         return 2

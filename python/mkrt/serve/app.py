@@ -17,16 +17,19 @@ MODEL_NAME = web.AppKey("model_name", str)
 QUEUE = web.AppKey("queue", GenerationQueue)
 
 
-def make_app(model, model_name):
+def make_app(model, model_name, largest_batch=None):
     """The application serving `model` (an mkrt.Model) as `model_name`.
-    The API answers text, so the file must carry its tokenizer."""
+    The API answers text, so the file must carry its tokenizer. Up to
+    `largest_batch` waiting requests share one batch launch (default: the
+    file's largest batch, which also bounds it; 1: none do)."""
     if model.tokenizer is None:
         raise NoTokenizerError(
             f"'{model.path}' has no tokenizer, which the server needs (OpenAI's API is text): "
             "compile it with `mkc compile MODEL --tokenizer=DIR` (DIR holding tokenizer.json)")
     app = web.Application(middlewares=[_errors_as_json])
     app[MODEL], app[MODEL_NAME] = model, model_name
-    app[QUEUE] = GenerationQueue()
+    most = max(model.batch_sizes, default=1)
+    app[QUEUE] = GenerationQueue(most if largest_batch is None else min(largest_batch, most))
     app.on_cleanup.append(_close_queue)
     app.router.add_get("/health", health)
     app.router.add_get("/v1/models", models)
@@ -97,7 +100,7 @@ async def _answer(request, parse, response_type, kind):
         parsed = parse(body, request.app[MODEL])
     except openai_requests.BadRequest as error:
         return _failure(error)
-    job = request.app[QUEUE].submit(parsed.generation, kind)
+    job = request.app[QUEUE].submit(parsed.generation, kind, whole=not parsed.stream)
     response = response_type(request.app[MODEL_NAME])
     try:
         # The first event says whether the generation started (libmkrt

@@ -160,6 +160,12 @@ mkrt_status mkrt_open(const char *path, mkrt_model **model, char *errbuf, size_t
 void mkrt_close(mkrt_model *model);
 mkrt_status mkrt_model_info(const mkrt_model *model, mkrt_info *info);
 mkrt_status mkrt_model_generation_info(const mkrt_model *model, mkrt_generation_info *info);
+/* The batch sizes the file holds (`mkc compile --batch=B`: the B sequences
+ * mkrt_generate_batch may run in one launch), increasing, into
+ * sizes[0, capacity); *count receives how many there are (0: none; it may
+ * pass capacity, and then only the first capacity are written). */
+mkrt_status mkrt_model_batch_sizes(const mkrt_model *model, int64_t *sizes, size_t capacity,
+                                   size_t *count);
 
 /* `device`: "cpu", "gpu", or "auto" (the GPU when it can run this file, else
  * the CPU, with a note on stderr). `max_context`: positions available to
