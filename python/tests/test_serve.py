@@ -82,13 +82,14 @@ class Server:
         self.process.wait(timeout=30)
 
 
-@unittest.skipIf(openai is None, "aiohttp and openai are not installed (scripts/setup.sh)")
-class ServeTest(unittest.TestCase):
+class ServedFixture:
+    """A test case's fixture compiled as NAME.mk with OPTIONS, the package's
+    model of it, and the server over it with an openai client."""
+    NAME, OPTIONS = "serve", ()
+
     @classmethod
     def setUpClass(cls):
-        # A longer context than the other tests' fixture, so that a
-        # cancelled generation has far to go (2000 tokens take seconds).
-        cls.path = fixture.compile_model("serve.mk", f"--max-context={MAX_CONTEXT}")
+        cls.path = fixture.compile_model(f"{cls.NAME}.mk", *cls.OPTIONS)
         cls.model = mkrt.load(cls.path, device=DEVICE)
         cls.server = Server(cls.path)
         cls.client = openai.OpenAI(base_url=cls.server.url, api_key="unused", max_retries=0,
@@ -99,7 +100,14 @@ class ServeTest(unittest.TestCase):
         cls.server.stop()
 
     def complete(self, prompt, **options):
-        return self.client.completions.create(model="serve", prompt=prompt, **options)
+        return self.client.completions.create(model=self.NAME, prompt=prompt, **options)
+
+
+@unittest.skipIf(openai is None, "aiohttp and openai are not installed (scripts/setup.sh)")
+class ServeTest(ServedFixture, unittest.TestCase):
+    # A longer context than the other tests' fixture, so that a cancelled
+    # generation has far to go (2000 tokens take seconds).
+    NAME, OPTIONS = "serve", (f"--max-context={MAX_CONTEXT}",)
 
     def expected_finish(self, tokens, n, **sampling):
         """The package's finish_reason and token count for `tokens`, n new."""
@@ -300,7 +308,7 @@ class ServeTest(unittest.TestCase):
 
 
 @unittest.skipIf(openai is None, "aiohttp and openai are not installed (scripts/setup.sh)")
-class BatchServeTest(unittest.TestCase):
+class BatchServeTest(ServedFixture, unittest.TestCase):
     """A file with a batch of 4 (`mkc compile --batch=4`): requests that wait
     together and are answered whole share one batch launch, each getting
     what it gets alone; streamed ones, and other sampling settings, do not
@@ -310,22 +318,7 @@ class BatchServeTest(unittest.TestCase):
     # the machine is at queueing the others: a long context, and an EOS
     # token (255) that greedy "hello" does not meet in 16000 tokens.
     HOLD_CONTEXT, HOLD_TOKENS = 16384, 16000
-
-    @classmethod
-    def setUpClass(cls):
-        cls.path = fixture.compile_model("serve-batch.mk", f"--max-context={cls.HOLD_CONTEXT}",
-                                         "--batch=4", "--eos=255")
-        cls.model = mkrt.load(cls.path, device=DEVICE)
-        cls.server = Server(cls.path)
-        cls.client = openai.OpenAI(base_url=cls.server.url, api_key="unused", max_retries=0,
-                                   timeout=120)
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.server.stop()
-
-    def complete(self, prompt, **options):
-        return self.client.completions.create(model="serve-batch", prompt=prompt, **options)
+    NAME, OPTIONS = "serve-batch", (f"--max-context={HOLD_CONTEXT}", "--batch=4", "--eos=255")
 
     def test_the_file_names_its_batches(self):
         self.assertEqual(self.model.batch_sizes, (4,))
