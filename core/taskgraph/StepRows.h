@@ -23,6 +23,11 @@ struct StepShape {
 // The most rows a step may hold: a prefill chunk or a batch, never a prompt.
 constexpr int64_t kMaxStepRows = 1024;
 
+// Whether `graph`'s step is a batch: a row per sequence, several sequences.
+inline bool isBatchStep(const TaskGraph &graph) {
+  return graph.sequences > 1 && graph.rows == graph.sequences;
+}
+
 // Elements of one row of an Activation or Scratch buffer (a validated graph
 // has elements divisible by rows).
 inline uint64_t rowLength(const TaskGraph &graph, const Buffer &buffer) {

@@ -2,6 +2,7 @@
 // runtime/gpu/GpuDevice.h opens (the CUDA driver, loaded at run time). A
 // libmkrt built without that library says so instead.
 #include "runtime/mkrt/Engine.h"
+#include "core/taskgraph/StepRows.h"
 
 #include <algorithm>
 
@@ -176,7 +177,7 @@ private:
     size_t chosen = artifact.rowSteps.size();
     for (size_t step = 0; step < artifact.rowSteps.size(); ++step) {
       const TaskGraph &graph = artifact.rowSteps[step].graph;
-      if (graph.sequences > 1 && graph.rows == graph.sequences && graph.rows >= sequences &&
+      if (isBatchStep(graph) && graph.rows >= sequences &&
           hasRowKernel(artifact, step) &&
           (chosen == artifact.rowSteps.size() ||
            graph.rows < artifact.rowSteps[chosen].graph.rows))

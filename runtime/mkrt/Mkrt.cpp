@@ -3,6 +3,7 @@
 // message (mkrt_last_error, and errbuf where the call has one).
 #include "runtime/mkrt/ChromeTrace.h"
 #include "runtime/mkrt/Engine.h"
+#include "core/taskgraph/StepRows.h"
 #include "core/kernels/Sampling.h"
 
 #include <algorithm>
@@ -298,10 +299,9 @@ mkrt_status mkrt_model_batch_sizes(const mkrt_model *model, int64_t *sizes, size
   if (!model || !count || (!sizes && capacity > 0))
     return fail(MKRT_ERROR_INVALID_ARGUMENT,
                 "mkrt_model_batch_sizes: model or count is NULL, or sizes is NULL with a capacity");
-  // A batch step: a row per sequence (a prefill chunk has one sequence).
   std::vector<int64_t> batches;
   for (const mk::ScheduledGraph &step : model->loaded->artifact.rowSteps)
-    if (step.graph.sequences > 1 && step.graph.rows == step.graph.sequences)
+    if (mk::isBatchStep(step.graph))
       batches.push_back(step.graph.rows);
   std::sort(batches.begin(), batches.end());
   batches.erase(std::unique(batches.begin(), batches.end()), batches.end());
