@@ -173,6 +173,7 @@ void emitConstants(std::ostream &os, const TaskGraph &graph, const Schedule &sch
      << "constexpr long long kMaxContext = " << graph.maxContext << ";\n"
      << "constexpr int kStepRows = " << graph.rows << "; // of the step: a batch's sequences\n"
      << "constexpr int kSequences = " << graph.sequences << ";\n"
+     << "constexpr int kRanks = mk::gpu::kRanks; // of tensor parallelism: MK_RANKS\n"
      << "constexpr int kHidden = " << shapes.hidden << ";\n"
      << "constexpr int kVocab = " << shapes.vocab << ";\n\n"
      << "static_assert(kSharedBytes + " << kStaticSharedReserve << " <= " << sharedBytesPerCta
@@ -255,9 +256,13 @@ llvm::Error checkSupported(const TaskGraph &graph, const ModelShapes &shapes,
                  " argmax operations; the kernel runs exactly one");
   // Steps of several rows (prefill chunks, batches) run on the CPU executor
   // so far: the device functions take one row (docs/m-token-steps.md).
-  if (graph.ranks != 1)
+  if (graph.ranks < 1 || graph.ranks > MK_MAX_RANKS)
     return error("the graph is rank " + llvm::Twine(graph.rank) + " of " + llvm::Twine(graph.ranks) +
-                 " of tensor parallelism; the kernel runs one rank's model alone");
+                 " of tensor parallelism; the kernel runs 1 to " + llvm::Twine(MK_MAX_RANKS) +
+                 " ranks");
+  if (graph.ranks > 1 && graph.rows != 1)
+    return error("the graph is a tensor-parallel step of " + llvm::Twine(graph.rows) +
+                 " rows; the kernel runs a tensor-parallel model one row a step");
   if (std::string problem = unsupportedStepRows(graph); !problem.empty())
     return error(problem);
   for (const Operation &op : graph.operations) {
@@ -402,6 +407,8 @@ llvm::Expected<KernelSource> generateKernelSource(const TaskGraph &graph, const 
      << "// fixes its sizes. The model: " << shapes.numLayers << " layers, hidden "
      << shapes.hidden << ", " << shapes.numHeads << " heads over " << shapes.numKvHeads
      << " KV heads of " << shapes.headDim << ", vocabulary " << shapes.vocab << ".\n"
+     << "#define MK_RANKS " << graph.ranks
+     << " // of tensor parallelism (codegen/device/Ranks.cuh); the same kernel on every rank\n"
      << "#include \"codegen/device/Megakernel.cuh\"\n\n"
      << "namespace model {\n\n";
   emitConstants(os, graph, schedule, shapes, variants, source, sharedBytesPerCta, earlySlots,
@@ -411,7 +418,8 @@ llvm::Expected<KernelSource> generateKernelSource(const TaskGraph &graph, const 
      << "extern \"C\" __constant__ MkKernelInfo mk_kernel_info = {\n"
      << "    MK_KERNEL_ABI_VERSION, model::kBlockThreads, model::kSharedBytes, model::kNumSms,\n"
      << "    model::kNumTasks, model::kNumEvents, model::kNumOperations, model::kNumVariants,\n"
-     << "    model::kMaxContext, model::kVocab, model::kStepRows, model::kSequences};\n\n";
+     << "    model::kMaxContext, model::kVocab, model::kStepRows, model::kSequences, model::kRanks,\n"
+     << "    0};\n\n";
   emitVariantTable(os, variants);
   os << "extern \"C\" __global__ void __launch_bounds__(model::kBlockThreads, 1)\n"
      << "    mk_megakernel(const MkKernelArgs args) {\n"
@@ -423,7 +431,8 @@ llvm::Expected<KernelSource> generateKernelSource(const TaskGraph &graph, const 
      << "    mk_run_task(const MkKernelArgs args, unsigned task, long long position) {\n"
      << "  mk::gpu::runOneTask<model::Tasks, model::kThreads>(args, task, position);\n"
      << "}\n";
-  if (graph.rows == 1)
+  // A prompt of a tensor-parallel model runs through the decode steps.
+  if (graph.rows == 1 && graph.ranks == 1)
     emitPrefillKernels(os, graph);
   source.text = os.str();
   return std::move(source);

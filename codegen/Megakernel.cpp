@@ -1,8 +1,10 @@
 #include "codegen/Megakernel.h"
 
+#include "codegen/JitLink.h"
 #include "codegen/KernelSource.h"
 #include "codegen/Nvrtc.h"
 #include "codegen/PtxasReport.h"
+#include "codegen/ranks/NcclDevicePart.h"
 
 #include <chrono>
 #include <regex>
@@ -85,6 +87,43 @@ llvm::Expected<std::string> megakernelSource(const TaskGraph &graph, const Sched
   return std::move(source->text);
 }
 
+namespace {
+
+// A tensor-parallel kernel calls NCCL's device API (codegen/device/Ranks.cuh):
+// NVRTC compiles it to LTO-IR, and nvJitLink links it with the part the
+// build compiled ahead of time (codegen/ranks/), inlining the calls, and
+// runs ptxas. The kernel keeps no PTX of its own.
+llvm::Error linkWithNccl(const Nvrtc &nvrtc, const std::string &source,
+                         const std::vector<NvrtcHeader> &headers, std::vector<std::string> flags,
+                         const std::string &arch, CompiledKernel &kernel) {
+  std::span<const uint8_t> part = ncclDevicePart();
+  if (part.empty())
+    return error("a tensor-parallel kernel links NCCL's device API, and " +
+                 ncclDevicePartMissing());
+  auto jitLink = JitLink::get();
+  if (!jitLink)
+    return jitLink.takeError();
+  std::erase(flags, "--ptxas-options=-v"); // ptxas runs in the link
+  flags.push_back("-rdc=true");
+  flags.push_back("-dlto");
+  auto compiled = nvrtc.compile(source, "megakernel.cu", headers, flags);
+  if (!compiled)
+    return compiled.takeError();
+  if (compiled->ltoIr.empty())
+    return error("NVRTC " + nvrtc.version() + " produced no LTO-IR for " + arch +
+                 " (CUDA 12 or later links a tensor-parallel kernel)");
+  auto linked = jitLink->link({{LinkInput::LtoIr, compiled->ltoIr, "megakernel.cu"},
+                               {LinkInput::Object, part, "NcclDevice.o"}},
+                              {"-arch=" + arch, "-lto", "-Xptxas=-v"});
+  if (!linked)
+    return linked.takeError();
+  kernel.cubin = std::move(linked->cubin);
+  kernel.log = compiled->log + linked->log;
+  return llvm::Error::success();
+}
+
+} // namespace
+
 llvm::Expected<CompiledKernel> compileMegakernel(const TaskGraph &graph, const Schedule &schedule,
                                                  const std::string &arch,
                                                  const KernelOptions &options) {
@@ -103,24 +142,30 @@ llvm::Expected<CompiledKernel> compileMegakernel(const TaskGraph &graph, const S
   // driver is installed, and ptxas, not run, then reports nothing.
   if (nvrtc->majorVersion() >= 13)
     flags.push_back("--no-cache");
-  auto machine = nvrtc->compile(source->text, "megakernel.cu", headers, flags);
-  if (!machine)
-    return machine.takeError();
   CompiledKernel kernel;
-  kernel.cubin = std::move(machine->cubin);
-  kernel.ptx = std::move(machine->ptx);
-  kernel.log = std::move(machine->log);
-  if (kernel.cubin.empty())
-    return error("NVRTC " + nvrtc->version() + " produced no CUBIN for " + arch);
-  // Older NVRTCs keep no PTX of a program compiled for a real architecture:
-  // the PTX is then a second compilation, for the matching virtual one.
-  if (kernel.ptx.empty()) {
-    std::string virtualArch = "compute_" + arch.substr(3);
-    flags[0] = "-arch=" + virtualArch;
-    auto portable = nvrtc->compile(source->text, "megakernel.cu", headers, flags);
-    if (!portable)
-      return portable.takeError();
-    kernel.ptx = std::move(portable->ptx);
+  if (graph.ranks > 1) {
+    if (auto failed = linkWithNccl(*nvrtc, source->text, headers, flags, arch, kernel))
+      return std::move(failed);
+  } else {
+    auto machine = nvrtc->compile(source->text, "megakernel.cu", headers, flags);
+    if (!machine)
+      return machine.takeError();
+    kernel.cubin = std::move(machine->cubin);
+    kernel.ptx = std::move(machine->ptx);
+    kernel.log = std::move(machine->log);
+    if (kernel.cubin.empty())
+      return error("NVRTC " + nvrtc->version() + " produced no CUBIN for " + arch);
+    // Older NVRTCs keep no PTX of a program compiled for a real
+    // architecture: the PTX is then a second compilation, for the matching
+    // virtual one.
+    if (kernel.ptx.empty()) {
+      std::string virtualArch = "compute_" + arch.substr(3);
+      flags[0] = "-arch=" + virtualArch;
+      auto portable = nvrtc->compile(source->text, "megakernel.cu", headers, flags);
+      if (!portable)
+        return portable.takeError();
+      kernel.ptx = std::move(portable->ptx);
+    }
   }
   kernel.compileSeconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();

@@ -33,6 +33,9 @@ struct Nvrtc::Api {
   nvrtcResult (*getPTX)(nvrtcProgram, char *);
   nvrtcResult (*getCUBINSize)(nvrtcProgram, size_t *);
   nvrtcResult (*getCUBIN)(nvrtcProgram, char *);
+  // CUDA 12 and later; nullptr before.
+  nvrtcResult (*getLTOIRSize)(nvrtcProgram, size_t *);
+  nvrtcResult (*getLTOIR)(nvrtcProgram, char *);
 };
 
 namespace {
@@ -79,6 +82,9 @@ Loaded load() {
                   bind(library, "nvrtcGetCUBIN", api->getCUBIN);
   if (!complete)
     return {nullptr, "the NVRTC found lacks an entry point mkc needs (CUDA 11.1 or later)"};
+  if (!bind(library, "nvrtcGetLTOIRSize", api->getLTOIRSize) ||
+      !bind(library, "nvrtcGetLTOIR", api->getLTOIR))
+    api->getLTOIRSize = nullptr;
   return {std::move(api), ""};
 }
 
@@ -154,6 +160,10 @@ llvm::Expected<NvrtcResult> Nvrtc::compile(const std::string &source, const std:
   if (api.getCUBINSize(program.handle, &size) == kNvrtcSuccess && size > 0) {
     result.cubin.resize(size);
     api.getCUBIN(program.handle, reinterpret_cast<char *>(result.cubin.data()));
+  }
+  if (api.getLTOIRSize && api.getLTOIRSize(program.handle, &size) == kNvrtcSuccess && size > 0) {
+    result.ltoIr.resize(size);
+    api.getLTOIR(program.handle, reinterpret_cast<char *>(result.ltoIr.data()));
   }
   if (api.getPTXSize(program.handle, &size) == kNvrtcSuccess && size > 1) {
     result.ptx.resize(size);

@@ -20,6 +20,7 @@ struct NvrtcHeader {
 
 struct NvrtcResult {
   std::vector<uint8_t> cubin; // when compiled for a real architecture (sm_XX)
+  std::vector<uint8_t> ltoIr; // when compiled with -dlto (for nvJitLink, codegen/JitLink.h)
   std::string ptx;            // when NVRTC kept it
   std::string log;            // the compiler's and ptxas's messages
 };

@@ -8,10 +8,21 @@
 #include "runtime/format/ControlBlock.h"
 #include "runtime/format/ScheduleBlob.h"
 
+// The ranks of tensor parallelism the kernel runs (docs/tensor-parallel.md),
+// set by the generated source before it includes the library: 1, one GPU,
+// unless it says otherwise.
+#ifndef MK_RANKS
+#define MK_RANKS 1
+#endif
+
 namespace mk::gpu {
 
 constexpr int kWarpSize = 32;
 constexpr unsigned kFullMask = 0xffffffffu;
+constexpr int kRanks = MK_RANKS;
+static_assert(kRanks >= 1 && kRanks <= MK_MAX_RANKS, "the ranks an MkRanks describes");
+
+struct RankPeers; // codegen/device/Ranks.cuh
 
 // Everything a task function reads or writes, resolved once per launch.
 struct TaskContext {
@@ -35,6 +46,9 @@ struct TaskContext {
   long long step;
   long long position;
   unsigned taskId;
+  // Every rank's counters and activations (Ranks.cuh), in shared memory;
+  // nullptr in a kernel of one rank.
+  const RankPeers *peers;
 };
 
 __device__ __forceinline__ float negativeInfinity() { return __int_as_float(0xff800000); }

@@ -5,10 +5,16 @@
 // wrote before their release is visible once it returns, and the barrier
 // that follows passes that on to the other threads); one thread triggers,
 // after a barrier that orders every thread's stores before its release.
+//
+// Tensor parallel (kRanks > 1): an allRanks wait reads the event's counter
+// on every rank (Ranks.cuh), the others' at system scope, and a task whose
+// event some rank awaits that way (MK_TASK_RELEASES_TO_RANKS) releases it at
+// system scope, so that the other GPUs see its stores.
 #ifndef MKC_CODEGEN_DEVICE_EVENTS_CUH
 #define MKC_CODEGEN_DEVICE_EVENTS_CUH
 
 #include "codegen/device/Common.cuh"
+#include "codegen/device/Ranks.cuh"
 #include "core/protocol/EventProtocol.h"
 
 namespace mk::gpu {
@@ -23,6 +29,26 @@ __device__ __forceinline__ void addRelease(unsigned *address, unsigned value) {
   asm volatile("red.release.gpu.global.add.u32 [%0], %1;" ::"l"(address), "r"(value) : "memory");
 }
 
+__device__ __forceinline__ unsigned loadAcquireSystem(const unsigned *address) {
+  unsigned value;
+  asm volatile("ld.acquire.sys.global.u32 %0, [%1];" : "=r"(value) : "l"(address) : "memory");
+  return value;
+}
+
+__device__ __forceinline__ void addReleaseSystem(unsigned *address, unsigned value) {
+  asm volatile("red.release.sys.global.add.u32 [%0], %1;" ::"l"(address), "r"(value) : "memory");
+}
+
+__device__ __forceinline__ unsigned fetchAddAcquireReleaseSystem(unsigned *address,
+                                                                 unsigned value) {
+  unsigned old;
+  asm volatile("atom.acq_rel.sys.global.add.u32 %0, [%1], %2;"
+               : "=r"(old)
+               : "l"(address), "r"(value)
+               : "memory");
+  return old;
+}
+
 // The count before the add: an acquire as well as a release, so that the
 // trigger that completes a count has what every other trigger released.
 __device__ __forceinline__ unsigned fetchAddAcquireRelease(unsigned *address, unsigned value) {
@@ -34,17 +60,22 @@ __device__ __forceinline__ unsigned fetchAddAcquireRelease(unsigned *address, un
   return old;
 }
 
-// Spins until counter[event] reaches `target`. A short pure spin first (the
+// Spins until `counter`, event `event`'s on rank `rank` (this rank's own
+// when kOtherRank is false), reaches `target`. A short pure spin first (the
 // producer is usually about to finish), then __nanosleep with a growing
 // pause, kept short because every microsecond a waiter oversleeps lies on
 // the critical path, yet long enough that 132 spinning CTAs do not flood L2. Returns false, without
 // waiting further, once the wait passes the control block's bound (raising
-// MK_ERROR_WAIT_TIMEOUT) or another CTA raised an error: either way the
-// launch is over and the GPU must not hang.
-__device__ inline bool waitForCount(const TaskContext &context, unsigned event,
-                                    unsigned target) {
-  const unsigned *counter = context.counters + event;
-  if (loadAcquire(counter) >= target)
+// MK_ERROR_WAIT_TIMEOUT, or MK_ERROR_RANK_WAIT_TIMEOUT naming the rank) or
+// another CTA raised an error: either way the launch is over and the GPU
+// must not hang.
+template <bool kOtherRank>
+__device__ inline bool waitForCounter(const TaskContext &context, const unsigned *counter,
+                                      unsigned event, unsigned target, unsigned rank) {
+  auto load = [](const unsigned *address) {
+    return kOtherRank ? loadAcquireSystem(address) : loadAcquire(address);
+  };
+  if (load(counter) >= target)
     return true;
   constexpr unsigned kSpins = 64, kMaxPauseNs = 64;
   unsigned long long started = globalTimer();
@@ -54,17 +85,43 @@ __device__ inline bool waitForCount(const TaskContext &context, unsigned event,
       pause = pause == 0 ? 32 : (pause < kMaxPauseNs ? 2 * pause : kMaxPauseNs);
       __nanosleep(pause);
     }
-    if (loadAcquire(counter) >= target)
+    if (load(counter) >= target)
       return true;
     if (attempt % 32 == 0) {
       if (loadRelaxed(&context.control->error) != MK_ERROR_NONE)
         return false;
       if (globalTimer() - started > context.control->waitTimeoutNs) {
-        raiseError(context, MK_ERROR_WAIT_TIMEOUT, static_cast<long long>(target), event);
+        if (kOtherRank)
+          raiseError(context, MK_ERROR_RANK_WAIT_TIMEOUT,
+                     static_cast<long long>((static_cast<unsigned long long>(rank) << 32) | target),
+                     event);
+        else
+          raiseError(context, MK_ERROR_WAIT_TIMEOUT, static_cast<long long>(target), event);
         return false;
       }
     }
   }
+}
+
+// Spins until this rank's counter[event] reaches `target`.
+__device__ inline bool waitForCount(const TaskContext &context, unsigned event,
+                                    unsigned target) {
+  return waitForCounter<false>(context, context.counters + event, event, target, 0);
+}
+
+// The same on every rank, this one's first.
+__device__ inline bool waitForCountOnRanks(const TaskContext &context, unsigned event,
+                                           unsigned target) {
+  if (!waitForCount(context, event, target))
+    return false;
+  if constexpr (kRanks > 1) {
+    const RankPeers &peers = *context.peers;
+    for (unsigned r = 0; r < peers.ranks; ++r)
+      if (r != peers.rank &&
+          !waitForCounter<true>(context, peers.counters[r] + event, event, target, r))
+        return false;
+  }
+  return true;
 }
 
 // All waits of a queue entry's task for the context's step; called by one
@@ -77,14 +134,17 @@ __device__ inline bool waitForTask(const TaskContext &context, const MkQueueEntr
       wait = entry.waits[i];
     } else {
       MkWaitRecord record = context.waits[entry.task.firstWait + i];
-      wait = {record.event, context.events[record.event].triggerCount, record.stepOffset, 0};
+      wait = {record.event, context.events[record.event].triggerCount, record.stepOffset,
+              record.allRanks};
     }
     // The validator keeps every threshold of a launch within 32 bits.
     unsigned target = static_cast<unsigned>(
         mk_event_threshold(wait.triggerCount, context.step, wait.stepOffset));
     if (target == 0)
       continue; // the previous step of step 0: nothing to wait for
-    if (!waitForCount(context, wait.event, target))
+    bool reached = kRanks > 1 && wait.allRanks ? waitForCountOnRanks(context, wait.event, target)
+                                               : waitForCount(context, wait.event, target);
+    if (!reached)
       return false;
   }
   return true;
@@ -95,8 +155,13 @@ __device__ inline bool waitForTask(const TaskContext &context, const MkQueueEntr
 // threads' stores, ordered before it by the barrier, are visible to whoever
 // acquires the count, so no separate fence is needed (a full fence here
 // would sit on the critical path of every dependency).
-__device__ __forceinline__ void trigger(const TaskContext &context, unsigned event) {
-  addRelease(context.counters + event, 1);
+// `flags`: the task's (MkTaskRecord.flags).
+__device__ __forceinline__ void trigger(const TaskContext &context, unsigned event,
+                                        unsigned flags) {
+  if (kRanks > 1 && (flags & MK_TASK_RELEASES_TO_RANKS))
+    addReleaseSystem(context.counters + event, 1);
+  else
+    addRelease(context.counters + event, 1);
 }
 
 // The same for an event an inline task waits on: true for the one trigger
@@ -104,8 +169,10 @@ __device__ __forceinline__ void trigger(const TaskContext &context, unsigned eve
 // trigger of that event to run a step ahead), whose CTA then runs the
 // inline task, having acquired what the other triggers released.
 __device__ __forceinline__ bool triggerCompletes(const TaskContext &context, unsigned event,
-                                                 unsigned triggerCount) {
-  unsigned before = fetchAddAcquireRelease(context.counters + event, 1);
+                                                 unsigned triggerCount, unsigned flags) {
+  unsigned before = kRanks > 1 && (flags & MK_TASK_RELEASES_TO_RANKS)
+                        ? fetchAddAcquireReleaseSystem(context.counters + event, 1)
+                        : fetchAddAcquireRelease(context.counters + event, 1);
   return before + 1 == static_cast<unsigned>(mk_event_threshold(triggerCount, context.step, 0));
 }
 

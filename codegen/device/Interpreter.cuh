@@ -119,6 +119,7 @@ __device__ inline TaskContext makeContext(const MkKernelArgs &args, float *share
   context.step = 0;
   context.position = 0;
   context.taskId = 0xffffffffu;
+  context.peers = nullptr;
   return context;
 }
 
@@ -149,6 +150,8 @@ __device__ inline unsigned launchMismatch(const TaskContext &context, unsigned a
     return MK_MISMATCH_NO_ARGMAX;
   if (header->rows != kStepRows || (kStepRows > 1 && header->sequences != kStepRows))
     return MK_MISMATCH_ROWS;
+  if (unsigned mismatch = ranksMismatch(context))
+    return mismatch;
   if constexpr (kStepRows > 1) {
     // Every row's slots within its sequence's caches, at every step.
     const MkRowPlan *plans = reinterpret_cast<const MkRowPlan *>(control->rowPlans);
@@ -201,9 +204,10 @@ __device__ __forceinline__ void controllerWait(InterpreterState &state, const Ta
 // barrier, are visible to whoever acquires the count, so no separate fence
 // is needed (a full fence here would sit on the critical path).
 __device__ __forceinline__ void controllerRelease(InterpreterState &state,
-                                                  const TaskContext &context, unsigned event) {
+                                                  const TaskContext &context, unsigned event,
+                                                  unsigned flags) {
   markTime(state.times, MK_TRACE_END);
-  trigger(context, event);
+  trigger(context, event, flags);
 }
 
 // Controller, after every consumer passed the closing barrier of a task
@@ -211,9 +215,9 @@ __device__ __forceinline__ void controllerRelease(InterpreterState &state,
 // step's count, so that this CTA runs the inline task next.
 __device__ __forceinline__ bool controllerReleaseCompletes(InterpreterState &state,
                                                           const TaskContext &context,
-                                                          unsigned event) {
+                                                          unsigned event, unsigned flags) {
   markTime(state.times, MK_TRACE_END);
-  return triggerCompletes(context, event, state.inlineEntry.waits[0].triggerCount);
+  return triggerCompletes(context, event, state.inlineEntry.waits[0].triggerCount, flags);
 }
 
 // Controller, at a step's end: whether the launch stops after this step
@@ -275,13 +279,13 @@ __device__ __forceinline__ void runInline(InterpreterState &state, TaskContext &
   const MkQueueEntry &entry = state.inlineEntry;
   // Read now: once the closing barrier is passed, the loader may copy the
   // next task's inline entry over this one.
-  const unsigned triggerEvent = entry.task.trigger;
+  const unsigned triggerEvent = entry.task.trigger, triggerFlags = entry.task.flags;
   context.taskId = entry.id;
   Tasks::runInline(context, entry.task, entry.operation,
                    AwaitInputs<kThreads>{state, context, entry});
   consumerSync<kThreads>();
   if (Role::controller())
-    controllerRelease(state, context, triggerEvent);
+    controllerRelease(state, context, triggerEvent, triggerFlags);
 }
 
 // ---------------------------------------------------------------------------
@@ -304,7 +308,8 @@ __device__ void consumeQueue(InterpreterState &state, TaskContext &context,
     for (unsigned k = 0; k < count; ++k) {
       const MkQueueEntry &entry = state.entries[slot];
       // Read now: the loader overwrites this entry while the next task runs.
-      const unsigned triggerEvent = entry.task.trigger, inlineEntry = entry.inlineEntry;
+      const unsigned triggerEvent = entry.task.trigger, triggerFlags = entry.task.flags,
+                     inlineEntry = entry.inlineEntry;
       MkQueueEntry &next = state.entries[slot ^ 1];
       if (Role::loader()) { // the last task's next is the first of the next step
         loaderStart(next, entries[k + 1 < count ? k + 1 : 0]);
@@ -330,10 +335,11 @@ __device__ void consumeQueue(InterpreterState &state, TaskContext &context,
       consumerSync<kThreads>();
       if (!Tasks::kInlineTasks || inlineEntry == MK_NO_INLINE) {
         if (Role::controller())
-          controllerRelease(state, context, triggerEvent);
+          controllerRelease(state, context, triggerEvent, triggerFlags);
       } else if constexpr (Tasks::kInlineTasks) {
         if (Role::controller())
-          state.runsInline = controllerReleaseCompletes(state, context, triggerEvent);
+          state.runsInline =
+              controllerReleaseCompletes(state, context, triggerEvent, triggerFlags);
         consumerSync<kThreads>();
         if (state.runsInline)
           runInline<Tasks, kThreads>(state, context);
@@ -410,6 +416,14 @@ __device__ void runMegakernel(const MkKernelArgs &args) {
       control->startNs = globalTimer();
     state.trace = reinterpret_cast<unsigned long long *>(control->trace);
   }
+  if constexpr (kRanks > 1) {
+    // The other ranks' counters and activations; startRoles' barrier hands
+    // the table to every thread.
+    __shared__ RankPeers peers;
+    if (Role::controller())
+      findRankPeers(context, peers);
+    context.peers = &peers;
+  }
 
   const MkQueue queue = context.queues[blockIdx.x];
   const MkQueueEntry *entries = context.entries + queue.first;
@@ -446,6 +460,19 @@ __device__ void runOneTask(const MkKernelArgs &args, unsigned id, long long posi
     return;
   context.position = position;
   context.taskId = id;
+  if constexpr (kRanks > 1) {
+    // A task of a tensor-parallel kernel may read the other ranks: the
+    // launch must name them.
+    if (ranksMismatch(context) != 0) {
+      if (threadIdx.x == 0)
+        raiseError(context, MK_ERROR_LAUNCH_MISMATCH, MK_MISMATCH_RANKS);
+      return;
+    }
+    __shared__ RankPeers peers;
+    if (threadIdx.x == 0)
+      findRankPeers(context, peers);
+    context.peers = &peers;
+  }
   startRoles<Tasks, kThreads>(state, context, &context.entries[place]);
   if constexpr (Role::kProducer) {
     if (Role::producer()) {

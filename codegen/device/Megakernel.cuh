@@ -4,6 +4,7 @@
 #ifndef MKC_CODEGEN_DEVICE_MEGAKERNEL_CUH
 #define MKC_CODEGEN_DEVICE_MEGAKERNEL_CUH
 
+#include "codegen/device/AllReduceTask.cuh"
 #include "codegen/device/ArgmaxTask.cuh"
 #include "codegen/device/AttentionChunkTask.cuh"
 #include "codegen/device/AttentionMergeTask.cuh"

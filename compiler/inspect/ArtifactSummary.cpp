@@ -98,9 +98,17 @@ void printArtifactSummary(std::ostream &os, const LoadedArtifact &loaded) {
                               : "of 32 tokens or more layer by layer (" +
                                     std::to_string(prompts.size()) + " prompt kernels)")
      << "\n";
-  if (!artifact.ranks.empty())
+  if (!artifact.ranks.empty()) {
     os << "tensor parallel: " << artifact.ranks.size() << " ranks, "
-       << artifact.weightSlices.size() << " weight slices (the CPU executor runs them)\n";
+       << artifact.weightSlices.size() << " weight slices (the CPU executor runs them); ";
+    const RankKernel &kernel = artifact.rankKernel;
+    if (kernel.cubin.empty())
+      os << "no kernel of their own\n";
+    else
+      os << "their kernel: CUBIN " << kernel.cubin.size() << " bytes, linked with NCCL "
+         << kernel.ncclVersion / 10000 << "." << kernel.ncclVersion / 100 % 100 << "."
+         << kernel.ncclVersion % 100 << "'s device API\n";
+  }
   os << "EOS tokens: " << (facts.eosTokens.empty() ? "none" : tokenList(facts.eosTokens, ", "))
      << "\n";
   const GenerationFacts &generation = facts.generation;
@@ -171,6 +179,7 @@ void printArtifactJson(std::ostream &os, const LoadedArtifact &loaded) {
        << ", \"kernel\": " << (hasRowKernel(artifact, i) ? "true" : "false") << "}";
   os << "]"
      << ",\n    \"ranks\": " << artifact.ranks.size()
+     << ",\n    \"rankKernelBytes\": " << artifact.rankKernel.cubin.size()
      << ",\n    \"tokenizerBytes\": " << artifact.tokenizerJson.size()
      << ",\n    \"bosToken\": "
      << (facts.generation.bosToken ? std::to_string(*facts.generation.bosToken) : "null")

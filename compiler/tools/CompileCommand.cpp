@@ -25,6 +25,7 @@
 
 #include "codegen/Megakernel.h"
 #include "codegen/Nvrtc.h"
+#include "codegen/ranks/NcclDevicePart.h"
 #include "compiler/driver/WriteArtifact.h"
 #include "compiler/driver/Pipeline.h"
 #include "compiler/driver/RandomWeights.h"
@@ -97,11 +98,13 @@ const char *const kCompileHelp =
     "  --prefill-chunk=M        (tasks and later) also a step of M prompt tokens,\n"
     "                           2-1024, that the CPU executor runs prompts through,\n"
     "                           M positions a step (docs/m-token-steps.md)\n"
-    "  --tensor-parallel=N      (tasks, schedule, mk) N ranks, Megatron-style: each keeps\n"
+    "  --tensor-parallel=N      (tasks and later) N ranks, Megatron-style: each keeps\n"
     "                           its share of the heads and MLP channels, o_proj and\n"
     "                           down_proj end in an AllReduce (1-64); the .mk\n"
-    "                           holds the ranks beside the one-GPU model, and the\n"
-    "                           CPU executor runs them (docs/tensor-parallel.md)\n"
+    "                           holds the ranks beside the one-GPU model, and their\n"
+    "                           kernel (up to 8 ranks) linked with NCCL's device\n"
+    "                           API; cuda and cubin are the ranks' kernel; the CPU\n"
+    "                           executor runs them (docs/tensor-parallel.md)\n"
     "  --batch=B[,B...]         (tasks and later) also a step of one row per\n"
     "                           sequence for each batch size B, 2-1024 (the CPU\n"
     "                           executor runs it)\n"
@@ -374,9 +377,13 @@ std::string kernelAccount(const CompiledKernel &kernel, uint32_t numSms,
 }
 
 // The step --step names: "decode", "batch:B" (one of --batch) or
-// "prefill" (--prefill-chunk); nullptr when the build has none such.
+// "prefill" (--prefill-chunk); nullptr when the build has none such. With
+// --tensor-parallel, decode is the ranks' (rank 0's graph: every rank runs
+// the same kernel).
 const ScheduledGraph *stepNamed(const CompiledModel &compiled, const std::string &name,
                                 ScheduledGraph &decode) {
+  if (name == stepName(compiled.tasks) && !compiled.ranks.empty())
+    return &compiled.ranks[0];
   if (name == stepName(compiled.tasks)) {
     decode = {compiled.tasks, compiled.schedule};
     return &decode;
@@ -482,6 +489,27 @@ int addTokenizer(const CompileArguments &options, int64_t vocab, const EmbeddedT
   return 0;
 }
 
+// The kernel every rank of a tensor-parallel build runs (RANKKERNEL), into
+// `artifact`, its account onto `account`; where mkc cannot link NCCL's
+// device API the ranks run on the CPU executor only, which is a note. ""
+// or why the kernel failed.
+std::string addRankKernel(const CompiledModel &compiled, const CompileArguments &options,
+                          ArtifactOptions &artifact, std::string &account) {
+  const ScheduledGraph &rank = compiled.ranks[0]; // every rank's graph has the same tasks
+  std::string ranks = std::to_string(compiled.ranks.size()) + " ranks";
+  if (ncclDevicePart().empty()) {
+    account += "mkc: note: the " + ranks + " run on the CPU executor only: " +
+               ncclDevicePartMissing() + "\n";
+    return "";
+  }
+  auto kernel = compileMegakernel(rank.graph, rank.schedule, options.arch, options.kernelOptions);
+  if (!kernel)
+    return llvm::toString(kernel.takeError());
+  account += kernelAccount(*kernel, rank.schedule.numSms, ranks);
+  artifact.rankKernel = {static_cast<uint32_t>(ncclDevicePartVersion()), std::move(kernel->cubin)};
+  return "";
+}
+
 // The artifact: the schedule, its weights in bf16, the model's facts and
 // the kernel. Without NVRTC the file is still useful, on the CPU, so its
 // absence is a note; a kernel that fails to compile is an error.
@@ -540,6 +568,10 @@ int emitArtifact(mlir::MLIRContext &context, const CompileArguments &options) {
       }
       if (!anyRowKernel)
         artifact.rowKernels.clear();
+      if (!compiled->ranks.empty())
+        if (std::string problem = addRankKernel(*compiled, options, artifact, account);
+            !problem.empty())
+          return refuse(problem);
     }
   }
   llvm::errs() << account;
@@ -560,12 +592,6 @@ int emitArtifact(mlir::MLIRContext &context, const CompileArguments &options) {
 
 int compile(const CompileArguments &options) {
   mlir::MLIRContext context;
-  // The kernel is the whole model's, for one GPU; the ranks' graphs go in
-  // the .mk's RANKS section, which the CPU executor runs.
-  if (options.pipeline.tensorParallel > 1 &&
-      (*options.emit == EmitLevel::Cuda || *options.emit == EmitLevel::Cubin))
-    return usageError("--tensor-parallel has no kernel of its own yet: --emit=cuda and cubin "
-                      "are the one-GPU kernel's (compile without it)");
   if (*options.emit == EmitLevel::Mk)
     return emitArtifact(context, options);
   if (*options.emit == EmitLevel::Cuda || *options.emit == EmitLevel::Cubin)

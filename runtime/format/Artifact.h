@@ -42,6 +42,12 @@ struct ModelFacts {
   GenerationFacts generation;
 };
 
+// The megakernel of a tensor-parallel build's ranks (RankKernel.h).
+struct RankKernel {
+  uint32_t ncclVersion = 0; // NCCL_VERSION_CODE of the headers it was linked with
+  std::vector<uint8_t> cubin;
+};
+
 struct Artifact {
   ModelFacts facts;
   std::vector<WeightEntry> weights;
@@ -63,6 +69,8 @@ struct Artifact {
   // section's at load; run by the CPU executor (docs/tensor-parallel.md).
   std::vector<ScheduledGraph> ranks;
   std::vector<WeightSlice> weightSlices;
+  // The RANKKERNEL section: the kernel every rank runs; empty without one.
+  RankKernel rankKernel;
   std::span<const uint16_t> weightData; // bf16, the weights section (mapped)
   // Set when weightData is a mapped file: lets the pages of a range of it go
   // once read (copied to the GPU), so that loading a big model does not keep

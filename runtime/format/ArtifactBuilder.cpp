@@ -4,6 +4,7 @@
 #include "core/validator/Validator.h"
 #include "runtime/format/Bf16.h"
 #include "runtime/format/ScheduleBlobBuilder.h"
+#include "runtime/format/RankKernel.h"
 #include "runtime/format/RowKernels.h"
 #include "runtime/format/Sha256.h"
 
@@ -80,12 +81,15 @@ bool describeArtifact(const TaskGraph &graph, const Schedule &schedule, const We
   if (!error.empty())
     return false;
   error = checkRowKernels(options.rowSteps, options.rowKernels);
+  if (error.empty())
+    error = checkRankKernel(options.ranks, options.rankKernel);
   if (!error.empty())
     return false;
   artifact.rowSteps = std::move(options.rowSteps);
   artifact.rowKernels = std::move(options.rowKernels);
   artifact.ranks = std::move(options.ranks);
   artifact.weightSlices = std::move(options.weightSlices);
+  artifact.rankKernel = std::move(options.rankKernel);
   return true;
 }
 

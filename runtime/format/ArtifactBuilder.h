@@ -31,6 +31,7 @@ struct ArtifactOptions {
   std::vector<std::vector<uint8_t>> rowKernels; // the ROWKERNELS section: none, or one per step
   std::vector<ScheduledGraph> ranks;    // the RANKS section
   std::vector<WeightSlice> weightSlices;
+  RankKernel rankKernel; // the RANKKERNEL section: empty, or the ranks' kernel
 };
 
 // An Artifact whose weightData views the packed weights it owns.

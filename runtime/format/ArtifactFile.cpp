@@ -3,6 +3,7 @@
 #include "core/validator/Validator.h"
 #include "runtime/format/ArtifactBuilder.h"
 #include "runtime/format/Manifest.h"
+#include "runtime/format/RankKernel.h"
 #include "runtime/format/RowKernels.h"
 #include "runtime/format/ScheduleBlobBuilder.h"
 #include "runtime/format/TaskGraphCodec.h"
@@ -204,6 +205,12 @@ std::string load(const MkFile &file, Artifact &artifact, const WeightsScan &scan
           checkRanks(artifact.graph, artifact.ranks, artifact.weightSlices, artifact.weights);
       !problem.empty())
     return "section RANKS: " + problem;
+  if (std::string problem =
+          decodeRankKernel(file.section(SectionKind::RankKernel), artifact.rankKernel);
+      !problem.empty())
+    return "section RANKKERNEL: " + problem;
+  if (std::string problem = checkRankKernel(artifact.ranks, artifact.rankKernel); !problem.empty())
+    return "section RANKKERNEL: " + problem;
   artifact.facts = manifest.facts;
   if (std::string problem = checkBlob(artifact); !problem.empty())
     return problem;
@@ -217,13 +224,14 @@ std::string load(const MkFile &file, Artifact &artifact, const WeightsScan &scan
 namespace {
 
 // Every section but WEIGHTS, in the order mkc writes them; `manifest`,
-// `graph`, `rowSteps`, `rowKernels` and `ranks` hold the encodings the
-// sections view.
+// `graph`, `rowSteps`, `rowKernels`, `ranks` and `rankKernel` hold the
+// encodings the sections view.
 std::vector<SectionData> smallSections(const Artifact &artifact, std::vector<uint8_t> &manifest,
                                        std::vector<uint8_t> &graph,
                                        std::vector<uint8_t> &rowSteps,
                                        std::vector<uint8_t> &rowKernels,
-                                       std::vector<uint8_t> &ranks) {
+                                       std::vector<uint8_t> &ranks,
+                                       std::vector<uint8_t> &rankKernel) {
   manifest = encodeManifest(manifestOf(artifact));
   graph = encodeTaskGraph(artifact.graph, artifact.schedule);
   std::vector<SectionData> sections = {{SectionKind::Manifest, manifest},
@@ -245,15 +253,19 @@ std::vector<SectionData> smallSections(const Artifact &artifact, std::vector<uin
     ranks = encodeRanks(artifact.ranks, artifact.weightSlices);
     sections.push_back({SectionKind::Ranks, ranks});
   }
+  if (!artifact.rankKernel.cubin.empty()) {
+    rankKernel = encodeRankKernel(artifact.rankKernel);
+    sections.push_back({SectionKind::RankKernel, rankKernel});
+  }
   return sections;
 }
 
 } // namespace
 
 bool writeArtifact(const std::string &path, const Artifact &artifact, std::string &error) {
-  std::vector<uint8_t> manifest, graph, rowSteps, rowKernels, ranks;
+  std::vector<uint8_t> manifest, graph, rowSteps, rowKernels, ranks, rankKernel;
   std::vector<SectionData> sections =
-      smallSections(artifact, manifest, graph, rowSteps, rowKernels, ranks);
+      smallSections(artifact, manifest, graph, rowSteps, rowKernels, ranks, rankKernel);
   std::span<const uint8_t> weights(reinterpret_cast<const uint8_t *>(artifact.weightData.data()),
                                    artifact.weightData.size() * 2);
   // Weights last: the big section, on its page alignment, after everything small.
@@ -263,9 +275,9 @@ bool writeArtifact(const std::string &path, const Artifact &artifact, std::strin
 
 bool writeArtifact(const std::string &path, const Artifact &artifact, const WeightPlan &weights,
                    std::string &error) {
-  std::vector<uint8_t> manifest, graph, rowSteps, rowKernels, ranks;
+  std::vector<uint8_t> manifest, graph, rowSteps, rowKernels, ranks, rankKernel;
   std::vector<SectionData> sections =
-      smallSections(artifact, manifest, graph, rowSteps, rowKernels, ranks);
+      smallSections(artifact, manifest, graph, rowSteps, rowKernels, ranks, rankKernel);
   StreamedSection packed{SectionKind::Weights, weights.elements * 2,
                          [&](const StreamedSection::Sink &sink, std::string &packError) {
                            return streamWeights(weights, sink, packError);

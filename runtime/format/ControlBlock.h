@@ -11,7 +11,7 @@
 #include "core/protocol/Sampling.h"
 #include "runtime/format/ScheduleBlob.h"
 
-#define MK_KERNEL_ABI_VERSION 5u /* 3: the kernel publishes its variants; 4: sampling, streaming; 5: steps of several rows (MkRowPlan), variants of up to 8 arguments */
+#define MK_KERNEL_ABI_VERSION 6u /* 3: the kernel publishes its variants; 4: sampling, streaming; 5: steps of several rows (MkRowPlan), variants of up to 8 arguments; 6: ranks (MkRanks) */
 #define MK_KERNEL_NAME "mk_megakernel"
 #define MK_ONE_TASK_KERNEL_NAME "mk_run_task" /* (MkKernelArgs, unsigned task, long long position) */
 #define MK_KERNEL_INFO_NAME "mk_kernel_info"
@@ -36,6 +36,8 @@ enum MkDeviceError {
   MK_ERROR_LAUNCH_MISMATCH = 4,     /* the blob, grid or block is not the kernel's; errorDetail says which */
   MK_ERROR_UNKNOWN_VARIANT = 5,     /* errorTask's operation has a shape the kernel was not generated for */
   MK_ERROR_EMPTY_ATTENTION = 6,     /* errorTask's merge found no chunk holding a position */
+  MK_ERROR_RANK_WAIT_TIMEOUT = 7,   /* errorTask waited on errorEvent of another rank past the
+                                       bound; errorDetail: that rank x 2^32 + the count awaited */
 };
 
 /* MK_ERROR_LAUNCH_MISMATCH details. */
@@ -50,7 +52,21 @@ enum MkLaunchMismatch {
   MK_MISMATCH_ROWS = 8, /* the blob's rows or sequences are not the kernel's, or a kernel of
                            several rows has no row plans, or a plan's sequence or positions
                            fall outside the caches */
+  MK_MISMATCH_RANKS = 9, /* the blob's ranks are not the kernel's, or a kernel of several ranks
+                            has no MkRanks, or its rank is out of range */
 };
+
+/* Where a tensor-parallel kernel (MkKernelInfo.ranks > 1) finds the other
+ * ranks (docs/tensor-parallel.md): every rank's counters and activation
+ * arena lie in one NCCL window, registered by every rank with the same
+ * layout, which the kernel reads through NCCL's device API
+ * (codegen/ranks/NcclDevice.cu). */
+typedef struct MkRanks {
+  mk_u32 rank, ranks;
+  mk_u64 window;            /* ncclWindow_t, a device address */
+  mk_u64 countersOffset;    /* bytes into the window: u32[numEvents] */
+  mk_u64 activationsOffset; /* bytes into the window: f32[activationElements] */
+} MkRanks;
 
 /* A step of several rows (core/taskgraph/StepRows.h; a batch: row r is
  * sequence r): what row r does over the launch, the control block's own
@@ -113,6 +129,9 @@ typedef struct MkControlBlock {
   /* Filled by the host: MkRowPlan[rows] for a kernel of several rows a step
    * (MkKernelInfo.rows; no sampling, penalty or streaming then), else 0. */
   mk_u64 rowPlans;
+
+  /* Filled by the host: MkRanks for a kernel of several ranks, else 0. */
+  mk_u64 ranks;
 } MkControlBlock;
 
 /* The kernel's side of streaming, in host memory the device maps
@@ -152,6 +171,8 @@ typedef struct MkKernelInfo {
   mk_i64 maxContext;
   mk_u64 vocab;
   mk_u32 rows, sequences; /* of the graph's step: 1, 1 for decode */
+  mk_u32 ranks;           /* of tensor parallelism: 1 for one GPU */
+  mk_u32 reserved;
 } MkKernelInfo;
 
 /* One instantiation of a task kind's device function the kernel holds, by
@@ -168,11 +189,12 @@ typedef struct MkKernelVariant {
 /* Both compilers must agree on these; a field added without its padding
  * shows here first. */
 static_assert(sizeof(MkKernelArgs) == 48, "MkKernelArgs is 6 addresses");
-static_assert(sizeof(MkControlBlock) == 240, "MkControlBlock has no hidden padding");
+static_assert(sizeof(MkControlBlock) == 248, "MkControlBlock has no hidden padding");
 static_assert(sizeof(MkRowPlan) == 64, "MkRowPlan has no hidden padding");
 static_assert(sizeof(MkSamplingSettings) == 32, "MkSamplingSettings has no hidden padding");
+static_assert(sizeof(MkRanks) == 32, "MkRanks has no hidden padding");
 static_assert(sizeof(MkStream) == 16, "MkStream has no hidden padding");
-static_assert(sizeof(MkKernelInfo) == 56, "MkKernelInfo has no hidden padding");
+static_assert(sizeof(MkKernelInfo) == 64, "MkKernelInfo has no hidden padding");
 static_assert(sizeof(MkKernelVariant) == 72, "MkKernelVariant has no hidden padding");
 #endif
 

@@ -42,6 +42,7 @@ enum class SectionKind : uint32_t {
   RowSteps = 8,  // optional: the steps of several rows, each a TASKGRAPH encoding
   Ranks = 9,     // optional: tensor parallel, every rank's graph and the weight slices they name
   RowKernels = 10, // optional: the megakernel of each ROWSTEPS step (empty: none)
+  RankKernel = 11, // optional: the megakernel every rank of RANKS runs (RankKernel.h)
 };
 
 // Every kind above; a version-1 file holds each exactly once.

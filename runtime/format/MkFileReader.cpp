@@ -245,6 +245,8 @@ std::string sectionKindName(uint32_t kind) {
     return "RANKS";
   case SectionKind::RowKernels:
     return "ROWKERNELS";
+  case SectionKind::RankKernel:
+    return "RANKKERNEL";
   }
   return "kind " + std::to_string(kind);
 }

@@ -26,7 +26,7 @@
 #include "core/protocol/TaskKindList.h"
 
 #define MK_BLOB_MAGIC 0x42534b4du /* "MKSB" */
-#define MK_BLOB_VERSION 9u /* 2: task records carry their kernel variant; 3: no attention prepare; 4: queue entries; 5: chunksPerRound; 6: bf16 KV caches packed in the KV arena, task ordinals, the logits' picks; 7: inline tasks' entries; 8: Mlp operations, fixed64 buffers (two f32 elements each), seeds; 9: rows and sequences of the step */
+#define MK_BLOB_VERSION 10u /* 2: task records carry their kernel variant; 3: no attention prepare; 4: queue entries; 5: chunksPerRound; 6: bf16 KV caches packed in the KV arena, task ordinals, the logits' picks; 7: inline tasks' entries; 8: Mlp operations, fixed64 buffers (two f32 elements each), seeds; 9: rows and sequences of the step; 10: ranks, waits on every rank, releases to every rank */
 
 /* TaskKind values (core/protocol/TaskKindList.h) and Epilogue values, as in
  * core/taskgraph/TaskGraph.h. */
@@ -36,12 +36,14 @@ enum MkBlobTaskKind { MK_TASK_KINDS(MK_BLOB_TASK_KIND) };
 enum MkBlobEpilogue { MK_EPILOGUE_NONE = 0, MK_EPILOGUE_SILU_MUL = 1, MK_EPILOGUE_RESIDUAL = 2 };
 
 #define MK_NO_OFFSET 0xffffffffffffffffull
+#define MK_MAX_RANKS 8 /* of tensor parallelism a kernel runs (codegen/device/Ranks.cuh) */
 #define MK_MAX_GEMV_WEIGHTS 4
 #define MK_ENTRY_WAITS 4 /* waits a queue entry holds resolved; the rest stay in the waits region */
 
 typedef struct MkBlobHeader {
   mk_u32 magic, version;
-  mk_u32 numSms, numTasks, numWaits, numEvents, numOperations, reserved;
+  mk_u32 numSms, numTasks, numWaits, numEvents, numOperations;
+  mk_u32 ranks; /* of tensor parallelism (docs/tensor-parallel.md): 1 for one GPU */
   /* The step's rows and the sequences the KV caches hold
    * (core/taskgraph/StepRows.h): 1, 1 for decode. Row r of an activation
    * buffer starts r x (its elements / rows) into it; sequence s's KV slots
@@ -62,8 +64,12 @@ typedef struct MkQueue {
   mk_u32 first, count; /* into taskOrder */
 } MkQueue;
 
+/* MkTaskRecord.flags */
+#define MK_TASK_RELEASES_TO_RANKS 1u /* some rank's wait on its event is an allRanks wait: the
+                                        trigger releases at system scope, for the other GPUs */
+
 typedef struct MkTaskRecord {
-  mk_u8 kind, reserved;
+  mk_u8 kind, flags;
   mk_u16 ordinal; /* a Gemv tile's slot in its operation's picks; 0 where it writes none */
   mk_u32 op;
   mk_u32 begin, end; /* the tile, as in TaskGraph.h */
@@ -75,6 +81,8 @@ typedef struct MkTaskRecord {
 typedef struct MkWaitRecord {
   mk_u32 event;
   mk_i32 stepOffset; /* 0 or -1 */
+  mk_u32 allRanks;   /* 1: satisfied when the event reaches its count on every rank */
+  mk_u32 reserved;
 } MkWaitRecord;
 
 typedef struct MkEventRecord {
@@ -117,7 +125,7 @@ typedef struct MkOperationRecord {
 typedef struct MkResolvedWait {
   mk_u32 event, triggerCount;
   mk_i32 stepOffset;
-  mk_u32 reserved;
+  mk_u32 allRanks;
 } MkResolvedWait;
 
 /* Everything a CTA reads to run the task at one place of its queue, in one

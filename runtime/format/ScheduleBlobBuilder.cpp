@@ -11,7 +11,7 @@
 namespace mk {
 
 static_assert(sizeof(MkBlobHeader) == 168 && sizeof(MkQueue) == 8 && sizeof(MkTaskRecord) == 32 &&
-                  sizeof(MkWaitRecord) == 8 && sizeof(MkEventRecord) == 8 &&
+                  sizeof(MkWaitRecord) == 16 && sizeof(MkEventRecord) == 8 &&
                   sizeof(MkOperationRecord) == 232 && sizeof(MkResolvedWait) == 16 &&
                   sizeof(MkQueueEntry) == 336,
               "the blob's records have no padding, so NVRTC and the host agree on them");
@@ -110,7 +110,9 @@ public:
     record.layer = op.layer;
     record.input = arenas.offset[op.input];
     record.output = arenas.offset[op.output];
-    record.residual = op.epilogue == Epilogue::Residual ? arenas.offset[op.residual] : MK_NO_OFFSET;
+    // An AllReduce adds the residual too (core/taskgraph/kinds/AllReduceKind.cpp).
+    bool residual = op.epilogue == Epilogue::Residual || op.kind == OpKind::AllReduce;
+    record.residual = residual ? arenas.offset[op.residual] : MK_NO_OFFSET;
     record.inputLength = op.inputLength;
     record.outputLength = op.outputLength;
     setWeights(op, record);
@@ -186,7 +188,8 @@ MkQueueEntry queueEntry(const Task &task, const MkTaskRecord &record,
       throw ScheduleBlobError("task " + std::to_string(task.id) + " waits on event " +
                               std::to_string(wait.event) + " of " +
                               std::to_string(events.size()));
-    entry.waits[w] = {wait.event, events[wait.event].triggerCount, wait.stepOffset, 0};
+    entry.waits[w] = {wait.event, events[wait.event].triggerCount, wait.stepOffset,
+                      wait.allRanks ? 1u : 0u};
   }
   entry.operation = operation;
   return entry;
@@ -256,6 +259,11 @@ void checkDeviceRows(const TaskGraph &graph) {
       expect(op, op.input, op.inputLength, "input");
       expect(op, op.picks, 2 * uint64_t(op.numPicks), "picks");
       break;
+    case OpKind::AllReduce:
+      expect(op, op.input, op.inputLength, "input");
+      expect(op, op.output, op.outputLength, "output");
+      expect(op, op.residual, op.outputLength, "residual");
+      break;
     default:
       throw ScheduleBlobError("operation '" + op.name + "' is a " +
                               std::string(opKindName(op.kind)) +
@@ -272,11 +280,12 @@ std::vector<uint8_t> buildScheduleBlob(
   if (schedule.queues.size() != schedule.numSms)
     throw ScheduleBlobError("the schedule has " + std::to_string(schedule.queues.size()) +
                             " queues for " + std::to_string(schedule.numSms) + " SMs");
-  // The blob's records and the device's tasks are of one row (KernelSource.cpp).
-  if (graph.ranks != 1)
+  // A rank's graph, as the kernel runs it (codegen/KernelSource.cpp).
+  if (graph.ranks < 1 || graph.ranks > MK_MAX_RANKS || (graph.ranks > 1 && graph.rows != 1))
     throw ScheduleBlobError("the task graph is rank " + std::to_string(graph.rank) + " of " +
-                            std::to_string(graph.ranks) +
-                            " of tensor parallelism; the device runs one rank alone");
+                            std::to_string(graph.ranks) + " of tensor parallelism, " +
+                            std::to_string(graph.rows) + " rows a step; the device runs 1 to " +
+                            std::to_string(MK_MAX_RANKS) + " ranks, of one row a step");
   checkDeviceRows(graph);
   ArenaLayout arenas = layOutArenas(graph);
   ParamsBuilder params(smallParams);
@@ -303,6 +312,13 @@ std::vector<uint8_t> buildScheduleBlob(
   KernelVariants variants = listKernelVariants(graph);
   std::vector<MkTaskRecord> tasks;
   std::vector<MkWaitRecord> waits;
+  // The events some wait reads on every rank: their triggers release to
+  // the other GPUs.
+  std::vector<bool> awaitedByRanks(graph.events.size(), false);
+  for (const Task &task : graph.tasks)
+    for (const Wait &wait : task.waits)
+      if (wait.allRanks && wait.event < awaitedByRanks.size())
+        awaitedByRanks[wait.event] = true;
   for (const Task &task : graph.tasks) {
     MkTaskRecord record{};
     std::string name = "task " + std::to_string(task.id);
@@ -319,10 +335,12 @@ std::vector<uint8_t> buildScheduleBlob(
     record.firstWait = narrow(waits.size(), name + "'s first wait");
     record.numWaits = narrow(task.waits.size(), name + "'s waits");
     record.trigger = task.trigger;
+    if (task.trigger < awaitedByRanks.size() && awaitedByRanks[task.trigger])
+      record.flags |= MK_TASK_RELEASES_TO_RANKS;
     record.variant = variants.ofTask[task.id];
     tasks.push_back(record);
     for (const Wait &wait : task.waits)
-      waits.push_back({wait.event, wait.stepOffset});
+      waits.push_back({wait.event, wait.stepOffset, wait.allRanks ? 1u : 0u, 0});
   }
   std::vector<MkEventRecord> events;
   for (const Event &event : graph.events)
@@ -355,6 +373,7 @@ std::vector<uint8_t> buildScheduleBlob(
   header.numOperations = narrow(operations.size(), "the number of operations");
   header.rows = narrow(graph.rows, "the step's rows");
   header.sequences = narrow(graph.sequences, "the sequences");
+  header.ranks = narrow(static_cast<uint64_t>(graph.ranks), "the ranks");
   header.numParams = params.values.size();
   header.activationElements = arenas.activationElements;
   header.kvElements = arenas.kvElements;

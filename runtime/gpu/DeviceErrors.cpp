@@ -25,6 +25,8 @@ std::string mismatchText(int64_t detail) {
   case MK_MISMATCH_ROWS:
     return "the step's rows are not the kernel's, or a row's sequence or positions fall "
            "outside the caches";
+  case MK_MISMATCH_RANKS:
+    return "the schedule's ranks are not the kernel's, or the launch names no rank of them";
   default:
     return "mismatch " + std::to_string(detail);
   }
@@ -54,6 +56,15 @@ std::string describeDeviceError(const MkControlBlock &control, const TaskGraph &
                             : "event " + std::to_string(control.errorEvent);
     return "MK_ERROR_WAIT_TIMEOUT: " + waiter + " waited on " + event + " to reach " +
            std::to_string(control.errorDetail) + " for longer than the bound";
+  }
+  case MK_ERROR_RANK_WAIT_TIMEOUT: {
+    uint64_t detail = static_cast<uint64_t>(control.errorDetail);
+    std::string event = control.errorEvent < graph.events.size()
+                            ? describeEvent(graph, control.errorEvent)
+                            : "event " + std::to_string(control.errorEvent);
+    return "MK_ERROR_RANK_WAIT_TIMEOUT: " + taskText(control, graph) + where + " waited on " +
+           event + " of rank " + std::to_string(detail >> 32) + " to reach " +
+           std::to_string(detail & 0xffffffffu) + " for longer than the bound";
   }
   case MK_ERROR_NON_FINITE_LOGIT:
     return "MK_ERROR_NON_FINITE_LOGIT: logit " + std::to_string(control.errorDetail) +

@@ -214,6 +214,11 @@ GpuStatus CudaGpuDevice::checkKernel(const MkBlobHeader &header, std::string &er
             "; this loader speaks version " + std::to_string(MK_KERNEL_ABI_VERSION);
     return GpuStatus::Unsupported;
   }
+  if (info.ranks > 1 || header.ranks > 1) {
+    error = "the kernel runs rank by rank of " + std::to_string(std::max(info.ranks, header.ranks)) +
+            " tensor-parallel ranks, each on its own GPU; this device runs one GPU's kernel";
+    return GpuStatus::Unsupported;
+  }
   if (info.numSms != header.numSms || info.numTasks != header.numTasks ||
       info.numEvents != header.numEvents || info.numOperations != header.numOperations ||
       info.maxContext != header.maxContext) {

@@ -10,12 +10,17 @@
 #include "compiler/driver/RandomWeights.h"
 #include "core/validator/Validator.h"
 #include "runtime/cpu/TensorParallelExecutor.h"
+#include "codegen/Megakernel.h"
 #include "runtime/format/ArtifactBuilder.h"
 #include "runtime/format/ArtifactFile.h"
+#include "runtime/format/ControlBlock.h"
+#include "runtime/format/RankKernel.h"
+#include "runtime/format/ScheduleBlobBuilder.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <functional>
 #include <optional>
 
@@ -194,6 +199,7 @@ TEST_P(TensorParallelTest, TheMkCarriesTheRanks) {
   ASSERT_NE(loaded, nullptr) << error;
   EXPECT_EQ(loaded->artifact.ranks.size(), compiled->ranks.size());
   EXPECT_EQ(loaded->artifact.weightSlices.size(), compiled->weightSlices.size());
+  EXPECT_TRUE(loaded->artifact.rankKernel.cubin.empty()) << "none was given";
 
   const mk::Artifact &artifact = built->artifact;
   auto refusal = [&](const std::function<void(std::vector<mk::ScheduledGraph> &,
@@ -222,6 +228,53 @@ TEST_P(TensorParallelTest, TheMkCarriesTheRanks) {
                 .find("rank 1 does not validate"),
             std::string::npos);
 }
+// The kernel's view of a rank (runtime/format/ScheduleBlob.h): the blob
+// says how many ranks, which waits read every rank's counter, and which
+// tasks release their event to the other GPUs: exactly those whose event
+// some allRanks wait reads. An AllReduce's record carries its residual.
+TEST_P(TensorParallelTest, TheBlobMarksWhatCrossesRanks) {
+  const TpCase &c = GetParam();
+  const mk::ScheduledGraph &rank = compiled->ranks[1];
+  std::string error;
+  auto built = mk::buildArtifact(rank.graph, rank.schedule, weights, {}, error);
+  ASSERT_NE(built, nullptr) << error;
+  const std::vector<uint8_t> &blob = built->artifact.scheduleBlob;
+  MkBlobHeader header = mk::readBlobHeader(blob);
+  EXPECT_EQ(header.ranks, static_cast<uint32_t>(c.ranks));
+  auto records = [&](auto type, uint64_t offset, size_t count) {
+    std::vector<decltype(type)> out(count);
+    std::memcpy(out.data(), blob.data() + offset, count * sizeof(decltype(type)));
+    return out;
+  };
+  auto tasks = records(MkTaskRecord{}, header.tasksOffset, header.numTasks);
+  auto waits = records(MkWaitRecord{}, header.waitsOffset, header.numWaits);
+  auto operations = records(MkOperationRecord{}, header.operationsOffset, header.numOperations);
+  std::vector<bool> awaitedByRanks(rank.graph.events.size(), false);
+  size_t crossing = 0;
+  for (const mk::Task &task : rank.graph.tasks) {
+    const MkTaskRecord &record = tasks[task.id];
+    for (size_t w = 0; w < task.waits.size(); ++w) {
+      EXPECT_EQ(waits[record.firstWait + w].allRanks, task.waits[w].allRanks ? 1u : 0u);
+      if (task.waits[w].allRanks) {
+        awaitedByRanks[task.waits[w].event] = true;
+        ++crossing;
+      }
+    }
+  }
+  EXPECT_GT(crossing, 0u);
+  size_t releasing = 0;
+  for (const mk::Task &task : rank.graph.tasks) {
+    bool flagged = (tasks[task.id].flags & MK_TASK_RELEASES_TO_RANKS) != 0;
+    EXPECT_EQ(flagged, bool(awaitedByRanks[task.trigger])) << "task " << task.id;
+    releasing += flagged;
+  }
+  EXPECT_GT(releasing, 0u);
+  EXPECT_LT(releasing, rank.graph.tasks.size()) << "only what another rank waits for";
+  for (size_t i = 0; i < rank.graph.operations.size(); ++i)
+    if (rank.graph.operations[i].kind == mk::OpKind::AllReduce)
+      EXPECT_NE(operations[i].residual, MK_NO_OFFSET) << rank.graph.operations[i].name;
+}
+
 // The ranks refuse what one rank refuses, in its words: a token outside the
 // vocabulary, a run past the context (maxContext 40), and nothing runs.
 TEST_P(TensorParallelTest, RefusesWhatOneRankRefuses) {
@@ -249,6 +302,103 @@ TEST_P(TensorParallelTest, RefusesWhatOneRankRefuses) {
 
 INSTANTIATE_TEST_SUITE_P(Shapes, TensorParallelTest, ::testing::ValuesIn(tpCases()),
                          [](const auto &info) { return info.param.name; });
+
+// RANKKERNEL: the ranks' kernel and the NCCL it was linked with, kept byte
+// for byte; a kernel that is no CUBIN, names no NCCL, or comes without
+// ranks is refused, as is a section too short for its header.
+TEST(TensorParallel, TheMkCarriesTheRanksKernel) {
+  mlir::MLIRContext context;
+  mk::CompileOptions options;
+  options.maxContext = 16;
+  options.tensorParallel = 2;
+  auto model = mk::test::compileShape(context, {}, options);
+  ASSERT_TRUE(bool(model)) << llvm::toString(model.takeError());
+  mk::WeightTable weights = mk::randomWeights(model->tasks, 7);
+  mk::addWeightSlices(weights, model->weightSlices);
+  mk::RankKernel kernel{22809, {0x7f, 'E', 'L', 'F', 2, 1, 1, 0, 42}};
+  mk::ArtifactOptions artifactOptions;
+  artifactOptions.ranks = model->ranks;
+  artifactOptions.weightSlices = model->weightSlices;
+  artifactOptions.rankKernel = kernel;
+  artifactOptions.compilerVersion = "mkc 0.1.0";
+  std::string error;
+  auto built = mk::buildArtifact(model->tasks, model->schedule, weights, artifactOptions, error);
+  ASSERT_NE(built, nullptr) << error;
+  std::string path = ::testing::TempDir() + "/tensor-parallel-kernel.mk";
+  ASSERT_TRUE(mk::writeArtifact(path, built->artifact, error)) << error;
+  auto loaded = mk::loadArtifact(path, error);
+  ASSERT_NE(loaded, nullptr) << error;
+  EXPECT_EQ(loaded->artifact.rankKernel.ncclVersion, 22809u);
+  EXPECT_EQ(loaded->artifact.rankKernel.cubin, kernel.cubin);
+
+  // What rank 1's GPU loads: its graph, the kernel, its slices packed and
+  // its blob; every weight it names holds the values the CPU's slices give.
+  auto ranked = mk::rankArtifact(loaded->artifact, 1, error);
+  ASSERT_NE(ranked, nullptr) << error;
+  const mk::Artifact &rank = ranked->artifact;
+  EXPECT_EQ(rank.graph.rank, 1);
+  EXPECT_EQ(rank.cubin, kernel.cubin);
+  EXPECT_EQ(mk::readBlobHeader(rank.scheduleBlob).ranks, 2u);
+  mk::WeightTable expected = mk::viewWeights(loaded->artifact.weights, loaded->artifact.weightData);
+  mk::addWeightSlices(expected, loaded->artifact.weightSlices);
+  ASSERT_FALSE(rank.weights.empty());
+  for (const mk::WeightEntry &entry : rank.weights) {
+    const mk::Weight *weight = expected.find(entry.name);
+    ASSERT_NE(weight, nullptr) << entry.name;
+    EXPECT_EQ(mk::unpackWeight(entry, rank.weightData), weight->allValues()) << entry.name;
+  }
+  EXPECT_EQ(mk::rankArtifact(loaded->artifact, 2, error), nullptr);
+  EXPECT_NE(error.find("no kernel of ranks"), std::string::npos) << error;
+
+  EXPECT_EQ(mk::checkRankKernel(model->ranks, kernel), "");
+  EXPECT_EQ(mk::checkRankKernel({}, {}), "");
+  EXPECT_NE(mk::checkRankKernel({}, kernel).find("no RANKS section"), std::string::npos);
+  mk::RankKernel noElf{22809, {1, 2, 3, 4}}, noNccl{0, kernel.cubin};
+  EXPECT_NE(mk::checkRankKernel(model->ranks, noElf).find("not a CUBIN"), std::string::npos);
+  EXPECT_NE(mk::checkRankKernel(model->ranks, noNccl).find("no NCCL version"), std::string::npos);
+  mk::RankKernel decoded;
+  std::vector<uint8_t> bytes = mk::encodeRankKernel(kernel);
+  EXPECT_EQ(mk::decodeRankKernel(bytes, decoded), "");
+  EXPECT_EQ(decoded.cubin, kernel.cubin);
+  EXPECT_NE(mk::decodeRankKernel(std::span(bytes).first(5), decoded).find("needs 8 bytes"),
+            std::string::npos);
+  bytes[5] = 1;
+  EXPECT_NE(mk::decodeRankKernel(bytes, decoded).find("bytes 4-7 must be 0"), std::string::npos);
+  artifactOptions.ranks.clear();
+  artifactOptions.weightSlices.clear();
+  EXPECT_EQ(mk::buildArtifact(model->tasks, model->schedule, weights, artifactOptions, error),
+            nullptr);
+  EXPECT_NE(error.find("no RANKS section"), std::string::npos) << error;
+}
+
+// The kernel runs up to MK_MAX_RANKS ranks, and a rank's graph one row a
+// step; its source says how many ranks and instantiates the AllReduce.
+TEST(TensorParallel, TheKernelTakesUpToEightRanks) {
+  ModelShape shape;
+  shape.heads = shape.kvHeads = 16;
+  shape.headDim = 4;
+  shape.intermediate = 160;
+  mlir::MLIRContext context;
+  for (int64_t ranks : {2, 16}) {
+    mk::CompileOptions options;
+    options.maxContext = 16;
+    options.tensorParallel = ranks;
+    auto model = mk::test::compileShape(context, shape, options);
+    ASSERT_TRUE(bool(model)) << llvm::toString(model.takeError());
+    auto source = mk::megakernelSource(model->ranks[1].graph, model->ranks[1].schedule);
+    if (ranks <= MK_MAX_RANKS) {
+      ASSERT_TRUE(bool(source)) << llvm::toString(source.takeError());
+      EXPECT_NE(source->find("#define MK_RANKS 2"), std::string::npos);
+      EXPECT_NE(source->find("allReduceTask<"), std::string::npos);
+      continue;
+    }
+    ASSERT_FALSE(bool(source));
+    std::string message = llvm::toString(source.takeError());
+    EXPECT_NE(message.find("rank 1 of 16 of tensor parallelism; the kernel runs 1 to 8 ranks"),
+              std::string::npos)
+        << message;
+  }
+}
 
 TEST(TensorParallel, RefusesHeadsThatDoNotDivide) {
   ModelShape shape;

@@ -21,8 +21,8 @@ TaskFootprint footprint(const TaskGraph &graph, const Operation &op, const Task 
   return footprint;
 }
 
-std::vector<int64_t> variant(const TaskGraph &, const Operation &op) {
-  return {static_cast<int64_t>(op.outputLength)};
+std::vector<int64_t> variant(const TaskGraph &graph, const Operation &op) {
+  return {static_cast<int64_t>(op.outputLength), graph.rows};
 }
 
 uint64_t sharedFloats(const std::vector<int64_t> &v) { return noSharedFloats(v[0]); }
@@ -39,9 +39,8 @@ extern const TaskKindDescription kAllReduceKind = {
     .footprint = footprint,
     .weightElements = noElements,
     .cacheElements = noElements,
-    // No device function yet: the kernel refuses tensor-parallel graphs.
-    .deviceFunction = "allReduceTask",
-    .variantParameters = {{"rows"}},
+    .deviceFunction = "allReduceTask", // codegen/device/AllReduceTask.cuh
+    .variantParameters = {{"length"}, {"rows"}},
     .variantArguments = variant,
     .kernelArguments = "kThreads",
     .sharedFloatsFunction = "mk::noSharedFloats",

@@ -1,0 +1,150 @@
+#include "codegen/JitLink.h"
+
+#include <dlfcn.h>
+
+#include <memory>
+
+namespace mk {
+
+namespace {
+
+// nvJitLink.h's types, as the C ABI passes them.
+using nvJitLinkResult = int;
+using nvJitLinkHandle = struct NvJitLinkImpl *;
+constexpr nvJitLinkResult kSuccess = 0;
+
+llvm::Error error(const llvm::Twine &message) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
+}
+
+} // namespace
+
+struct JitLink::Api {
+  nvJitLinkResult (*create)(nvJitLinkHandle *, uint32_t, const char **);
+  nvJitLinkResult (*destroy)(nvJitLinkHandle *);
+  nvJitLinkResult (*addData)(nvJitLinkHandle, int, const void *, size_t, const char *);
+  nvJitLinkResult (*complete)(nvJitLinkHandle);
+  nvJitLinkResult (*cubinSize)(nvJitLinkHandle, size_t *);
+  nvJitLinkResult (*cubin)(nvJitLinkHandle, void *);
+  nvJitLinkResult (*errorLogSize)(nvJitLinkHandle, size_t *);
+  nvJitLinkResult (*errorLog)(nvJitLinkHandle, char *);
+  nvJitLinkResult (*infoLogSize)(nvJitLinkHandle, size_t *);
+  nvJitLinkResult (*infoLog)(nvJitLinkHandle, char *);
+};
+
+namespace {
+
+template <class Function>
+bool bind(void *library, const char *name, Function &function) {
+  function = reinterpret_cast<Function>(dlsym(library, name));
+  return function != nullptr;
+}
+
+struct Loaded {
+  std::unique_ptr<JitLink::Api> api;
+  std::string problem;
+};
+
+Loaded load() {
+  const char *candidates[] = {"libnvJitLink.so.13", "libnvJitLink.so.12", "libnvJitLink.so",
+                              "/usr/local/cuda/lib64/libnvJitLink.so.13",
+                              "/usr/local/cuda/lib64/libnvJitLink.so.12"};
+  void *library = nullptr;
+  std::string tried;
+  for (const char *candidate : candidates) {
+    library = dlopen(candidate, RTLD_NOW | RTLD_LOCAL);
+    if (library)
+      break;
+    tried += std::string(tried.empty() ? "" : ", ") + candidate;
+  }
+  if (!library)
+    return {nullptr, "nvJitLink not found (tried " + tried +
+                         "): install the CUDA toolkit's nvJitLink to link a tensor-parallel kernel"};
+  auto api = std::make_unique<JitLink::Api>();
+  bool complete = bind(library, "nvJitLinkCreate", api->create) &&
+                  bind(library, "nvJitLinkDestroy", api->destroy) &&
+                  bind(library, "nvJitLinkAddData", api->addData) &&
+                  bind(library, "nvJitLinkComplete", api->complete) &&
+                  bind(library, "nvJitLinkGetLinkedCubinSize", api->cubinSize) &&
+                  bind(library, "nvJitLinkGetLinkedCubin", api->cubin) &&
+                  bind(library, "nvJitLinkGetErrorLogSize", api->errorLogSize) &&
+                  bind(library, "nvJitLinkGetErrorLog", api->errorLog) &&
+                  bind(library, "nvJitLinkGetInfoLogSize", api->infoLogSize) &&
+                  bind(library, "nvJitLinkGetInfoLog", api->infoLog);
+  if (!complete)
+    return {nullptr, "the nvJitLink found lacks an entry point mkc needs (CUDA 12 or later)"};
+  return {std::move(api), ""};
+}
+
+// The handle, destroyed on every path out.
+class Linker {
+public:
+  explicit Linker(const JitLink::Api &api) : api(api) {}
+  ~Linker() {
+    if (handle)
+      api.destroy(&handle);
+  }
+  std::string log() const {
+    std::string text;
+    size_t size = 0;
+    if (api.infoLogSize(handle, &size) == kSuccess && size > 1) {
+      std::string info(size, '\0');
+      api.infoLog(handle, info.data());
+      text += info.substr(0, size - 1);
+    }
+    if (api.errorLogSize(handle, &size) == kSuccess && size > 1) {
+      std::string errors(size, '\0');
+      api.errorLog(handle, errors.data());
+      text += errors.substr(0, size - 1);
+    }
+    return text;
+  }
+  nvJitLinkHandle handle = nullptr;
+
+private:
+  const JitLink::Api &api;
+};
+
+} // namespace
+
+llvm::Expected<const JitLink &> JitLink::get() {
+  static Loaded loaded = load();
+  if (!loaded.api)
+    return error(loaded.problem);
+  static JitLink instance(*loaded.api);
+  return instance;
+}
+
+llvm::Expected<LinkResult> JitLink::link(const std::vector<LinkPiece> &pieces,
+                                         const std::vector<std::string> &options) const {
+  std::vector<const char *> optionTexts;
+  for (const std::string &option : options)
+    optionTexts.push_back(option.c_str());
+  Linker linker(api);
+  nvJitLinkResult status = api.create(&linker.handle, static_cast<uint32_t>(optionTexts.size()),
+                                      optionTexts.data());
+  if (status != kSuccess)
+    return error("nvJitLinkCreate failed (" + llvm::Twine(status) + ")");
+  for (const LinkPiece &piece : pieces) {
+    status = api.addData(linker.handle, static_cast<int>(piece.kind), piece.bytes.data(),
+                         piece.bytes.size(), piece.name.c_str());
+    if (status != kSuccess)
+      return error("nvJitLink could not take " + piece.name + " (" + llvm::Twine(status) +
+                   "):\n" + linker.log());
+  }
+  status = api.complete(linker.handle);
+  LinkResult result;
+  result.log = linker.log();
+  if (status != kSuccess)
+    return error("nvJitLink could not link the kernel (" + llvm::Twine(status) + "):\n" +
+                 result.log);
+  size_t size = 0;
+  if (api.cubinSize(linker.handle, &size) != kSuccess || size == 0)
+    return error("nvJitLink linked no CUBIN");
+  result.cubin.resize(size);
+  if (api.cubin(linker.handle, result.cubin.data()) != kSuccess)
+    return error("nvJitLink could not hand over the linked CUBIN");
+  return std::move(result);
+}
+
+} // namespace mk
