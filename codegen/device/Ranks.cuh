@@ -5,7 +5,8 @@
 // same layout (MkRanks): its counters and its activation arena at the same
 // offsets. The NCCL call is linked into the kernel from a part compiled
 // ahead of time (codegen/ranks/NcclDevice.cu): NVRTC cannot compile NCCL's
-// headers.
+// headers. Without a window every rank runs on this GPU (a check of the
+// kernel on one GPU) and MkRanks gives each rank's memory itself.
 #ifndef MKC_CODEGEN_DEVICE_RANKS_CUH
 #define MKC_CODEGEN_DEVICE_RANKS_CUH
 
@@ -33,8 +34,12 @@ __device__ inline unsigned ranksMismatch(const TaskContext &context) {
   if constexpr (kRanks > 1) {
     const MkRanks *ranks = reinterpret_cast<const MkRanks *>(context.control->ranks);
     if (ranks == nullptr || ranks->ranks != static_cast<unsigned>(kRanks) ||
-        ranks->rank >= ranks->ranks || ranks->window == 0)
+        ranks->rank >= ranks->ranks)
       return MK_MISMATCH_RANKS;
+    if (ranks->window == 0)
+      for (int r = 0; r < kRanks; ++r)
+        if (ranks->bases[r] == 0)
+          return MK_MISMATCH_RANKS;
   }
   return 0;
 }
@@ -48,13 +53,13 @@ __device__ inline void findRankPeers(const TaskContext &context, RankPeers &peer
   peers.rank = ranks.rank;
   peers.ranks = ranks.ranks;
   for (unsigned r = 0; r < ranks.ranks; ++r) {
+    const char *base = window ? static_cast<const char *>(mk_nccl_lsa_pointer(window, 0, r))
+                              : reinterpret_cast<const char *>(ranks.bases[r]);
     bool own = r == ranks.rank;
-    peers.counters[r] =
-        own ? context.counters
-            : static_cast<const unsigned *>(mk_nccl_lsa_pointer(window, ranks.countersOffset, r));
-    peers.activations[r] =
-        own ? context.activations
-            : static_cast<const float *>(mk_nccl_lsa_pointer(window, ranks.activationsOffset, r));
+    peers.counters[r] = own ? context.counters
+                            : reinterpret_cast<const unsigned *>(base + ranks.countersOffset);
+    peers.activations[r] = own ? context.activations
+                               : reinterpret_cast<const float *>(base + ranks.activationsOffset);
   }
 #endif
 }

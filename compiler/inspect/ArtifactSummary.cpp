@@ -1,6 +1,7 @@
 #include "compiler/inspect/ArtifactSummary.h"
 #include "compiler/inspect/TextFormat.h"
 #include "core/taskgraph/TaskNames.h"
+#include "runtime/format/RankKernel.h"
 #include "runtime/format/RowKernels.h"
 
 #include <algorithm>
@@ -106,8 +107,7 @@ void printArtifactSummary(std::ostream &os, const LoadedArtifact &loaded) {
       os << "no kernel of their own\n";
     else
       os << "their kernel: CUBIN " << kernel.cubin.size() << " bytes, linked with NCCL "
-         << kernel.ncclVersion / 10000 << "." << kernel.ncclVersion / 100 % 100 << "."
-         << kernel.ncclVersion % 100 << "'s device API\n";
+         << ncclVersionText(kernel.ncclVersion) << "'s device API\n";
   }
   os << "EOS tokens: " << (facts.eosTokens.empty() ? "none" : tokenList(facts.eosTokens, ", "))
      << "\n";

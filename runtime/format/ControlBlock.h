@@ -60,12 +60,15 @@ enum MkLaunchMismatch {
  * ranks (docs/tensor-parallel.md): every rank's counters and activation
  * arena lie in one NCCL window, registered by every rank with the same
  * layout, which the kernel reads through NCCL's device API
- * (codegen/ranks/NcclDevice.cu). */
+ * (codegen/ranks/NcclDevice.cu). Without a window (0), every rank runs on
+ * this GPU, on its share of the SMs, and `bases` gives each rank's memory
+ * of the same layout: how one GPU checks the kernel of ranks. */
 typedef struct MkRanks {
   mk_u32 rank, ranks;
-  mk_u64 window;            /* ncclWindow_t, a device address */
+  mk_u64 window;            /* ncclWindow_t, a device address; 0: every rank on this GPU */
   mk_u64 countersOffset;    /* bytes into the window: u32[numEvents] */
   mk_u64 activationsOffset; /* bytes into the window: f32[activationElements] */
+  mk_u64 bases[MK_MAX_RANKS]; /* without a window: each rank's memory, laid out as one */
 } MkRanks;
 
 /* A step of several rows (core/taskgraph/StepRows.h; a batch: row r is
@@ -192,7 +195,7 @@ static_assert(sizeof(MkKernelArgs) == 48, "MkKernelArgs is 6 addresses");
 static_assert(sizeof(MkControlBlock) == 248, "MkControlBlock has no hidden padding");
 static_assert(sizeof(MkRowPlan) == 64, "MkRowPlan has no hidden padding");
 static_assert(sizeof(MkSamplingSettings) == 32, "MkSamplingSettings has no hidden padding");
-static_assert(sizeof(MkRanks) == 32, "MkRanks has no hidden padding");
+static_assert(sizeof(MkRanks) == 32 + 8 * MK_MAX_RANKS, "MkRanks has no hidden padding");
 static_assert(sizeof(MkStream) == 16, "MkStream has no hidden padding");
 static_assert(sizeof(MkKernelInfo) == 64, "MkKernelInfo has no hidden padding");
 static_assert(sizeof(MkKernelVariant) == 72, "MkKernelVariant has no hidden padding");

@@ -23,7 +23,7 @@
 namespace mk {
 
 constexpr uint8_t kMkMagic[8] = {'M', 'K', 'C', '\0', 'A', 'R', 'T', 'F'};
-constexpr uint32_t kMkFormatVersion = 9;
+constexpr uint32_t kMkFormatVersion = 10;
 constexpr uint64_t kMkHeaderBytes = 64;
 constexpr uint64_t kMkSectionEntryBytes = 32;
 constexpr uint64_t kMkSectionAlignment = 64;

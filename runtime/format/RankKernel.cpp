@@ -19,6 +19,11 @@ constexpr size_t kHeaderBytes = 8; // u32 NCCL version, u32 0
 
 } // namespace
 
+std::string ncclVersionText(uint32_t code) {
+  return std::to_string(code / 10000) + "." + std::to_string(code / 100 % 100) + "." +
+         std::to_string(code % 100);
+}
+
 std::string checkRankKernel(const std::vector<ScheduledGraph> &ranks, const RankKernel &kernel) {
   if (kernel.cubin.empty())
     return "";

@@ -21,6 +21,9 @@ namespace mk {
 // an NCCL version for a build of several ranks; else why not.
 std::string checkRankKernel(const std::vector<ScheduledGraph> &ranks, const RankKernel &kernel);
 
+// "2.28.9" from NCCL_VERSION_CODE 22809.
+std::string ncclVersionText(uint32_t code);
+
 // The section: u32 NCCL_VERSION_CODE, u32 0, then the CUBIN to the end.
 std::vector<uint8_t> encodeRankKernel(const RankKernel &kernel);
 std::string decodeRankKernel(std::span<const uint8_t> bytes, RankKernel &kernel);

@@ -48,7 +48,10 @@ namespace mk {
   X(cuEventRecord)                                                                                 \
   X(cuEventSynchronize)                                                                            \
   X(cuEventElapsedTime)                                                                            \
-  X(cuEventDestroy)
+  X(cuEventDestroy)                                                                                \
+  X(cuStreamCreate)                                                                                \
+  X(cuStreamSynchronize)                                                                           \
+  X(cuStreamDestroy)
 
 struct CudaDriver {
 #define MKC_CUDA_DECLARE(name) decltype(&::name) name = nullptr;

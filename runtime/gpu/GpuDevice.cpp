@@ -89,8 +89,26 @@ public:
   std::string describe() const override {
     return facts.name + ", " + deviceArch(facts) + ", " + std::to_string(facts.smCount) + " SMs";
   }
+  int multiprocessors() const override { return facts.smCount; }
 
   GpuStatus load(const Artifact &artifact, int64_t maxContext, std::string &error) override;
+  GpuStatus loadRank(const Artifact &artifact, const GpuRankLink &link, int64_t maxContext,
+                     std::string &error) override {
+    rank = link;
+    GpuStatus status = load(artifact, maxContext, error);
+    // Its own stream: ranks sharing a GPU (GpuRanks' check on one GPU) run
+    // their kernels side by side, which the default stream would serialize.
+    if (status == GpuStatus::Ok &&
+        !check(cuda.cuStreamCreate(&launchStream, CU_STREAM_NON_BLOCKING), "creating a stream",
+               error))
+      status = GpuStatus::Failed;
+    if (status != GpuStatus::Ok)
+      rank.reset();
+    return status;
+  }
+  bool makeCurrent(std::string &error) override {
+    return check(cuda.cuCtxSetCurrent(context), "making the context current", error);
+  }
   GpuStatus run(const GpuRunRequest &request, GpuRunResult &result, std::string &error) override;
   GpuStatus runBatch(const GpuBatchRequest &request, GpuBatchResult &result,
                      std::string &error) override;
@@ -136,8 +154,22 @@ private:
   bool startLaunch(const MkControlBlock &block, std::string &error);
   bool streamTokens(const GpuRunRequest &request, int64_t fed, int64_t &cancelledAt,
                     std::string &error);
+  // The event counters and the activation arena: this device's own, or a
+  // rank's in its NCCL window.
+  CUdeviceptr countersAddress() const { return rank ? rank->counters : counters.get(); }
+  CUdeviceptr activationsAddress() const {
+    return rank ? rank->activations : activations.get();
+  }
+  // Waits for the launch: its stream's work, or the context's.
+  bool finishLaunch(const char *what, std::string &error) {
+    return check(launchStream ? cuda.cuStreamSynchronize(launchStream) : cuda.cuCtxSynchronize(),
+                 what, error);
+  }
   void releaseModel() {
     prompts.reset();
+    if (launchStream)
+      cuda.cuStreamDestroy(launchStream);
+    launchStream = nullptr;
     if (startEvent)
       cuda.cuEventDestroy(startEvent);
     if (stopEvent)
@@ -172,6 +204,8 @@ private:
   uint64_t launches = 0;                    // for the penalty's tags
   std::unique_ptr<GpuPrefill> prompts;      // prompts layer by layer, where they can run so
   std::string whyNoPrompts;
+  std::optional<GpuRankLink> rank; // set by loadRank: one rank of a tensor-parallel group
+  CUstream launchStream = nullptr;  // a rank's; nullptr: the default stream
 };
 
 bool CudaGpuDevice::upload(DeviceMemory &memory, const void *data, size_t bytes, const char *what,
@@ -214,9 +248,10 @@ GpuStatus CudaGpuDevice::checkKernel(const MkBlobHeader &header, std::string &er
             "; this loader speaks version " + std::to_string(MK_KERNEL_ABI_VERSION);
     return GpuStatus::Unsupported;
   }
-  if (info.ranks > 1 || header.ranks > 1) {
-    error = "the kernel runs rank by rank of " + std::to_string(std::max(info.ranks, header.ranks)) +
-            " tensor-parallel ranks, each on its own GPU; this device runs one GPU's kernel";
+  if (info.ranks != header.ranks || (header.ranks > 1) != rank.has_value()) {
+    error = "the kernel runs " + std::to_string(info.ranks) + " rank(s) and the blob " +
+            std::to_string(header.ranks) + (rank ? "; this device runs one rank of several"
+                                                 : "; this device runs one GPU's model");
     return GpuStatus::Unsupported;
   }
   if (info.numSms != header.numSms || info.numTasks != header.numTasks ||
@@ -397,10 +432,14 @@ GpuStatus CudaGpuDevice::load(const Artifact &artifact, int64_t maxContext, std:
               error) ||
       !uploadWeights(artifact, error))
     return GpuStatus::Failed;
+  // A rank's activations and counters are in its NCCL window, which the
+  // group allocated and cleared.
+  size_t ownActivations = rank ? 0 : header.activationElements * sizeof(float);
+  size_t ownCounters = rank ? 0 : header.numEvents * sizeof(uint32_t);
   for (auto [memory, bytes, what] :
-       {std::tuple{&activations, header.activationElements * sizeof(float), "the activation arena"},
+       {std::tuple{&activations, ownActivations, "the activation arena"},
         std::tuple{&kv, header.kvElements * sizeof(float), "the KV arena"},
-        std::tuple{&counters, header.numEvents * sizeof(uint32_t), "the event counters"},
+        std::tuple{&counters, ownCounters, "the event counters"},
         std::tuple{&control, sizeof(MkControlBlock), "the control block"}}) {
     error = memory->allocate(cuda, bytes, what);
     if (!error.empty() ||
@@ -436,7 +475,9 @@ GpuStatus CudaGpuDevice::load(const Artifact &artifact, int64_t maxContext, std:
   PrefillModel model{module, weights.get(), blob.get() + header.paramsOffset, kv.get(),
                      static_cast<uint64_t>(tableRows)};
   whyNoPrompts.clear();
-  if (header.rows == 1)
+  if (rank)
+    whyNoPrompts = "a rank of tensor parallelism";
+  else if (header.rows == 1)
     prompts = GpuPrefill::create(cuda, model, graph, records, whyNoPrompts);
   else
     whyNoPrompts = "a kernel of several rows a step";
@@ -581,7 +622,7 @@ GpuStatus CudaGpuDevice::run(const GpuRunRequest &request, GpuRunResult &result,
   int64_t cancelledAt = -1; // the step whose token the host stopped after
   if (streaming && !streamTokens(request, fed, cancelledAt, error))
     return GpuStatus::Failed;
-  if (!check(cuda.cuCtxSynchronize(), "running the megakernel", error))
+  if (!finishLaunch("running the megakernel", error))
     return GpuStatus::Failed;
   float milliseconds = 0;
   if (!check(cuda.cuEventElapsedTime(&milliseconds, startEvent, stopEvent), "timing the launch",
@@ -653,6 +694,7 @@ GpuStatus CudaGpuDevice::runTask(uint32_t task, int64_t position, int64_t token,
               "the context's tokens", error))
     return GpuStatus::Failed;
   MkControlBlock block{};
+  block.ranks = rank ? rank->ranks : 0; // a rank's AllReduce reads the other ranks
   block.sampling = sampling;
   block.contextTokens = contextTokens.get();
   block.penaltyMarks = penaltyMarks.get();
@@ -679,13 +721,13 @@ GpuStatus CudaGpuDevice::runTask(uint32_t task, int64_t position, int64_t token,
   }
   if (!check(cuda.cuMemcpyHtoD(control.get(), &block, sizeof block), "writing the control block",
              error) ||
-      !check(cuda.cuMemcpyHtoD(activations.get(), activationValues.data(),
+      !check(cuda.cuMemcpyHtoD(activationsAddress(), activationValues.data(),
                                activationValues.size() * sizeof(float)),
              "copying the activation arena", error) ||
       !check(cuda.cuMemcpyHtoD(kv.get(), kvValues.data(), kvValues.size() * sizeof(float)),
              "copying the KV arena", error))
     return GpuStatus::Failed;
-  MkKernelArgs args{blob.get(), activations.get(), kv.get(), weights.get(), counters.get(),
+  MkKernelArgs args{blob.get(), activationsAddress(), kv.get(), weights.get(), countersAddress(),
                     control.get()};
   long long at = position;
   void *parameters[] = {&args, &task, &at};
@@ -695,7 +737,7 @@ GpuStatus CudaGpuDevice::runTask(uint32_t task, int64_t position, int64_t token,
       !check(cuda.cuCtxSynchronize(), "running " MK_ONE_TASK_KERNEL_NAME, error) ||
       !check(cuda.cuMemcpyDtoH(&block, control.get(), sizeof block), "reading the control block",
              error) ||
-      !check(cuda.cuMemcpyDtoH(activationValues.data(), activations.get(),
+      !check(cuda.cuMemcpyDtoH(activationValues.data(), activationsAddress(),
                                activationValues.size() * sizeof(float)),
              "reading the activation arena", error) ||
       !check(cuda.cuMemcpyDtoH(kvValues.data(), kv.get(), kvValues.size() * sizeof(float)),
@@ -800,7 +842,7 @@ GpuStatus CudaGpuDevice::runBatch(const GpuBatchRequest &request, GpuBatchResult
   block.rowPlans = rowPlans.get();
   block.trace = request.keepTrace ? trace.get() : 0;
   if (!startLaunch(block, error) ||
-      !check(cuda.cuCtxSynchronize(), "running the megakernel", error))
+      !finishLaunch("running the megakernel", error))
     return GpuStatus::Failed;
   float milliseconds = 0;
   if (!check(cuda.cuEventElapsedTime(&milliseconds, startEvent, stopEvent), "timing the launch",
@@ -906,19 +948,31 @@ bool CudaGpuDevice::streamTokens(const GpuRunRequest &request, int64_t fed, int6
 // kernel launched between the start and stop events; it runs on while the
 // caller waits or streams.
 bool CudaGpuDevice::startLaunch(const MkControlBlock &block, std::string &error) {
-  if (!check(cuda.cuMemcpyHtoD(control.get(), &block, sizeof block), "writing the control block",
-             error) ||
-      !check(cuda.cuMemsetD8(counters.get(), 0, counters.bytes()), "clearing the event counters",
-             error))
+  MkControlBlock launched = block;
+  launched.ranks = rank ? rank->ranks : 0;
+  if (!check(cuda.cuMemcpyHtoD(control.get(), &launched, sizeof launched),
+             "writing the control block", error) ||
+      !check(cuda.cuMemsetD8(countersAddress(), 0, header.numEvents * sizeof(uint32_t)),
+             "clearing the event counters", error))
     return false;
-  MkKernelArgs args{blob.get(), activations.get(), kv.get(), weights.get(), counters.get(),
+  // A rank's kernel reads the other ranks' counters from its start: every
+  // rank clears its own before any launches.
+  if (rank) {
+    if (!check(cuda.cuCtxSynchronize(), "clearing the event counters", error))
+      return false;
+    if (!rank->beforeLaunch()) {
+      error = "another rank failed before the launch";
+      return false;
+    }
+  }
+  MkKernelArgs args{blob.get(), activationsAddress(), kv.get(), weights.get(), countersAddress(),
                     control.get()};
   void *parameters[] = {&args};
-  return check(cuda.cuEventRecord(startEvent, nullptr), "recording an event", error) &&
+  return check(cuda.cuEventRecord(startEvent, launchStream), "recording an event", error) &&
          check(cuda.cuLaunchCooperativeKernel(kernel, header.numSms, 1, 1, info.threads, 1, 1,
-                                              info.sharedBytes, nullptr, parameters),
+                                              info.sharedBytes, launchStream, parameters),
                "launching the megakernel", error) &&
-         check(cuda.cuEventRecord(stopEvent, nullptr), "recording an event", error);
+         check(cuda.cuEventRecord(stopEvent, launchStream), "recording an event", error);
 }
 
 // Each of the `done` steps' time, from the previous step's argmax (step 0:
@@ -985,7 +1039,7 @@ std::optional<DeviceFacts> readFacts(const CudaDriver &cuda, CUdevice device, st
       !attribute(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, facts.minor) ||
       !attribute(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, facts.smCount) ||
       !attribute(CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH, facts.cooperative)) {
-    whyNot = "cannot read the properties of CUDA device 0";
+    whyNot = "cannot read the properties of a CUDA device";
     return std::nullopt;
   }
   facts.name = name;
@@ -1011,7 +1065,18 @@ std::string cudaDriverVersion() {
   return std::to_string(version / 1000) + "." + std::to_string(version % 1000 / 10);
 }
 
-std::unique_ptr<GpuDevice> GpuDevice::open(std::string &whyNot) {
+std::unique_ptr<GpuDevice> GpuDevice::open(std::string &whyNot) { return openOrdinal(0, whyNot); }
+
+int GpuDevice::count() {
+  std::string whyNot;
+  const CudaDriver *cuda = CudaDriver::load(whyNot);
+  int count = 0;
+  if (!cuda || cuda->cuInit(0) != CUDA_SUCCESS || cuda->cuDeviceGetCount(&count) != CUDA_SUCCESS)
+    return 0;
+  return count;
+}
+
+std::unique_ptr<GpuDevice> GpuDevice::openOrdinal(int ordinal, std::string &whyNot) {
   const CudaDriver *cuda = CudaDriver::load(whyNot);
   if (!cuda)
     return nullptr;
@@ -1029,10 +1094,15 @@ std::unique_ptr<GpuDevice> GpuDevice::open(std::string &whyNot) {
     whyNot = "no CUDA device";
     return nullptr;
   }
+  if (ordinal < 0 || ordinal >= count) {
+    whyNot = "no CUDA device " + std::to_string(ordinal) + ": this machine has " +
+             std::to_string(count);
+    return nullptr;
+  }
   CUdevice device = 0;
-  CUresult found = cuda->cuDeviceGet(&device, 0);
+  CUresult found = cuda->cuDeviceGet(&device, ordinal);
   if (found != CUDA_SUCCESS) {
-    whyNot = "cannot open CUDA device 0: " + cuda->describe(found);
+    whyNot = "cannot open CUDA device " + std::to_string(ordinal) + ": " + cuda->describe(found);
     return nullptr;
   }
   std::optional<DeviceFacts> facts = readFacts(*cuda, device, whyNot);

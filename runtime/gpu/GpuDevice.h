@@ -117,6 +117,16 @@ enum class GpuStatus {
   Failed,
 };
 
+// One rank of a tensor-parallel group (runtime/gpu/GpuRanks.h): its event
+// counters and activation arena, in its NCCL window, and its MkRanks, as
+// device addresses; and what each launch does once this rank's counters
+// are cleared, before its kernel starts: wait until every rank's are (false:
+// a rank failed, so launch nothing).
+struct GpuRankLink {
+  uint64_t counters = 0, activations = 0, ranks = 0;
+  std::function<bool()> beforeLaunch;
+};
+
 // "12.4", the version of the CUDA driver this machine has, or why there is
 // none ("not found: libcuda.so.1 ..."). Loads the driver; starts nothing.
 std::string cudaDriverVersion();
@@ -126,14 +136,27 @@ public:
   // nullptr with `whyNot` set when there is no usable GPU (no driver, no
   // device, unsupported architecture).
   static std::unique_ptr<GpuDevice> open(std::string &whyNot);
+  // CUDA device `ordinal` (open is device 0).
+  static std::unique_ptr<GpuDevice> openOrdinal(int ordinal, std::string &whyNot);
+  // The CUDA devices this machine has (0 without a driver).
+  static int count();
   virtual ~GpuDevice() = default;
 
   virtual std::string describe() const = 0; // "NVIDIA H200, sm_90, 132 SMs"
+  virtual int multiprocessors() const = 0;
   // Loads the CUBIN, checks that it holds every kernel variant the graph
   // needs (core/taskgraph/KernelVariants.h), uploads the weights, params and
   // blob, allocates arenas: Ok, Unsupported, Refused or Failed, with `error`
   // saying why when not Ok.
   virtual GpuStatus load(const Artifact &artifact, int64_t maxContext, std::string &error) = 0;
+  // The same for one rank of a tensor-parallel group (rankArtifact in
+  // runtime/format/RankKernel.h), its counters and activations where `link`
+  // says; prompts then run one token a step.
+  virtual GpuStatus loadRank(const Artifact &artifact, const GpuRankLink &link,
+                             int64_t maxContext, std::string &error) = 0;
+  // Makes this device's context the calling thread's (for the NCCL calls
+  // that allocate on it); false with `error` set when the driver refuses.
+  virtual bool makeCurrent(std::string &error) = 0;
   // One launch: all steps in the persistent kernel. Ok, Refused, or Failed
   // (device-side errors: a wait past its bound, a non-finite logit), with
   // `error` saying why when not Ok.

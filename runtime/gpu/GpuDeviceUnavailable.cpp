@@ -12,4 +12,8 @@ std::unique_ptr<GpuDevice> GpuDevice::open(std::string &whyNot) {
   return nullptr;
 }
 
+std::unique_ptr<GpuDevice> GpuDevice::openOrdinal(int, std::string &whyNot) { return open(whyNot); }
+
+int GpuDevice::count() { return 0; }
+
 } // namespace mk

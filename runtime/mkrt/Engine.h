@@ -105,8 +105,17 @@ std::unique_ptr<Engine> makeCpuEngine(const Artifact &artifact);
 // a GPU, and nothing failed: no driver, no device, no kernel in the file, a
 // GPU that cannot run it. A GPU that fails to load the model throws
 // EngineError(MKRT_ERROR_DEVICE_FAILURE).
+// A file with a kernel of ranks (--tensor-parallel=N, RANKKERNEL) runs its
+// ranks on GPUs 0..N-1 where the machine has them and MKRT_ONE_GPU is not 1
+// (makeGpuRanksEngine; with MKRT_RANKS_ON_ONE_GPU=1 all on GPU 0, a check);
+// otherwise the whole model on GPU 0.
 std::unique_ptr<Engine> makeGpuEngine(const Artifact &artifact, int64_t maxContext,
                                       std::string &whyNot);
+// The ranks on their GPUs; nullptr with `whyNot` set when this machine
+// cannot (fewer GPUs, no NCCL of the kernel's version); throws as
+// makeGpuEngine.
+std::unique_ptr<Engine> makeGpuRanksEngine(const Artifact &artifact, int64_t maxContext,
+                                           std::string &whyNot);
 
 // The tokens up to and including the first EOS of the model.
 std::vector<int64_t> cutAtEos(std::vector<int64_t> tokens, const std::vector<int64_t> &eos,

@@ -5,6 +5,7 @@
 #include "core/taskgraph/StepRows.h"
 
 #include <algorithm>
+#include <cstdlib>
 
 #ifdef MKRT_WITH_GPU
 #include "runtime/format/RowKernels.h"
@@ -254,6 +255,14 @@ private:
 
 std::unique_ptr<Engine> makeGpuEngine(const Artifact &artifact, int64_t maxContext,
                                       std::string &whyNot) {
+  auto set = [](const char *name) {
+    const char *value = std::getenv(name);
+    return value && std::string(value) == "1";
+  };
+  if (!artifact.rankKernel.cubin.empty() && !set("MKRT_ONE_GPU") &&
+      (set("MKRT_RANKS_ON_ONE_GPU") ||
+       GpuDevice::count() >= static_cast<int>(artifact.ranks.size())))
+    return makeGpuRanksEngine(artifact, maxContext, whyNot);
   std::unique_ptr<GpuDevice> device = GpuDevice::open(whyNot);
   if (!device)
     return nullptr;

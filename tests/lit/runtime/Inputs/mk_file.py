@@ -20,7 +20,7 @@ def read_sections(data):
     version, header_bytes, file_bytes, table_offset, count, entry_bytes, table_crc = struct.unpack_from(
         "<IIQQIII", data, 8)
     (header_crc,) = struct.unpack_from("<I", data, 60)
-    assert version == 9 and header_bytes == 64 and entry_bytes == 32
+    assert version == 10 and header_bytes == 64 and entry_bytes == 32
     assert header_crc == zlib.crc32(data[:60]), "header checksum"
     table = data[table_offset:table_offset + count * entry_bytes]
     assert table_crc == zlib.crc32(table), "table checksum"
