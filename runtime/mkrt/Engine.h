@@ -108,7 +108,8 @@ std::unique_ptr<Engine> makeCpuEngine(const Artifact &artifact);
 // A file with a kernel of ranks (--tensor-parallel=N, RANKKERNEL) runs its
 // ranks on GPUs 0..N-1 where the machine has them and MKRT_ONE_GPU is not 1
 // (makeGpuRanksEngine; with MKRT_RANKS_ON_ONE_GPU=1 all on GPU 0, a check);
-// otherwise the whole model on GPU 0.
+// otherwise, or where the ranks cannot run (its describe() says why), the
+// whole model on GPU 0.
 std::unique_ptr<Engine> makeGpuEngine(const Artifact &artifact, int64_t maxContext,
                                       std::string &whyNot);
 // The ranks on their GPUs; nullptr with `whyNot` set when this machine

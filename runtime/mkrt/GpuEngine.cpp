@@ -24,10 +24,14 @@ constexpr size_t kLayeredPrompt = 32;
 
 class GpuEngine : public Engine {
 public:
-  GpuEngine(const Artifact &artifact, std::unique_ptr<GpuDevice> device, int64_t maxContext)
-      : artifact(artifact), device(std::move(device)), maxContext(maxContext) {}
+  GpuEngine(const Artifact &artifact, std::unique_ptr<GpuDevice> device, int64_t maxContext,
+            std::string note)
+      : artifact(artifact), device(std::move(device)), maxContext(maxContext),
+        note(std::move(note)) {}
 
-  std::string describe() const override { return device->describe(); }
+  std::string describe() const override {
+    return device->describe() + (note.empty() ? "" : " (" + note + ")");
+  }
   void setPromptByStep(bool byStep) override { promptByStep = byStep; }
 
   Generation generate(const std::vector<int64_t> &prompt, int64_t newTokens,
@@ -249,6 +253,7 @@ private:
   std::vector<int64_t> history; // by position; -1: unknown
   bool promptByStep = false;    // mkrt_session_set_prompt_by_step
   std::vector<GpuBatchEngine> batches; // loaded on first use, by their rows
+  std::string note;                    // why a file of ranks runs whole here
 };
 
 } // namespace
@@ -259,10 +264,17 @@ std::unique_ptr<Engine> makeGpuEngine(const Artifact &artifact, int64_t maxConte
     const char *value = std::getenv(name);
     return value && std::string(value) == "1";
   };
+  // Where the ranks cannot run (no NCCL, another version), the whole model
+  // does, on one GPU, saying why.
+  std::string note;
   if (!artifact.rankKernel.cubin.empty() && !set("MKRT_ONE_GPU") &&
       (set("MKRT_RANKS_ON_ONE_GPU") ||
-       GpuDevice::count() >= static_cast<int>(artifact.ranks.size())))
-    return makeGpuRanksEngine(artifact, maxContext, whyNot);
+       GpuDevice::count() >= static_cast<int>(artifact.ranks.size()))) {
+    std::unique_ptr<Engine> ranks = makeGpuRanksEngine(artifact, maxContext, note);
+    if (ranks)
+      return ranks;
+    note = "the whole model on one GPU: its ranks cannot run here: " + note;
+  }
   std::unique_ptr<GpuDevice> device = GpuDevice::open(whyNot);
   if (!device)
     return nullptr;
@@ -282,7 +294,7 @@ std::unique_ptr<Engine> makeGpuEngine(const Artifact &artifact, int64_t maxConte
   if (loaded != GpuStatus::Ok)
     throw EngineError(MKRT_ERROR_DEVICE_FAILURE,
                       "the GPU failed loading the model (" + device->describe() + "): " + error);
-  return std::make_unique<GpuEngine>(artifact, std::move(device), maxContext);
+  return std::make_unique<GpuEngine>(artifact, std::move(device), maxContext, std::move(note));
 }
 
 #else
