@@ -1,6 +1,6 @@
 #include "codegen/JitLink.h"
 
-#include <dlfcn.h>
+#include "core/support/SharedLibrary.h"
 
 #include <memory>
 
@@ -34,43 +34,31 @@ struct JitLink::Api {
 
 namespace {
 
-template <class Function>
-bool bind(void *library, const char *name, Function &function) {
-  function = reinterpret_cast<Function>(dlsym(library, name));
-  return function != nullptr;
-}
-
 struct Loaded {
   std::unique_ptr<JitLink::Api> api;
   std::string problem;
 };
 
 Loaded load() {
-  const char *candidates[] = {"libnvJitLink.so.13", "libnvJitLink.so.12", "libnvJitLink.so",
-                              "/usr/local/cuda/lib64/libnvJitLink.so.13",
-                              "/usr/local/cuda/lib64/libnvJitLink.so.12"};
-  void *library = nullptr;
-  std::string tried;
-  for (const char *candidate : candidates) {
-    library = dlopen(candidate, RTLD_NOW | RTLD_LOCAL);
-    if (library)
-      break;
-    tried += std::string(tried.empty() ? "" : ", ") + candidate;
-  }
+  OpenedLibrary opened =
+      openFirstLibrary({"libnvJitLink.so.13", "libnvJitLink.so.12", "libnvJitLink.so",
+                        "/usr/local/cuda/lib64/libnvJitLink.so.13",
+                        "/usr/local/cuda/lib64/libnvJitLink.so.12"});
+  void *library = opened.handle;
   if (!library)
-    return {nullptr, "nvJitLink not found (tried " + tried +
+    return {nullptr, "nvJitLink not found (tried " + opened.tried +
                          "): install the CUDA toolkit's nvJitLink to link a tensor-parallel kernel"};
   auto api = std::make_unique<JitLink::Api>();
-  bool complete = bind(library, "nvJitLinkCreate", api->create) &&
-                  bind(library, "nvJitLinkDestroy", api->destroy) &&
-                  bind(library, "nvJitLinkAddData", api->addData) &&
-                  bind(library, "nvJitLinkComplete", api->complete) &&
-                  bind(library, "nvJitLinkGetLinkedCubinSize", api->cubinSize) &&
-                  bind(library, "nvJitLinkGetLinkedCubin", api->cubin) &&
-                  bind(library, "nvJitLinkGetErrorLogSize", api->errorLogSize) &&
-                  bind(library, "nvJitLinkGetErrorLog", api->errorLog) &&
-                  bind(library, "nvJitLinkGetInfoLogSize", api->infoLogSize) &&
-                  bind(library, "nvJitLinkGetInfoLog", api->infoLog);
+  bool complete = bindSymbol(library, "nvJitLinkCreate", api->create) &&
+                  bindSymbol(library, "nvJitLinkDestroy", api->destroy) &&
+                  bindSymbol(library, "nvJitLinkAddData", api->addData) &&
+                  bindSymbol(library, "nvJitLinkComplete", api->complete) &&
+                  bindSymbol(library, "nvJitLinkGetLinkedCubinSize", api->cubinSize) &&
+                  bindSymbol(library, "nvJitLinkGetLinkedCubin", api->cubin) &&
+                  bindSymbol(library, "nvJitLinkGetErrorLogSize", api->errorLogSize) &&
+                  bindSymbol(library, "nvJitLinkGetErrorLog", api->errorLog) &&
+                  bindSymbol(library, "nvJitLinkGetInfoLogSize", api->infoLogSize) &&
+                  bindSymbol(library, "nvJitLinkGetInfoLog", api->infoLog);
   if (!complete)
     return {nullptr, "the nvJitLink found lacks an entry point mkc needs (CUDA 12 or later)"};
   return {std::move(api), ""};

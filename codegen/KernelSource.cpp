@@ -254,8 +254,6 @@ llvm::Error checkSupported(const TaskGraph &graph, const ModelShapes &shapes,
   if (shapes.argmaxes != 1)
     return error("the graph has " + llvm::Twine(shapes.argmaxes) +
                  " argmax operations; the kernel runs exactly one");
-  // Steps of several rows (prefill chunks, batches) run on the CPU executor
-  // so far: the device functions take one row (docs/m-token-steps.md).
   if (graph.ranks < 1 || graph.ranks > MK_MAX_RANKS)
     return error("the graph is rank " + llvm::Twine(graph.rank) + " of " + llvm::Twine(graph.ranks) +
                  " of tensor parallelism; the kernel runs 1 to " + llvm::Twine(MK_MAX_RANKS) +
@@ -263,6 +261,7 @@ llvm::Error checkSupported(const TaskGraph &graph, const ModelShapes &shapes,
   if (graph.ranks > 1 && graph.rows != 1)
     return error("the graph is a tensor-parallel step of " + llvm::Twine(graph.rows) +
                  " rows; the kernel runs a tensor-parallel model one row a step");
+  // Prefill chunks run on the CPU executor so far (docs/m-token-steps.md).
   if (std::string problem = unsupportedStepRows(graph); !problem.empty())
     return error(problem);
   for (const Operation &op : graph.operations) {

@@ -1,6 +1,6 @@
 #include "codegen/Nvrtc.h"
 
-#include <dlfcn.h>
+#include "core/support/SharedLibrary.h"
 
 #include <memory>
 #include <mutex>
@@ -40,12 +40,6 @@ struct Nvrtc::Api {
 
 namespace {
 
-template <class Function>
-bool bind(void *library, const char *name, Function &function) {
-  function = reinterpret_cast<Function>(dlsym(library, name));
-  return function != nullptr;
-}
-
 // The loaded library, or why none could be.
 struct Loaded {
   std::unique_ptr<Nvrtc::Api> api;
@@ -54,36 +48,29 @@ struct Loaded {
 
 Loaded load() {
   // The toolkit's own folder too: ld.so.conf does not always list it.
-  const char *candidates[] = {"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so",
-                              "/usr/local/cuda/lib64/libnvrtc.so.13",
-                              "/usr/local/cuda/lib64/libnvrtc.so.12"};
-  void *library = nullptr;
-  std::string tried;
-  for (const char *candidate : candidates) {
-    library = dlopen(candidate, RTLD_NOW | RTLD_LOCAL);
-    if (library)
-      break;
-    tried += std::string(tried.empty() ? "" : ", ") + candidate;
-  }
+  OpenedLibrary opened = openFirstLibrary({"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so",
+                                           "/usr/local/cuda/lib64/libnvrtc.so.13",
+                                           "/usr/local/cuda/lib64/libnvrtc.so.12"});
+  void *library = opened.handle;
   if (!library)
-    return {nullptr, "NVRTC not found (tried " + tried +
+    return {nullptr, "NVRTC not found (tried " + opened.tried +
                          "): install the CUDA toolkit's NVRTC to compile a kernel"};
   auto api = std::make_unique<Nvrtc::Api>();
-  bool complete = bind(library, "nvrtcGetErrorString", api->getErrorString) &&
-                  bind(library, "nvrtcVersion", api->version) &&
-                  bind(library, "nvrtcCreateProgram", api->createProgram) &&
-                  bind(library, "nvrtcDestroyProgram", api->destroyProgram) &&
-                  bind(library, "nvrtcCompileProgram", api->compileProgram) &&
-                  bind(library, "nvrtcGetProgramLogSize", api->getProgramLogSize) &&
-                  bind(library, "nvrtcGetProgramLog", api->getProgramLog) &&
-                  bind(library, "nvrtcGetPTXSize", api->getPTXSize) &&
-                  bind(library, "nvrtcGetPTX", api->getPTX) &&
-                  bind(library, "nvrtcGetCUBINSize", api->getCUBINSize) &&
-                  bind(library, "nvrtcGetCUBIN", api->getCUBIN);
+  bool complete = bindSymbol(library, "nvrtcGetErrorString", api->getErrorString) &&
+                  bindSymbol(library, "nvrtcVersion", api->version) &&
+                  bindSymbol(library, "nvrtcCreateProgram", api->createProgram) &&
+                  bindSymbol(library, "nvrtcDestroyProgram", api->destroyProgram) &&
+                  bindSymbol(library, "nvrtcCompileProgram", api->compileProgram) &&
+                  bindSymbol(library, "nvrtcGetProgramLogSize", api->getProgramLogSize) &&
+                  bindSymbol(library, "nvrtcGetProgramLog", api->getProgramLog) &&
+                  bindSymbol(library, "nvrtcGetPTXSize", api->getPTXSize) &&
+                  bindSymbol(library, "nvrtcGetPTX", api->getPTX) &&
+                  bindSymbol(library, "nvrtcGetCUBINSize", api->getCUBINSize) &&
+                  bindSymbol(library, "nvrtcGetCUBIN", api->getCUBIN);
   if (!complete)
     return {nullptr, "the NVRTC found lacks an entry point mkc needs (CUDA 11.1 or later)"};
-  if (!bind(library, "nvrtcGetLTOIRSize", api->getLTOIRSize) ||
-      !bind(library, "nvrtcGetLTOIR", api->getLTOIR))
+  if (!bindSymbol(library, "nvrtcGetLTOIRSize", api->getLTOIRSize) ||
+      !bindSymbol(library, "nvrtcGetLTOIR", api->getLTOIR))
     api->getLTOIRSize = nullptr;
   return {std::move(api), ""};
 }

@@ -33,6 +33,7 @@
 #include "compiler/driver/TokenizerFiles.h"
 #include "core/taskgraph/TaskNames.h"
 #include "runtime/format/ArtifactBuilder.h"
+#include "runtime/format/ScheduleBlob.h"
 #include "compiler/inspect/TaskGraphText.h"
 #include "passes/Pipeline.h"
 #include "core/support/TokenList.h"
@@ -497,9 +498,12 @@ std::string addRankKernel(const CompiledModel &compiled, const CompileArguments 
                           ArtifactOptions &artifact, std::string &account) {
   const ScheduledGraph &rank = compiled.ranks[0]; // every rank's graph has the same tasks
   std::string ranks = std::to_string(compiled.ranks.size()) + " ranks";
-  if (ncclDevicePart().empty()) {
-    account += "mkc: note: the " + ranks + " run on the CPU executor only: " +
-               ncclDevicePartMissing() + "\n";
+  std::string cpuOnly = ncclDevicePart().empty() ? ncclDevicePartMissing()
+                        : compiled.ranks.size() > MK_MAX_RANKS
+                            ? "the kernel runs at most " + std::to_string(MK_MAX_RANKS) + " ranks"
+                            : "";
+  if (!cpuOnly.empty()) {
+    account += "mkc: note: the " + ranks + " run on the CPU executor only: " + cpuOnly + "\n";
     return "";
   }
   auto kernel = compileMegakernel(rank.graph, rank.schedule, options.arch, options.kernelOptions);

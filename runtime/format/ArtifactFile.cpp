@@ -34,18 +34,10 @@ Manifest manifestOf(const Artifact &artifact) {
 
 // The SCHEDULE section against the blob this graph, index and weights give.
 std::string checkBlob(const Artifact &artifact) {
-  std::map<std::string, const WeightEntry *> byName;
-  for (const WeightEntry &entry : artifact.weights)
-    byName.emplace(entry.name, &entry);
-  auto smallParams = [&](const std::string &name) -> std::vector<float> {
-    auto found = byName.find(name);
-    if (found == byName.end())
-      throw ScheduleBlobError("parameter '" + name + "' is not in the weight index");
-    return unpackWeight(*found->second, artifact.weightData);
-  };
   std::vector<uint8_t> expected;
   try {
-    expected = buildScheduleBlob(artifact.graph, artifact.schedule, artifact.weights, smallParams);
+    expected = buildScheduleBlob(artifact.graph, artifact.schedule, artifact.weights,
+                                 artifact.weightData);
   } catch (const ScheduleBlobError &error) {
     return std::string("the task graph does not fit its weights: ") + error.what();
   }

@@ -3,6 +3,7 @@
 #include "core/weights/SlicedValues.h"
 #include "runtime/format/ScheduleBlobBuilder.h"
 
+#include <algorithm>
 #include <cstring>
 #include <map>
 
@@ -37,9 +38,9 @@ std::string checkRankKernel(const std::vector<ScheduledGraph> &ranks, const Rank
 }
 
 std::vector<uint8_t> encodeRankKernel(const RankKernel &kernel) {
-  std::vector<uint8_t> bytes(kHeaderBytes, 0);
+  std::vector<uint8_t> bytes(kHeaderBytes + kernel.cubin.size(), 0);
   std::memcpy(bytes.data(), &kernel.ncclVersion, sizeof kernel.ncclVersion); // little-endian
-  bytes.insert(bytes.end(), kernel.cubin.begin(), kernel.cubin.end());
+  std::copy(kernel.cubin.begin(), kernel.cubin.end(), bytes.begin() + kHeaderBytes);
   return bytes;
 }
 
@@ -81,17 +82,8 @@ std::unique_ptr<RankArtifact> rankArtifact(const Artifact &artifact, size_t rank
   out.graph = ranked.graph;
   out.schedule = ranked.schedule;
   out.cubin = artifact.rankKernel.cubin;
-  std::map<std::string, const WeightEntry *> byName;
-  for (const WeightEntry &entry : out.weights)
-    byName.emplace(entry.name, &entry);
   try {
-    out.scheduleBlob = buildScheduleBlob(
-        ranked.graph, ranked.schedule, out.weights, [&](const std::string &name) {
-          auto found = byName.find(name);
-          if (found == byName.end())
-            throw ScheduleBlobError("parameter '" + name + "' is not in the weight index");
-          return unpackWeight(*found->second, out.weightData);
-        });
+    out.scheduleBlob = buildScheduleBlob(ranked.graph, ranked.schedule, out.weights, out.weightData);
   } catch (const ScheduleBlobError &blobError) {
     error = "rank " + std::to_string(rank) + "'s schedule does not fit its weights: " +
             blobError.what();

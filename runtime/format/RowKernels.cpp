@@ -97,17 +97,9 @@ std::unique_ptr<Artifact> rowStepArtifact(const Artifact &artifact, size_t step,
   view->graph = rows.graph;
   view->schedule = rows.schedule;
   view->cubin = artifact.rowKernels[step];
-  std::map<std::string, const WeightEntry *> byName;
-  for (const WeightEntry &entry : artifact.weights)
-    byName.emplace(entry.name, &entry);
   try {
-    view->scheduleBlob = buildScheduleBlob(
-        rows.graph, rows.schedule, artifact.weights, [&](const std::string &name) {
-          auto found = byName.find(name);
-          if (found == byName.end())
-            throw ScheduleBlobError("parameter '" + name + "' is not in the weight index");
-          return unpackWeight(*found->second, artifact.weightData);
-        });
+    view->scheduleBlob =
+        buildScheduleBlob(rows.graph, rows.schedule, artifact.weights, artifact.weightData);
   } catch (const ScheduleBlobError &blobError) {
     error = std::string("the step's schedule does not fit its weights: ") + blobError.what();
     return nullptr;

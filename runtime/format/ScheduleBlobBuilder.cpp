@@ -1,6 +1,7 @@
 #include "runtime/format/ScheduleBlobBuilder.h"
 
 #include "core/taskgraph/KernelVariants.h"
+#include "runtime/format/WeightPacking.h"
 #include "core/taskgraph/StepRows.h"
 #include "core/taskgraph/TaskNames.h"
 
@@ -415,6 +416,20 @@ MkBlobHeader readBlobHeader(std::span<const uint8_t> blob) {
   MkBlobHeader header{};
   std::memcpy(&header, blob.data(), std::min(blob.size(), sizeof header));
   return header;
+}
+
+std::vector<uint8_t> buildScheduleBlob(const TaskGraph &graph, const Schedule &schedule,
+                                       const std::vector<WeightEntry> &weights,
+                                       std::span<const uint16_t> data) {
+  std::map<std::string, const WeightEntry *> byName;
+  for (const WeightEntry &entry : weights)
+    byName.emplace(entry.name, &entry);
+  return buildScheduleBlob(graph, schedule, weights, [&](const std::string &name) {
+    auto found = byName.find(name);
+    if (found == byName.end())
+      throw ScheduleBlobError("parameter '" + name + "' is not in the weight index");
+    return unpackWeight(*found->second, data);
+  });
 }
 
 } // namespace mk

@@ -51,6 +51,12 @@ std::vector<uint8_t> buildScheduleBlob(
     const TaskGraph &graph, const Schedule &schedule, const std::vector<WeightEntry> &weights,
     const std::function<std::vector<float>(const std::string &weightName)> &smallParams);
 
+// The same with the small parameters read from `data`, the bf16 section
+// `weights` indexes, as a .mk holds them.
+std::vector<uint8_t> buildScheduleBlob(const TaskGraph &graph, const Schedule &schedule,
+                                       const std::vector<WeightEntry> &weights,
+                                       std::span<const uint16_t> data);
+
 // Where each buffer of `graph` lives on the device: the element offset of
 // every buffer in its arena (the KV arena for KVCache buffers, the
 // activation arena for the others), and the arenas' sizes.

@@ -37,6 +37,19 @@ struct GpuRunRequest {
   // the run after that token's step (ControlBlock.h's MkStream). The run
   // returns once the kernel has ended and every token was delivered.
   std::function<bool(int64_t index, int64_t token)> onToken;
+
+  // Every step fed from `tokens` from `firstPosition` on, every step's
+  // logits kept: what evaluating a text asks.
+  static GpuRunRequest teacherForcing(const std::vector<int64_t> &tokens, int64_t firstPosition,
+                                      int64_t maxContext) {
+    GpuRunRequest request;
+    request.tokens = tokens;
+    request.firstPosition = firstPosition;
+    request.teacherForced = true;
+    request.keepLogits = true;
+    request.maxContext = maxContext;
+    return request;
+  }
 };
 
 struct GpuRunResult {

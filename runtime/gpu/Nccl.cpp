@@ -1,6 +1,6 @@
 #include "runtime/gpu/Nccl.h"
 
-#include <dlfcn.h>
+#include "core/support/SharedLibrary.h"
 
 #include <cstdlib>
 #include <vector>
@@ -8,12 +8,6 @@
 namespace mk {
 
 namespace {
-
-template <class Function>
-bool bind(void *library, const char *name, Function &function) {
-  function = reinterpret_cast<Function>(dlsym(library, name));
-  return function != nullptr;
-}
 
 struct Loaded {
   Nccl nccl{};
@@ -27,23 +21,17 @@ Loaded load() {
     candidates.push_back(named);
   candidates.insert(candidates.end(), {"libnccl.so.2", "libnccl.so",
                                        "/usr/local/cuda/lib64/libnccl.so.2"});
-  void *library = nullptr;
-  std::string tried;
-  for (const std::string &candidate : candidates) {
-    library = dlopen(candidate.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (library)
-      break;
-    tried += (tried.empty() ? "" : ", ") + candidate;
-  }
+  OpenedLibrary opened = openFirstLibrary(candidates);
+  void *library = opened.handle;
   if (!library) {
-    loaded.problem = "NCCL not found (tried " + tried +
+    loaded.problem = "NCCL not found (tried " + opened.tried +
                      "): set MKRT_NCCL_LIBRARY to its libnccl.so.2 to run several GPUs";
     return loaded;
   }
   Nccl &n = loaded.nccl;
   const char *missing = nullptr;
   auto need = [&](const char *name, auto &function) {
-    if (!bind(library, name, function) && !missing)
+    if (!bindSymbol(library, name, function) && !missing)
       missing = name;
   };
   need("ncclGetVersion", n.getVersion);

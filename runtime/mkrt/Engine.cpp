@@ -1,5 +1,6 @@
-// What every engine shares: cutting a generation at its EOS, and the
-// answer of an engine that runs no batches.
+// What every engine shares: cutting a generation at its EOS, checking a
+// teacher-forced run's logits, and the answer of an engine that runs no
+// batches.
 #include "runtime/mkrt/Engine.h"
 
 #include <algorithm>
@@ -11,6 +12,16 @@ BatchGeneration Engine::generateBatch(const std::vector<std::vector<int64_t>> &,
   throw EngineError(MKRT_ERROR_UNSUPPORTED,
                     "batches run on the CPU executor so far: " + describe() +
                         " runs one sequence a step (a session on device cpu runs them)");
+}
+
+std::vector<float> teacherForcedLogits(std::vector<float> logits, size_t tokens,
+                                       const Artifact &artifact, const std::string &engine) {
+  size_t expected = tokens * static_cast<size_t>(artifact.facts.vocab);
+  if (logits.size() != expected)
+    throw EngineError(MKRT_ERROR_EXECUTION, engine + " returned " +
+                                                std::to_string(logits.size()) +
+                                                " logits, expected " + std::to_string(expected));
+  return logits;
 }
 
 std::vector<int64_t> cutAtEos(std::vector<int64_t> tokens, const std::vector<int64_t> &eos,

@@ -118,6 +118,11 @@ std::unique_ptr<Engine> makeGpuEngine(const Artifact &artifact, int64_t maxConte
 std::unique_ptr<Engine> makeGpuRanksEngine(const Artifact &artifact, int64_t maxContext,
                                            std::string &whyNot);
 
+// `logits` of a teacher-forced run of `tokens` tokens, checked to be
+// [tokens][vocab]; else EngineError(MKRT_ERROR_EXECUTION) naming `engine`.
+std::vector<float> teacherForcedLogits(std::vector<float> logits, size_t tokens,
+                                       const Artifact &artifact, const std::string &engine);
+
 // The tokens up to and including the first EOS of the model.
 std::vector<int64_t> cutAtEos(std::vector<int64_t> tokens, const std::vector<int64_t> &eos,
                               bool &stopped);

@@ -57,19 +57,8 @@ public:
 
   std::vector<float> evalLogits(const std::vector<int64_t> &tokens, int64_t firstPosition,
                                 bool /*keepCache*/) override {
-    GpuRunRequest request;
-    request.tokens = tokens;
-    request.firstPosition = firstPosition;
-    request.teacherForced = true;
-    request.keepLogits = true;
-    request.maxContext = maxContext;
-    GpuRunResult result = run(request);
-    size_t expected = tokens.size() * static_cast<size_t>(artifact.facts.vocab);
-    if (result.logits.size() != expected)
-      throw EngineError(MKRT_ERROR_EXECUTION, "the GPUs returned " +
-                                                  std::to_string(result.logits.size()) +
-                                                  " logits, expected " + std::to_string(expected));
-    return std::move(result.logits);
+    GpuRunResult result = run(GpuRunRequest::teacherForcing(tokens, firstPosition, maxContext));
+    return teacherForcedLogits(std::move(result.logits), tokens.size(), artifact, "the GPUs");
   }
 
 private:
