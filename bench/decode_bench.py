@@ -19,6 +19,10 @@ every position, is bench/harness.py.
    of each position.
 4. PyTorch: bench/pytorch_decode.py (graph and eager) from the same
    position, on the same config (random weights, bf16).
+5. With --one-gpu-too, for a file compiled with --tensor-parallel=N (its
+   ranks on N GPUs, docs/tensor-parallel.md): the same file's whole model
+   on one GPU too (MKRT_ONE_GPU=1), so that the ranks' time is a ratio of
+   one GPU's measured in the same run. The floor stays one GPU's.
 Prints a table and writes decode-bench.json and decode-bench.md into --out.
 """
 import argparse
@@ -52,14 +56,14 @@ def bytes_per_step(mk, mkc, config, position):
     return weights, floor.kv_bytes_per_position(config) * (position + 1)
 
 
-def mkc_step_times(mk, mkrun, position, steps, repeats, tmp):
+def mkc_step_times(mk, mkrun, position, steps, repeats, tmp, env=None):
     """Per position, the fastest of `repeats` runs, in ms."""
     prompt = ",".join(str((7 * i) % 1000 + 1) for i in range(position))
     best = {}
     for r in range(repeats):
         times = os.path.join(tmp, f"steps{r}.csv")
         print(run([mkrun, mk, "--device", "gpu", "--prompt-tokens", prompt, "-n", str(steps + 1),
-                   "--step-times", times]).splitlines()[-2:], flush=True)
+                   "--step-times", times], env=env).splitlines()[-2:], flush=True)
         with open(times) as f:
             for row in csv.DictReader(f):
                 p, ms = int(row["position"]), float(row["ms"])
@@ -76,6 +80,8 @@ def main():
     ap.add_argument("--steps", type=int, default=32)
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--no-pytorch", action="store_true")
+    ap.add_argument("--one-gpu-too", action="store_true",
+                    help="a file of ranks: time its whole model on one GPU as well")
     ap.add_argument("--pytorch-timeout", type=int, default=300, help="seconds")
     ap.add_argument("--out", default=".")
     a = ap.parse_args()
@@ -104,6 +110,13 @@ def main():
         engines = {"mkc": statistics.median(window)}
         report["mkc"] = {"ms_per_token": engines["mkc"], "ms_per_token_positions_0": (
             statistics.median(early) if early else None), "step_ms": times}
+        if a.one_gpu_too:
+            whole = mkc_step_times(a.mk, mkrun, a.position, a.steps, a.repeats, tmp,
+                                   env=dict(os.environ, MKRT_ONE_GPU="1"))
+            engines["mkc, whole model on one GPU"] = statistics.median(
+                [whole[p] for p in range(a.position, a.position + a.steps) if p in whole])
+            report["mkc_one_gpu"] = {"ms_per_token": engines["mkc, whole model on one GPU"],
+                                     "step_ms": whole}
 
         if not a.no_pytorch:
             baseline = os.path.join(tmp, "pytorch.json")
@@ -132,6 +145,9 @@ def main():
     for name, ms in engines.items():
         lines.append(f"| {name} | {ms:.3f} | {floor_ms / ms * 100:.1f}% | "
                      f"{(weights + kv) / (ms * 1e-3) / 1e9:.0f} |")
+    if a.one_gpu_too:
+        lines += ["", f"mkc's ranks take {engines['mkc'] / engines['mkc, whole model on one GPU']:.2f}x "
+                      "the whole model's time on one GPU"]
     if report["mkc"]["ms_per_token_positions_0"]:
         lines += ["", f"mkc at positions 0-{a.steps - 1}: "
                       f"{report['mkc']['ms_per_token_positions_0']:.3f} ms/token"]
