@@ -91,7 +91,12 @@ def main():
                 return SKIP
             if done.returncode != 0:
                 sys.exit(f"FAIL: mkrun on {name} exited {done.returncode}: {done.stderr}")
-            print(f"{name}: {done.stderr.strip().splitlines()[0] if done.stderr.strip() else ''}")
+            print(f"{name}: {done.stdout.strip()}")
+            # The session says where it ran: the ranks, not the whole model
+            # in their place (libmkrt falls back to it, saying why).
+            ran_ranks = (f"{a.ranks} ranks on one" if a.one_gpu else f"{a.ranks} x ") in done.stdout
+            if name == "ranks" and not ran_ranks:
+                sys.exit("FAIL: the ranks did not run on the GPU: " + done.stdout)
         for reference in ("cpu", "one"):
             compared = run([sys.executable, COMPARE, logits["ranks"], logits[reference], "--rtol",
                             "2e-3", "--per-step"], check=False)
