@@ -246,8 +246,8 @@ GpuStatus RankGroup::open(const Artifact &artifact, int64_t maxContext, std::str
 
 GpuStatus RankGroup::run(const GpuRunRequest &request, GpuRunResult &result,
                             std::string &error) {
-  if (request.onToken || request.keepTrace) {
-    error = "tensor-parallel runs neither stream nor trace yet";
+  if (request.onToken) {
+    error = "tensor-parallel runs stream no tokens yet";
     return GpuStatus::Refused;
   }
   const int count = ranks();

@@ -36,8 +36,9 @@ public:
 
   virtual std::string describe() const = 0; // "2 x NVIDIA H200, sm_90, 132 SMs; NCCL 2.28.9"
   virtual int ranks() const = 0;
-  // One launch on every rank, as GpuDevice::run (no streaming, no trace):
-  // rank 0's result; Failed when a rank fails or the ranks disagree.
+  // One launch on every rank, as GpuDevice::run (no streaming): rank 0's
+  // result, its trace of rank 0's tasks; Failed when a rank fails or the
+  // ranks disagree.
   virtual GpuStatus run(const GpuRunRequest &request, GpuRunResult &result,
                         std::string &error) = 0;
 };

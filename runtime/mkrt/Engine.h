@@ -28,10 +28,12 @@ public:
 
 // Every task's times in one launch, as ControlBlock.h lays out the trace:
 // [steps][tasks][MK_TRACE_TIMES] nanoseconds on the engine's clock (0: not
-// run), and the launch's start on that clock.
+// run), and the launch's start on that clock; `graph`: whose tasks, when
+// not the artifact's decode graph (a rank's: rank 0's times).
 struct LaunchTrace {
   std::vector<uint64_t> times;
   uint64_t startNs = 0;
+  const ScheduledGraph *graph = nullptr;
 };
 
 // How a generation picks its tokens, and whom it tells of each.

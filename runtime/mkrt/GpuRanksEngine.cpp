@@ -1,7 +1,7 @@
 // The GPU engine of a tensor-parallel file: its ranks on as many GPUs
 // (runtime/gpu/GpuRanks.h), each running the ranks' kernel. Prompts run one
-// token a step and the tokens reach onToken once the launch ends; no trace,
-// no repetition penalty, no batches yet.
+// token a step and the tokens reach onToken once the launch ends; a trace is
+// rank 0's; no repetition penalty, no batches yet.
 #include "runtime/mkrt/Engine.h"
 
 #include <cstdlib>
@@ -26,21 +26,23 @@ public:
   Generation generate(const std::vector<int64_t> &prompt, int64_t newTokens,
                       int64_t firstPosition, bool trace, bool /*keepCache*/,
                       const TokenPicking &picking) override {
-    if (trace || mk_sampling_has_penalty(&picking.sampling))
+    if (mk_sampling_has_penalty(&picking.sampling))
       throw EngineError(MKRT_ERROR_UNSUPPORTED,
-                        "tensor-parallel GPUs run no trace and no repetition penalty yet (a "
-                        "session on device cpu does)");
+                        "tensor-parallel GPUs run no repetition penalty yet (a session on device "
+                        "cpu does)");
     GpuRunRequest request;
     request.tokens = prompt;
     request.newTokens = newTokens;
     request.firstPosition = firstPosition;
     request.maxContext = maxContext;
     request.sampling = picking.sampling;
+    request.keepTrace = trace;
     GpuRunResult result = run(request);
     Generation generation;
     generation.steps = result.steps;
     generation.kernelMs = result.kernelMilliseconds;
     generation.stepMs = result.stepMilliseconds;
+    generation.trace = LaunchTrace{std::move(result.trace), result.startNs, &artifact.ranks[0]};
     generation.tokens = cutAtEos(std::move(result.generated), artifact.facts.eosTokens,
                                  generation.stoppedAtEos);
     // After the launch: a stop asked for cuts the tokens there.

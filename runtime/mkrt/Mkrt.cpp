@@ -148,9 +148,12 @@ void generateFrom(mkrt_session *session, const int64_t *prompt, size_t n_prompt,
     timing->step_ms = session->stepMs.data();
     timing->num_step_ms = session->stepMs.size();
   }
-  if (tracing)
-    writeSessionTrace(session, artifactOf(session).graph, artifactOf(session).schedule,
-                      generation.trace, first);
+  if (tracing) {
+    const mk::rt::LaunchTrace &trace = generation.trace;
+    writeSessionTrace(session, trace.graph ? trace.graph->graph : artifactOf(session).graph,
+                      trace.graph ? trace.graph->schedule : artifactOf(session).schedule, trace,
+                      first);
+  }
 }
 
 std::unique_ptr<mk::rt::Engine> makeEngine(const mk::Artifact &artifact, const std::string &device,

@@ -21,6 +21,7 @@ that is on no library path).
 """
 import argparse
 import csv
+import json
 import os
 import statistics
 import subprocess
@@ -114,6 +115,14 @@ def main():
         where = "on one GPU" if a.one_gpu else "on their GPUs"
         print(f"median step: ranks {where} {times['ranks']:.3f} ms, whole model {times['one']:.3f} ms "
               f"({times['ranks'] / times['one']:.2f}x)")
+        # A trace of the ranks is rank 0's tasks, the AllReduce among them.
+        trace = os.path.join(tmp, "ranks.trace.json")
+        run([a.mkrun, mk, "--device", "gpu", "--prompt-tokens", "5,9,200,31", "-n", "4", "--trace",
+             trace], env=ranked)
+        with open(trace) as f:
+            names = {event.get("name", "") for event in json.load(f).get("traceEvents", [])}
+        if not any("allreduce" in name for name in names):
+            sys.exit("FAIL: the ranks' trace names no AllReduce task")
         if tokens["ranks"] != tokens["one"]:
             # Near-tied logits may break either way: the teacher-forced
             # comparison above is the check; the tokens are shown.
