@@ -10,6 +10,8 @@
 #include "codegen/device/Common.cuh"
 #include "codegen/device/Ranks.cuh"
 
+#if MK_RANKS > 1 // the dispatcher names it in a kernel of several ranks only
+
 namespace mk::gpu {
 
 // kLength: the output's row length (the hidden size); kStepRows: the
@@ -17,10 +19,9 @@ namespace mk::gpu {
 template <int kLength, int kStepRows, int kThreads, class AwaitInputs>
 __device__ void allReduceTask(const TaskContext &context, const MkTaskRecord &task,
                               const MkOperationRecord &op, const AwaitInputs &awaitInputs) {
-  static_assert(kRanks > 1, "an AllReduce runs in a kernel of several ranks");
   if (!awaitInputs())
     return;
-  const RankPeers &peers = *context.peers;
+  const RankPeers &peers = rankPeers;
   const unsigned rows = task.end - task.begin;
   // (row, element) pairs over the threads; each loads every rank's part
   // before it adds, so that the ranks' loads are in flight together.
@@ -45,5 +46,7 @@ __device__ void allReduceTask(const TaskContext &context, const MkTaskRecord &ta
 }
 
 } // namespace mk::gpu
+
+#endif // MK_RANKS > 1
 
 #endif

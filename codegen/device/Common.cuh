@@ -22,8 +22,6 @@ constexpr unsigned kFullMask = 0xffffffffu;
 constexpr int kRanks = MK_RANKS;
 static_assert(kRanks >= 1 && kRanks <= MK_MAX_RANKS, "the ranks an MkRanks describes");
 
-struct RankPeers; // codegen/device/Ranks.cuh
-
 // Everything a task function reads or writes, resolved once per launch.
 struct TaskContext {
   const MkBlobHeader *header;
@@ -46,9 +44,6 @@ struct TaskContext {
   long long step;
   long long position;
   unsigned taskId;
-  // Every rank's counters and activations (Ranks.cuh), in shared memory;
-  // nullptr in a kernel of one rank.
-  const RankPeers *peers;
 };
 
 __device__ __forceinline__ float negativeInfinity() { return __int_as_float(0xff800000); }

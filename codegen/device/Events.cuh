@@ -114,13 +114,12 @@ __device__ inline bool waitForCountOnRanks(const TaskContext &context, unsigned 
                                            unsigned target) {
   if (!waitForCount(context, event, target))
     return false;
-  if constexpr (kRanks > 1) {
-    const RankPeers &peers = *context.peers;
-    for (unsigned r = 0; r < peers.ranks; ++r)
-      if (r != peers.rank &&
-          !waitForCounter<true>(context, peers.counters[r] + event, event, target, r))
-        return false;
-  }
+#if MK_RANKS > 1
+  for (unsigned r = 0; r < rankPeers.ranks; ++r)
+    if (r != rankPeers.rank &&
+        !waitForCounter<true>(context, rankPeers.counters[r] + event, event, target, r))
+      return false;
+#endif
   return true;
 }
 

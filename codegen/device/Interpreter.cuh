@@ -119,7 +119,6 @@ __device__ inline TaskContext makeContext(const MkKernelArgs &args, float *share
   context.step = 0;
   context.position = 0;
   context.taskId = 0xffffffffu;
-  context.peers = nullptr;
   return context;
 }
 
@@ -197,6 +196,13 @@ __device__ __forceinline__ void controllerWait(InterpreterState &state, const Ta
   markTime(state.times, MK_TRACE_WAIT);
   state.taskAbandoned = &entry != &state.inlineEntry && !waitForTask(context, entry);
   markTime(state.times, MK_TRACE_START);
+}
+
+// The flags the task's release needs (MkTaskRecord.flags), read once the
+// task has run and before the barrier past which the loader may overwrite
+// its entry: no register holds them through the task. None with one rank.
+__device__ __forceinline__ unsigned releaseFlags(const MkQueueEntry &entry) {
+  return kRanks > 1 ? entry.task.flags : 0u;
 }
 
 // Controller, after every consumer passed the task's closing barrier. The
@@ -279,10 +285,11 @@ __device__ __forceinline__ void runInline(InterpreterState &state, TaskContext &
   const MkQueueEntry &entry = state.inlineEntry;
   // Read now: once the closing barrier is passed, the loader may copy the
   // next task's inline entry over this one.
-  const unsigned triggerEvent = entry.task.trigger, triggerFlags = entry.task.flags;
+  const unsigned triggerEvent = entry.task.trigger;
   context.taskId = entry.id;
   Tasks::runInline(context, entry.task, entry.operation,
                    AwaitInputs<kThreads>{state, context, entry});
+  const unsigned triggerFlags = releaseFlags(entry);
   consumerSync<kThreads>();
   if (Role::controller())
     controllerRelease(state, context, triggerEvent, triggerFlags);
@@ -308,8 +315,7 @@ __device__ void consumeQueue(InterpreterState &state, TaskContext &context,
     for (unsigned k = 0; k < count; ++k) {
       const MkQueueEntry &entry = state.entries[slot];
       // Read now: the loader overwrites this entry while the next task runs.
-      const unsigned triggerEvent = entry.task.trigger, triggerFlags = entry.task.flags,
-                     inlineEntry = entry.inlineEntry;
+      const unsigned triggerEvent = entry.task.trigger, inlineEntry = entry.inlineEntry;
       MkQueueEntry &next = state.entries[slot ^ 1];
       if (Role::loader()) { // the last task's next is the first of the next step
         loaderStart(next, entries[k + 1 < count ? k + 1 : 0]);
@@ -318,6 +324,7 @@ __device__ void consumeQueue(InterpreterState &state, TaskContext &context,
       }
       context.taskId = entry.id;
       Tasks::run(context, entry.task, entry.operation, AwaitInputs<kThreads>{state, context, entry});
+      const unsigned triggerFlags = releaseFlags(entry);
       if (state.taskAbandoned) {
         loaderFinish();
         return;
@@ -416,14 +423,10 @@ __device__ void runMegakernel(const MkKernelArgs &args) {
       control->startNs = globalTimer();
     state.trace = reinterpret_cast<unsigned long long *>(control->trace);
   }
-  if constexpr (kRanks > 1) {
-    // The other ranks' counters and activations; startRoles' barrier hands
-    // the table to every thread.
-    __shared__ RankPeers peers;
-    if (Role::controller())
-      findRankPeers(context, peers);
-    context.peers = &peers;
-  }
+  // The other ranks' counters and activations; startRoles' barrier hands
+  // the table to every thread.
+  if (kRanks > 1 && Role::controller())
+    findRankPeers(context);
 
   const MkQueue queue = context.queues[blockIdx.x];
   const MkQueueEntry *entries = context.entries + queue.first;
@@ -468,10 +471,8 @@ __device__ void runOneTask(const MkKernelArgs &args, unsigned id, long long posi
         raiseError(context, MK_ERROR_LAUNCH_MISMATCH, MK_MISMATCH_RANKS);
       return;
     }
-    __shared__ RankPeers peers;
     if (threadIdx.x == 0)
-      findRankPeers(context, peers);
-    context.peers = &peers;
+      findRankPeers(context);
   }
   startRoles<Tasks, kThreads>(state, context, &context.entries[place]);
   if constexpr (Role::kProducer) {

@@ -27,6 +27,13 @@ struct RankPeers {
   const float *activations[MK_MAX_RANKS]; // this rank's own: context.activations
 };
 
+#if MK_RANKS > 1
+// The table, in static shared memory at a fixed address, so that no
+// register holds a pointer to it through the tasks. Only a kernel of
+// several ranks has it, and the code that reads it.
+__shared__ RankPeers rankPeers;
+#endif
+
 // 0 when the launch names a rank of the kernel's, else MK_MISMATCH_RANKS.
 __device__ inline unsigned ranksMismatch(const TaskContext &context) {
   if (context.header->ranks != static_cast<unsigned>(kRanks))
@@ -46,8 +53,9 @@ __device__ inline unsigned ranksMismatch(const TaskContext &context) {
 
 // Called by one thread of each CTA once the launch is accepted; a CTA
 // barrier then gives every thread the table.
-__device__ inline void findRankPeers(const TaskContext &context, RankPeers &peers) {
+__device__ inline void findRankPeers(const TaskContext &context) {
 #if MK_RANKS > 1
+  RankPeers &peers = rankPeers;
   const MkRanks &ranks = *reinterpret_cast<const MkRanks *>(context.control->ranks);
   const void *window = reinterpret_cast<const void *>(ranks.window);
   peers.rank = ranks.rank;
