@@ -426,7 +426,7 @@ __device__ void runMegakernel(const MkKernelArgs &args) {
   // The other ranks' counters and activations; startRoles' barrier hands
   // the table to every thread.
   if (kRanks > 1 && Role::controller())
-    findRankPeers(context);
+    findRankPeers(context.control, context.counters, context.activations);
 
   const MkQueue queue = context.queues[blockIdx.x];
   const MkQueueEntry *entries = context.entries + queue.first;
@@ -472,7 +472,7 @@ __device__ void runOneTask(const MkKernelArgs &args, unsigned id, long long posi
       return;
     }
     if (threadIdx.x == 0)
-      findRankPeers(context);
+      findRankPeers(context.control, context.counters, context.activations);
   }
   startRoles<Tasks, kThreads>(state, context, &context.entries[place]);
   if constexpr (Role::kProducer) {

@@ -52,11 +52,15 @@ __device__ inline unsigned ranksMismatch(const TaskContext &context) {
 }
 
 // Called by one thread of each CTA once the launch is accepted; a CTA
-// barrier then gives every thread the table.
-__device__ inline void findRankPeers(const TaskContext &context) {
+// barrier then gives every thread the table. Not inlined: once a launch,
+// and inlined its registers crowd the interpreter's (the 8B shape's kernel
+// of 2 ranks spilled). Given the addresses alone, so that no TaskContext
+// goes to memory for the call.
+__device__ __noinline__ void findRankPeers(const MkControlBlock *control,
+                                           const unsigned *counters, const float *activations) {
 #if MK_RANKS > 1
   RankPeers &peers = rankPeers;
-  const MkRanks &ranks = *reinterpret_cast<const MkRanks *>(context.control->ranks);
+  const MkRanks &ranks = *reinterpret_cast<const MkRanks *>(control->ranks);
   const void *window = reinterpret_cast<const void *>(ranks.window);
   peers.rank = ranks.rank;
   peers.ranks = ranks.ranks;
@@ -64,10 +68,10 @@ __device__ inline void findRankPeers(const TaskContext &context) {
     const char *base = window ? static_cast<const char *>(mk_nccl_lsa_pointer(window, 0, r))
                               : reinterpret_cast<const char *>(ranks.bases[r]);
     bool own = r == ranks.rank;
-    peers.counters[r] = own ? context.counters
-                            : reinterpret_cast<const unsigned *>(base + ranks.countersOffset);
-    peers.activations[r] = own ? context.activations
-                               : reinterpret_cast<const float *>(base + ranks.activationsOffset);
+    peers.counters[r] =
+        own ? counters : reinterpret_cast<const unsigned *>(base + ranks.countersOffset);
+    peers.activations[r] =
+        own ? activations : reinterpret_cast<const float *>(base + ranks.activationsOffset);
   }
 #endif
 }
