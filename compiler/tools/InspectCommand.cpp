@@ -51,7 +51,9 @@ const char *const kInspectHelp =
     "  --format=dot       the graph for Graphviz\n"
     "  --layer N          with --format=dot: one layer (-1: the ops outside layers)\n"
     "  --step=S           whose graph and schedule: decode (default), batch:B (a\n"
-    "                     build with --batch=B) or prefill (--prefill-chunk)\n"
+    "                     build with --batch=B), prefill (--prefill-chunk) or\n"
+    "                     rank:R (a .mk of --tensor-parallel=N: rank R's, whose\n"
+    "                     tasks a trace of its GPUs names)\n"
     "  -o FILE            write to FILE instead of stdout\n"
     "  --max-context=N    when compiling: the context to compile for\n"
     "  --num-sms=N        when compiling: the SMs to schedule for\n"
@@ -176,20 +178,26 @@ int parseArguments(int argc, char **argv, InspectArguments &arguments) {
   return 0;
 }
 
-// Shows the step --step names instead of decode: one of `rowSteps`.
+// Shows the step --step names instead of decode: one of `rowSteps`, or
+// "rank:R", one of `ranks`.
 llvm::Error pickStep(const std::string &name, const std::vector<ScheduledGraph> &rowSteps,
-                     Inspected &inspected) {
+                     const std::vector<ScheduledGraph> &ranks, Inspected &inspected) {
   if (name == stepName(inspected.graph))
     return llvm::Error::success();
   std::string held = stepName(inspected.graph);
-  for (const ScheduledGraph &step : rowSteps) {
-    if (name == stepName(step.graph)) {
-      inspected.graph = step.graph;
-      inspected.schedule = step.schedule;
+  std::vector<std::pair<std::string, const ScheduledGraph *>> steps;
+  for (const ScheduledGraph &step : rowSteps)
+    steps.push_back({stepName(step.graph), &step});
+  for (size_t r = 0; r < ranks.size(); ++r)
+    steps.push_back({"rank:" + std::to_string(r), &ranks[r]});
+  for (const auto &[stepNamed, step] : steps) {
+    if (name == stepNamed) {
+      inspected.graph = step->graph;
+      inspected.schedule = step->schedule;
       inspected.dependencies.reset(); // the report is decode's
       return llvm::Error::success();
     }
-    held += ", " + stepName(step.graph);
+    held += ", " + stepNamed;
   }
   return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                  "--step=" + name + " names no step of this model (it holds: " +
@@ -206,7 +214,8 @@ llvm::Expected<Inspected> readModel(const InspectArguments &arguments) {
     inspected.graph = inspected.loaded->artifact.graph;
     inspected.schedule = inspected.loaded->artifact.schedule;
     inspected.target.numSms = inspected.schedule.numSms;
-    if (llvm::Error error = pickStep(arguments.step, inspected.loaded->artifact.rowSteps, inspected))
+    const Artifact &artifact = inspected.loaded->artifact;
+    if (llvm::Error error = pickStep(arguments.step, artifact.rowSteps, artifact.ranks, inspected))
       return std::move(error);
     return std::move(inspected);
   }
@@ -218,7 +227,7 @@ llvm::Expected<Inspected> readModel(const InspectArguments &arguments) {
   inspected.schedule = std::move(compiled->schedule);
   inspected.target = arguments.compile.target;
   inspected.dependencies = compiled->dependencies;
-  if (llvm::Error error = pickStep(arguments.step, compiled->rowSteps, inspected))
+  if (llvm::Error error = pickStep(arguments.step, compiled->rowSteps, compiled->ranks, inspected))
     return std::move(error);
   return std::move(inspected);
 }

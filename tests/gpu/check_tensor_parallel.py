@@ -123,6 +123,14 @@ def main():
             names = {event.get("name", "") for event in json.load(f).get("traceEvents", [])}
         if not any("allreduce" in name for name in names):
             sys.exit("FAIL: the ranks' trace names no AllReduce task")
+        # What the collectives cost: the AllReduce operations' spans in rank
+        # 0's trace (bench/trace_summary.py over rank 0's graph).
+        graph = os.path.join(tmp, "rank0.json")
+        with open(graph, "w") as f:
+            f.write(run([a.mkc, "inspect", mk, "--step=rank:0", "--format=json"]).stdout)
+        summary = run([sys.executable, os.path.join(ROOT, "bench", "trace_summary.py"), trace,
+                       graph]).stdout
+        print("\n".join(line for line in summary.splitlines() if "allreduce" in line))
         if tokens["ranks"] != tokens["one"]:
             # Near-tied logits may break either way: the teacher-forced
             # comparison above is the check; the tokens are shown.
