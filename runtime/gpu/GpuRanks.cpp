@@ -59,10 +59,10 @@ struct WindowLayout {
   uint64_t countersOffset = 0, activationsOffset = 0, bytes = 0;
 };
 
-WindowLayout windowLayout(const MkBlobHeader &header) {
+WindowLayout windowLayout(const TaskGraph &rank) {
   WindowLayout layout;
-  layout.activationsOffset = (uint64_t{header.numEvents} * sizeof(uint32_t) + 255) / 256 * 256;
-  layout.bytes = layout.activationsOffset + header.activationElements * sizeof(float);
+  layout.activationsOffset = (uint64_t{rank.events.size()} * sizeof(uint32_t) + 255) / 256 * 256;
+  layout.bytes = layout.activationsOffset + layOutArenas(rank).activationElements * sizeof(float);
   return layout;
 }
 
@@ -108,8 +108,7 @@ private:
     error = what + ": " + cuda.describe(result);
     return false;
   }
-  GpuStatus openDevices(const std::vector<std::unique_ptr<RankArtifact>> &ranked,
-                        std::string &error);
+  GpuStatus openDevices(const ScheduledGraph &rank, std::string &error);
   // Every rank's memory of `layout`, cleared: NCCL windows, or on one GPU
   // plain allocations.
   GpuStatus allocateWindows(const WindowLayout &layout, std::string &error);
@@ -126,8 +125,7 @@ private:
   std::string description;
 };
 
-GpuStatus RankGroup::openDevices(const std::vector<std::unique_ptr<RankArtifact>> &ranked,
-                                 std::string &error) {
+GpuStatus RankGroup::openDevices(const ScheduledGraph &rank, std::string &error) {
   const int count = ranks();
   for (int r = 0; r < count; ++r) {
     devices[r] = GpuDevice::openOrdinal(nccl ? r : 0, error);
@@ -136,10 +134,10 @@ GpuStatus RankGroup::openDevices(const std::vector<std::unique_ptr<RankArtifact>
       return GpuStatus::Unsupported;
     }
   }
-  MkBlobHeader header = readBlobHeader(ranked[0]->artifact.scheduleBlob);
-  if (!nccl && header.numSms * static_cast<uint64_t>(count) >
+  const uint32_t numSms = rank.schedule.numSms;
+  if (!nccl && numSms * static_cast<uint64_t>(count) >
                    static_cast<uint64_t>(devices[0]->multiprocessors())) {
-    error = std::to_string(count) + " ranks of " + std::to_string(header.numSms) +
+    error = std::to_string(count) + " ranks of " + std::to_string(numSms) +
             " SM queues do not fit one GPU of " + std::to_string(devices[0]->multiprocessors()) +
             " SMs side by side: compile with --num-sms=" +
             std::to_string(devices[0]->multiprocessors() / count) + " to check them on one GPU";
@@ -199,15 +197,10 @@ GpuStatus RankGroup::allocateWindows(const WindowLayout &layout, std::string &er
 
 GpuStatus RankGroup::open(const Artifact &artifact, int64_t maxContext, std::string &error) {
   const int count = ranks();
-  std::vector<std::unique_ptr<RankArtifact>> ranked(count);
-  for (int r = 0; r < count; ++r) {
-    ranked[r] = rankArtifact(artifact, r, error);
-    if (!ranked[r])
-      return GpuStatus::Unsupported;
-  }
-  if (GpuStatus opened = openDevices(ranked, error); opened != GpuStatus::Ok)
+  // Every rank's graph has rank 0's layout (checkRanks).
+  if (GpuStatus opened = openDevices(artifact.ranks[0], error); opened != GpuStatus::Ok)
     return opened;
-  WindowLayout layout = windowLayout(readBlobHeader(ranked[0]->artifact.scheduleBlob));
+  WindowLayout layout = windowLayout(artifact.ranks[0].graph);
   if (GpuStatus allocated = allocateWindows(layout, error); allocated != GpuStatus::Ok)
     return allocated;
 
@@ -231,7 +224,12 @@ GpuStatus RankGroup::open(const Artifact &artifact, int64_t maxContext, std::str
     CUdeviceptr base = reinterpret_cast<CUdeviceptr>(windowMemory[r]);
     GpuRankLink link{base + layout.countersOffset, base + layout.activationsOffset,
                      rankRecords[r].get(), [this] { return barrier.arrive(); }};
-    GpuStatus loaded = devices[r]->loadRank(ranked[r]->artifact, link, maxContext, error);
+    // One rank's weights cut in host memory at a time, let go once on its
+    // GPU: the host never holds more than one rank's share.
+    std::unique_ptr<RankArtifact> ranked = rankArtifact(artifact, r, error);
+    if (!ranked)
+      return GpuStatus::Unsupported;
+    GpuStatus loaded = devices[r]->loadRank(ranked->artifact, link, maxContext, error);
     if (loaded != GpuStatus::Ok) {
       error = "rank " + std::to_string(r) + ": " + error;
       return loaded;
