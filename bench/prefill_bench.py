@@ -22,6 +22,12 @@ first token's lm_head row, attention counted causally) over mkc's time,
 against the dense bf16 matmul rate measured in the same run (with HF);
 --profile adds, from one more mkrun with MKRT_PREFILL_PROFILE set, where
 the prompt's kernel time goes (runtime/gpu/PrefillProfile.h).
+
+--attention own,cudnn times each prompt with each attention the prompts can
+run (MKRT_PREFILL_ATTENTION; cudnn: cuDNN's fused attention, found as
+bench/cudnn_library.py finds it, for builds with bf16 KV caches), a row
+for each, in the same run; mkrun's own account must name cuDNN's where it
+was asked for.
 """
 import argparse
 import json
@@ -35,6 +41,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
 
+from cudnn_library import cudnn_environment  # noqa: E402
 from mkc_decode import prompt_tokens  # noqa: E402  (pytorch_decode.prompt_ids's tokens)
 
 
@@ -67,14 +74,31 @@ def dense_matmul_tflops():
     return statistics.median(samples)
 
 
-def mkrun_profile(mkrun, mk, tokens):
+def attention_environment(attention):
+    """mkrun's environment for the prompts' attention `attention` (own, cudnn)."""
+    environment = dict(os.environ, MKRT_PREFILL_ATTENTION=attention)
+    if attention == "cudnn" and "MKRT_CUDNN" not in os.environ:
+        environment.update(cudnn_environment())
+    return environment
+
+
+def check_attention(output, attention):
+    """mkrun's account ('... on DEVICE (prompts' attention: ...)') names
+    cuDNN's attention where it was asked for."""
+    if attention == "cudnn" and "prompts' attention: cuDNN" not in output:
+        note = re.search(r"prompts' attention: [^)]*", output)
+        raise RuntimeError("cuDNN's attention was asked for and did not run: "
+                           + (note.group(0) if note else output[-800:]))
+
+
+def mkrun_profile(mkrun, mk, tokens, attention="own"):
     """The prompt's kernel time by kind (runtime/gpu/PrefillProfile.h's line)."""
     path = "/tmp/prefill_bench_prompt.txt"
     with open(path, "w") as f:
         f.write(",".join(map(str, tokens)))
     out = subprocess.run([mkrun, mk, "--device", "gpu", "--batch-file", path, "-n", "2"],
                          capture_output=True, text=True, timeout=600,
-                         env=dict(os.environ, MKRT_PREFILL_PROFILE="1"))
+                         env=dict(attention_environment(attention), MKRT_PREFILL_PROFILE="1"))
     lines = [x for x in (out.stdout + out.stderr).splitlines() if x.startswith("prompt profile:")]
     if out.returncode != 0 or not lines:
         raise RuntimeError(f"mkrun failed ({out.returncode}): {(out.stdout + out.stderr)[-800:]}")
@@ -89,7 +113,7 @@ def mkrun_profile(mkrun, mk, tokens):
     return {"line": lines[-1], "span_ms": span, "kinds": kinds}
 
 
-def mkrun_prompt_ms(mkrun, mk, tokens, by_step):
+def mkrun_prompt_ms(mkrun, mk, tokens, by_step, attention="own"):
     path = "/tmp/prefill_bench_prompt.txt"
     with open(path, "w") as f:
         f.write(",".join(map(str, tokens)))
@@ -98,10 +122,13 @@ def mkrun_prompt_ms(mkrun, mk, tokens, by_step):
     command = [mkrun, mk, "--device", "gpu", "--batch-file", path, "-n", "2"]
     if by_step:
         command.append("--prompt-by-step")
-    out = subprocess.run(command, capture_output=True, text=True, timeout=600)
+    out = subprocess.run(command, capture_output=True, text=True, timeout=600,
+                         env=attention_environment(attention))
     match = re.search(r"prompt: (\d+) tokens in ([0-9.]+) ms", out.stdout + out.stderr)
     if out.returncode != 0 or not match:
         raise RuntimeError(f"mkrun failed ({out.returncode}): {(out.stdout + out.stderr)[-800:]}")
+    if not by_step:
+        check_attention(out.stdout + out.stderr, attention)
     return float(match.group(2))
 
 
@@ -143,6 +170,8 @@ def main():
     parser.add_argument("--no-hf", action="store_true")
     parser.add_argument("--profile", action="store_true",
                         help="one more mkrun a length with MKRT_PREFILL_PROFILE set")
+    parser.add_argument("--attention", default="own",
+                        help="the prompts' attentions to time, a row each: own, cudnn")
     parser.add_argument("--out", default=".")
     args = parser.parse_args()
     spec = json.load(open(args.config))
@@ -160,19 +189,25 @@ def main():
     if not args.mk or not args.mkrun:
         parser.error("give --mk and --mkrun (or --hf-only)")
     by_step = [int(x) for x in args.by_step.split(",") if x]
+    attentions = [x for x in args.attention.split(",") if x]
+    if not attentions or any(a not in ("own", "cudnn") for a in attentions):
+        parser.error("--attention takes own and cudnn")
     rows = []
     for length in lengths:
         tokens = prompt_tokens(length, spec["vocab_size"])
-        mk = [mkrun_prompt_ms(args.mkrun, args.mk, tokens, False) for _ in range(args.repeats)]
-        row = {"length": length, "mkc_ms": statistics.median(mk), "mkc_samples": mk}
-        if length in by_step:
-            row["mkc_by_step_ms"] = mkrun_prompt_ms(args.mkrun, args.mk, tokens, True)
-        row["flops"] = prompt_flops(spec, length)
-        row["mkc_tflops"] = row["flops"] / (row["mkc_ms"] * 1e9)
-        if args.profile:
-            row["profile"] = mkrun_profile(args.mkrun, args.mk, tokens)
-        rows.append(row)
-        print(json.dumps(row), flush=True)
+        for attention in attentions:
+            mk = [mkrun_prompt_ms(args.mkrun, args.mk, tokens, False, attention)
+                  for _ in range(args.repeats)]
+            row = {"length": length, "attention": attention, "mkc_ms": statistics.median(mk),
+                   "mkc_samples": mk}
+            if length in by_step and attention == attentions[0]:
+                row["mkc_by_step_ms"] = mkrun_prompt_ms(args.mkrun, args.mk, tokens, True)
+            row["flops"] = prompt_flops(spec, length)
+            row["mkc_tflops"] = row["flops"] / (row["mkc_ms"] * 1e9)
+            if args.profile:
+                row["profile"] = mkrun_profile(args.mkrun, args.mk, tokens, attention)
+            rows.append(row)
+            print(json.dumps(row), flush=True)
     dense = None
     if not args.no_hf:
         hf = hf_prompt_ms(spec, lengths, args.repeats)
@@ -184,14 +219,13 @@ def main():
     with open(os.path.join(args.out, "prefill.json"), "w") as f:
         json.dump({"config": args.config, "mk": args.mk, "dense_tflops": dense, "rows": rows},
                   f, indent=1)
-    lines = ["| prompt | mkc, ms to the first token | one token a step | HF SDPA bf16 | mkc / HF "
-             "| mkc TFLOP/s | of the dense rate |",
-             "| --- | --- | --- | --- | --- | --- | --- |"]
+    lines = ["| prompt | attention | mkc, ms to the first token | one token a step "
+             "| HF SDPA bf16 | mkc / HF | mkc TFLOP/s | of the dense rate |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- |"]
     for row in rows:
         hf = row.get("hf_sdpa_ms")
-        lines.append(f"| {row['length']} | {row['mkc_ms']:.2f} | "
-                     f"{row['mkc_by_step_ms']:.1f}" if "mkc_by_step_ms" in row else
-                     f"| {row['length']} | {row['mkc_ms']:.2f} | -")
+        lead = f"| {row['length']} | {row['attention']} | {row['mkc_ms']:.2f} | "
+        lines.append(lead + (f"{row['mkc_by_step_ms']:.1f}" if "mkc_by_step_ms" in row else "-"))
         lines[-1] += f" | {hf:.2f} | {row['mkc_ms'] / hf:.2f} |" if hf else " | - | - |"
         lines[-1] += f" {row['mkc_tflops']:.0f} |"
         lines[-1] += f" {100 * row['mkc_tflops'] / dense:.0f}% |" if dense else " - |"
@@ -199,7 +233,8 @@ def main():
         lines.append(f"\nDense bf16 matmul rate in the same run (8192^3): {dense:.0f} TFLOP/s.")
     for row in rows:
         if "profile" in row:
-            lines.append(f"\n{row['length']} tokens, {row['profile']['line']}")
+            lines.append(f"\n{row['length']} tokens, {row['attention']} attention, "
+                         f"{row['profile']['line']}")
     with open(os.path.join(args.out, "prefill.md"), "w") as f:
         f.write("\n".join(lines) + "\n")
     print("\n".join(lines))

@@ -71,6 +71,31 @@ else
     -e "$ROOT/python"
 fi
 
+# cudnn_frontend's headers, for the prompts' attention by cuDNN
+# (runtime/gpu/CudnnAttention.h): only the headers of its wheel, unpacked
+# under the venv (the wheel's Python module and its dependencies are not
+# needed). cuDNN itself is the GPU machine's, opened at run time.
+CUDNN_FRONTEND_VERSION=1.32.0
+CUDNN_FRONTEND="$VENV/cudnn-frontend"
+if [[ "$(cat "$CUDNN_FRONTEND/version" 2>/dev/null)" == "$CUDNN_FRONTEND_VERSION" ]]; then
+  echo "cudnn_frontend $CUDNN_FRONTEND_VERSION headers are unpacked"
+else
+  rm -rf -- "$CUDNN_FRONTEND" "$VENV/wheels"
+  "$PYTHON" -m pip download --disable-pip-version-check --no-deps --only-binary=:all: \
+    -d "$VENV/wheels" "nvidia-cudnn-frontend==$CUDNN_FRONTEND_VERSION"
+  "$PYTHON" - "$VENV/wheels" "$CUDNN_FRONTEND" <<'UNPACK'
+import pathlib, sys, zipfile
+wheels, target = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2])
+(wheel,) = wheels.glob("nvidia_cudnn_frontend-*.whl")
+with zipfile.ZipFile(wheel) as archive:
+    for name in archive.namelist():
+        if name.startswith("include/") and not name.endswith("/"):
+            archive.extract(name, target)
+UNPACK
+  echo "$CUDNN_FRONTEND_VERSION" > "$CUDNN_FRONTEND/version"
+  rm -rf -- "$VENV/wheels"
+fi
+
 step "[3/4] Configure (build/)"
 # build/ made from another checkout (a clone in another folder) is refused by
 # CMake, and its objects would be stale: start it afresh.
@@ -79,7 +104,8 @@ if [[ -f build/CMakeCache.txt ]] &&
   echo "build/ was configured for another source folder; removing it"
   rm -rf -- "$ROOT/build"
 fi
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DPython3_EXECUTABLE="$PYTHON"
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DPython3_EXECUTABLE="$PYTHON" \
+  -DMKC_CUDNN_FRONTEND_INCLUDE_DIR="$CUDNN_FRONTEND/include"
 
 step "[4/4] Build"
 ninja -C build

@@ -21,6 +21,7 @@ namespace mk {
   X(cuDeviceGet)                                                                                   \
   X(cuDeviceGetName)                                                                               \
   X(cuDeviceGetAttribute)                                                                          \
+  X(cuCtxGetDevice)                                                                                \
   X(cuDevicePrimaryCtxRetain)                                                                      \
   X(cuDevicePrimaryCtxRelease)                                                                     \
   X(cuCtxSetCurrent)                                                                               \

@@ -120,6 +120,9 @@ public:
     return prompts ? "" : whyNoPrompts.empty() ? "no model is loaded" : whyNoPrompts;
   }
   bool promptPicksFirstToken() const override { return prompts && prompts->picksFirstToken(); }
+  std::string promptAttention() const override {
+    return prompts ? prompts->attentionChoice() : "";
+  }
   GpuStatus prefill(const GpuPrefillRequest &request, GpuPrefillResult &result,
                     std::string &error) override;
 

@@ -185,6 +185,10 @@ public:
   // why not (no cuBLASLt, an older file, a graph without prompt kernels):
   // its prompts then go one token a decode step.
   virtual std::string prefillUnavailable() const = 0;
+  // Which attention prompts layer by layer run, where something other than
+  // the prompt kernels' own was asked for (GpuPrefill::attentionChoice):
+  // "" otherwise.
+  virtual std::string promptAttention() const { return ""; }
   // Whether a prompt layer by layer can also pick its first new token
   // (GpuPrefillRequest::firstToken).
   virtual bool promptPicksFirstToken() const = 0;

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 
 namespace mk {
 
@@ -114,6 +115,7 @@ std::unique_ptr<GpuPrefill> GpuPrefill::create(const CudaDriver &cuda, const Pre
     }
     prefill->attention[{op.headDim, cacheBytes}] = {prepare, attend};
   }
+  prefill->chooseAttention();
   if (blas->cublasLtCreate(&prefill->handle) != CUBLAS_STATUS_SUCCESS) {
     whyNot = "cuBLASLt could not start on this device";
     return nullptr;
@@ -143,6 +145,40 @@ GpuPrefill::~GpuPrefill() {
   gemms.clear();
   if (handle)
     blas.cublasLtDestroy(handle);
+}
+
+void GpuPrefill::chooseAttention() {
+  const char *asked = std::getenv("MKRT_PREFILL_ATTENTION");
+  const std::string choice = asked ? asked : "own";
+  if (choice == "own")
+    return;
+  if (choice != "cudnn") {
+    attentionNote = "the prompt kernels' attention (MKRT_PREFILL_ATTENTION is '" + choice +
+                    "', neither own nor cudnn)";
+    return;
+  }
+  std::string whyNot;
+  for (const Operation &op : graph.operations)
+    if (op.kind == OpKind::Attention &&
+        graph.buffers[op.keyCache].element != BufferElement::BF16 && whyNot.empty())
+      whyNot = "attention '" + op.name + "' keeps f32 caches; cuDNN's takes bf16 ones "
+               "(mkc compile --kv-cache=bf16)";
+  if (whyNot.empty())
+    cudnn = CudnnAttention::create(cuda, whyNot);
+  // A shape cuDNN refuses is found here, not in the first prompt: each
+  // attention's graph for the shortest passes (warmUp builds the rest).
+  for (size_t index = 0; cudnn && index < graph.operations.size(); ++index)
+    if (graph.operations[index].kind == OpKind::Attention &&
+        !cudnn->prepare(cudnnShape(graph.operations[index], records[index]), gemmRows(1), whyNot))
+      cudnn.reset();
+  attentionNote = cudnn ? cudnn->describe()
+                        : "the prompt kernels' attention (MKRT_PREFILL_ATTENTION=cudnn: " +
+                              whyNot + ")";
+}
+
+CudnnAttentionShape GpuPrefill::cudnnShape(const Operation &op,
+                                           const MkOperationRecord &record) const {
+  return {op.numHeads, op.numKvHeads, op.headDim, graph.maxContext, record.scale};
 }
 
 CUfunction GpuPrefill::function(const std::string &name) const {
@@ -250,7 +286,7 @@ bool GpuPrefill::reserve(const PrefillPlan &plan, int64_t rows, std::string &err
        {std::tuple{&arena, plan.arenaFloatsPerRow * 4 * padded, "the prompt's activations"},
         std::tuple{&gemmInput, plan.gemmInputPerRow * 2 * padded, "the GEMMs' inputs"},
         std::tuple{&gemmOutput, plan.gemmOutputPerRow * 4 * padded, "the GEMMs' outputs"},
-        std::tuple{&queries, plan.queriesPerRow * 2 * rows, "the prompt's queries"},
+        std::tuple{&queries, plan.queriesPerRow * 2 * padded, "the prompt's queries"},
         std::tuple{&tokenRows, uint64_t(8) * rows, "the prompt's tokens"}}) {
     error = memory->allocate(cuda, bytes, what);
     if (!error.empty())
@@ -399,7 +435,8 @@ bool GpuPrefill::pass(const PrefillPlan &plan, std::span<const int64_t> tokens,
   lastPassRows = rows;
   lastPassPadded = padded;
   if (!check(cuda.cuMemcpyHtoD(tokenRows.get(), tokens.data(), rows * sizeof(int64_t)),
-             "copying the prompt's tokens", error))
+             "copying the prompt's tokens", error) ||
+      (cudnn && !cudnn->setLengths(static_cast<int64_t>(rows), firstPosition, error)))
     return false;
   // Buffer b holds `padded` rows at arenaOffset[b] * padded (the GEMMs
   // write them all); the other kernels take the pass's rows.
@@ -446,6 +483,16 @@ bool GpuPrefill::pass(const PrefillPlan &plan, std::span<const int64_t> tokens,
       if (!launch(prepare, headBlocks, rows, 32 * MK_PREFILL_PREPARE_HEADS, &prepareArgs,
                   "a prompt's q, k and v", error))
         return false;
+      // cuDNN's attention writes bf16 only: the next Gemv's input.
+      if (cudnn && feedsNext) {
+        profile.begin("a prompt's attention", causalFlops(op, rows, firstPosition));
+        const bool ran = cudnn->run(cudnnShape(op, record), static_cast<int64_t>(padded),
+                                    queries.get(), keys, values, gemmInput.get(), error);
+        profile.end();
+        if (!ran)
+          return false;
+        continue;
+      }
       MkPrefillAttentionArgs args{queries.get(),
                                   keys,
                                   values,

@@ -11,6 +11,7 @@
 #include "runtime/format/ScheduleBlob.h"
 #include "runtime/gpu/CublasLt.h"
 #include "runtime/gpu/CudaDriver.h"
+#include "runtime/gpu/CudnnAttention.h"
 #include "runtime/gpu/DeviceMemory.h"
 #include "runtime/gpu/PrefillPlan.h"
 #include "runtime/gpu/PrefillProfile.h"
@@ -78,6 +79,12 @@ public:
   // Rows of the last run's passes.
   int64_t rowsPerPass() const { return lastRows; }
 
+  // Which attention the prompts run: "" for the prompt kernels' own, when
+  // nothing else was asked; else "cuDNN 9.24.0's fused attention", or why
+  // the prompt kernels' runs where MKRT_PREFILL_ATTENTION=cudnn asked for
+  // cuDNN's (CudnnAttention.h).
+  const std::string &attentionChoice() const { return attentionNote; }
+
   static constexpr int64_t kMaxRows = 4096;
 
 private:
@@ -103,6 +110,10 @@ private:
   bool pass(const PrefillPlan &plan, std::span<const int64_t> tokens, int64_t firstPosition,
             float *logits, std::string &error);
   CUfunction function(const std::string &name) const;
+  // Takes cuDNN's attention where MKRT_PREFILL_ATTENTION asks and every
+  // attention of the graph can have it (bf16 caches); else says why not.
+  void chooseAttention();
+  CudnnAttentionShape cudnnShape(const Operation &op, const MkOperationRecord &record) const;
 
   const CudaDriver &cuda;
   const CublasLt &blas;
@@ -113,6 +124,8 @@ private:
   CUfunction embed = nullptr, norm = nullptr, epilogue = nullptr, argmax = nullptr;
   uint32_t logitsOperation = 0; // the lm_head Gemv
   std::map<std::pair<int64_t, uint64_t>, std::pair<CUfunction, CUfunction>> attention; // prepare, attend
+  std::unique_ptr<CudnnAttention> cudnn; // set: attentions that write a GEMM input run on it
+  std::string attentionNote;
   cublasLtHandle_t handle = nullptr;
   std::map<std::tuple<uint64_t, uint64_t, uint64_t, uint64_t>, std::unique_ptr<Gemm>> gemms;
   DeviceMemory arena, gemmInput, gemmOutput, queries, tokenRows, workspace, lastLogits, picked;

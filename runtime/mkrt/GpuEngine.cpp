@@ -30,7 +30,10 @@ public:
         note(std::move(note)) {}
 
   std::string describe() const override {
-    return device->describe() + (note.empty() ? "" : " (" + note + ")");
+    std::string notes = note;
+    if (std::string attention = device->promptAttention(); !attention.empty())
+      notes += (notes.empty() ? "prompts' attention: " : "; prompts' attention: ") + attention;
+    return device->describe() + (notes.empty() ? "" : " (" + notes + ")");
   }
   void setPromptByStep(bool byStep) override { promptByStep = byStep; }
 

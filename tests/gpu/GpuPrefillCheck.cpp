@@ -18,6 +18,8 @@
 //   - two runs give the same bits;
 //   - the first new token picked from the prompt's last row, for prompts
 //     of several lengths, that row's argmax.
+// With MKRT_PREFILL_ATTENTION=cudnn the prompts' attention is cuDNN's, which
+// must run (bench/cudnn_library.py finds a wheel's cuDNN).
 // Exit 0 when all pass, 1 when one fails, 77 (ctest's skip) with the reason
 // only when the GPU is unavailable.
 #include "GpuTestModels.h"
@@ -25,6 +27,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -116,6 +119,18 @@ int checkPrefill(const std::string &path, int64_t maxContext, int64_t promptLeng
     // failure of this build (cuBLASLt comes with the CUDA toolkit).
     report(false, "prompts layer by layer are unavailable: " + why);
     return 1;
+  }
+  // With MKRT_PREFILL_ATTENTION=cudnn the checks below are of cuDNN's
+  // attention (runtime/gpu/CudnnAttention.h), which must then run.
+  const char *asked = std::getenv("MKRT_PREFILL_ATTENTION");
+  const std::string attention = device->promptAttention();
+  if (asked && std::string(asked) == "cudnn") {
+    report(attention.rfind("cuDNN", 0) == 0, "the prompts' attention asked for is cuDNN's: " +
+                                                 attention);
+    if (failures)
+      return 1;
+  } else if (!attention.empty()) {
+    std::printf("  the prompts' attention: %s\n", attention.c_str());
   }
 
   const std::vector<int64_t> tokens = someTokens(promptLength + 4, vocab, 31);
