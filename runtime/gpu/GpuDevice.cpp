@@ -123,6 +123,7 @@ public:
   std::string promptAttention() const override {
     return prompts ? prompts->attentionChoice() : "";
   }
+  std::vector<GpuCacheSlots> sequenceCaches(int64_t sequence, std::string &error) const override;
   GpuStatus prefill(const GpuPrefillRequest &request, GpuPrefillResult &result,
                     std::string &error) override;
 
@@ -205,6 +206,7 @@ private:
   DeviceMemory contextTokens, penaltyMarks, penaltyLogits; // the repetition penalty's
   MappedHostMemory stream;                  // MkStream, then i64[steps]: streaming
   uint64_t launches = 0;                    // for the penalty's tags
+  std::vector<MkOperationRecord> records;   // the blob's, one per operation of the graph
   std::unique_ptr<GpuPrefill> prompts;      // prompts layer by layer, where they can run so
   std::string whyNoPrompts;
   std::optional<GpuRankLink> rank; // set by loadRank: one rank of a tensor-parallel group
@@ -470,7 +472,7 @@ GpuStatus CudaGpuDevice::load(const Artifact &artifact, int64_t maxContext, std:
   tableRows = artifact.facts.vocab;
   // Prompts layer by layer where this machine and file allow; else they
   // run one token a step, as before.
-  std::vector<MkOperationRecord> records(header.numOperations);
+  records.assign(header.numOperations, MkOperationRecord{});
   if (header.operationsOffset + records.size() * sizeof(MkOperationRecord) <=
       artifact.scheduleBlob.size())
     std::memcpy(records.data(), artifact.scheduleBlob.data() + header.operationsOffset,
@@ -523,9 +525,17 @@ GpuStatus CudaGpuDevice::prefill(const GpuPrefillRequest &request, GpuPrefillRes
                                : "this model's prompts do not pick their first token";
     return GpuStatus::Refused;
   }
+  if (!request.caches.empty() && (request.keepLogits || request.firstToken)) {
+    error = "a prompt into another model's caches keeps no logits and picks no token";
+    return GpuStatus::Refused;
+  }
+  if (error = prompts->checkCaches(request.caches, request.firstPosition + count);
+      !error.empty())
+    return GpuStatus::Refused;
   if (!check(cuda.cuEventRecord(startEvent, nullptr), "timing the prompt", error) ||
       !prompts->run(request.tokens, request.firstPosition,
-                    request.keepLogits ? &result.logits : nullptr, request.maxRows, error) ||
+                    request.keepLogits ? &result.logits : nullptr, request.maxRows, error,
+                    request.caches) ||
       (request.firstToken && !prompts->firstToken(result.firstToken, error)) ||
       !check(cuda.cuEventRecord(stopEvent, nullptr), "timing the prompt", error) ||
       !check(cuda.cuEventSynchronize(stopEvent), "timing the prompt", error))
@@ -538,6 +548,45 @@ GpuStatus CudaGpuDevice::prefill(const GpuPrefillRequest &request, GpuPrefillRes
   result.milliseconds = milliseconds;
   result.rowsPerPass = prompts->rowsPerPass();
   return GpuStatus::Ok;
+}
+
+std::vector<GpuCacheSlots> CudaGpuDevice::sequenceCaches(int64_t sequence,
+                                                         std::string &error) const {
+  if (!kernel) {
+    error = "no model is loaded";
+    return {};
+  }
+  if (records.size() != graph.operations.size()) {
+    error = "the blob's operations are not the graph's";
+    return {};
+  }
+  if (sequence < 0 || sequence >= graph.sequences) {
+    error = "sequence " + std::to_string(sequence) + " of a model whose caches hold " +
+            std::to_string(graph.sequences);
+    return {};
+  }
+  std::vector<GpuCacheSlots> caches;
+  for (size_t index = 0; index < graph.operations.size(); ++index) {
+    const Operation &op = graph.operations[index];
+    if (op.kind != OpKind::Attention)
+      continue;
+    const Buffer &keys = graph.buffers[op.keyCache];
+    GpuCacheSlots slots{0, 0, graph.maxContext, op.numKvHeads, op.headDim,
+                        bytesPerElement(keys.element)};
+    // A cache is [sequences][maxContext][kvHeads][headDim] (TaskGraph.h).
+    const uint64_t perSequence = static_cast<uint64_t>(graph.maxContext * op.numKvHeads * op.headDim);
+    if (keys.elements != perSequence * static_cast<uint64_t>(graph.sequences)) {
+      error = "cache '" + keys.name + "' holds " + std::to_string(keys.elements) +
+              " elements, not " + std::to_string(graph.sequences) + " sequences of " +
+              std::to_string(perSequence);
+      return {};
+    }
+    const uint64_t offset = static_cast<uint64_t>(sequence) * perSequence * slots.elementBytes;
+    slots.keys = kv.get() + records[index].keyCache * 4 + offset;
+    slots.values = kv.get() + records[index].valueCache * 4 + offset;
+    caches.push_back(slots);
+  }
+  return caches;
 }
 
 GpuStatus CudaGpuDevice::run(const GpuRunRequest &request, GpuRunResult &result, std::string &error) {
@@ -770,8 +819,19 @@ GpuStatus CudaGpuDevice::runBatch(const GpuBatchRequest &request, GpuBatchResult
   }
   // As CpuExecutor::generateBatch: a sequence's last prompt step yields its
   // first new token; the launch runs as long as its longest sequence.
+  if (!request.firstPositions.empty() &&
+      request.firstPositions.size() != request.prompts.size()) {
+    error = std::to_string(request.firstPositions.size()) + " first positions for " +
+            std::to_string(sequences) + " sequences";
+    return GpuStatus::Refused;
+  }
+  auto firstPosition = [&](int64_t sequence) {
+    return request.firstPositions.empty() ? request.firstPosition
+                                          : request.firstPositions[sequence];
+  };
   int64_t steps = 0;
-  for (const std::vector<int64_t> &prompt : request.prompts) {
+  for (int64_t r = 0; r < sequences; ++r) {
+    const std::vector<int64_t> &prompt = request.prompts[r];
     if (prompt.empty()) {
       error = "a sequence of the batch has no tokens";
       return GpuStatus::Refused;
@@ -779,15 +839,16 @@ GpuStatus CudaGpuDevice::runBatch(const GpuBatchRequest &request, GpuBatchResult
     if (error = outsideVocabulary(prompt); !error.empty())
       return GpuStatus::Refused;
     int64_t fed = static_cast<int64_t>(prompt.size());
-    steps = std::max(steps, request.teacherForced ? fed
-                                                  : fed + std::max<int64_t>(request.newTokens, 1) - 1);
-  }
-  if (request.firstPosition < 0 || request.firstPosition > contextLimit ||
-      steps > contextLimit - request.firstPosition) {
-    error = "the batch needs " + std::to_string(steps) + " positions from position " +
-            std::to_string(request.firstPosition) + "; the context holds " +
-            std::to_string(contextLimit);
-    return GpuStatus::Refused;
+    int64_t needed =
+        request.teacherForced ? fed : fed + std::max<int64_t>(request.newTokens, 1) - 1;
+    steps = std::max(steps, needed);
+    if (firstPosition(r) < 0 || firstPosition(r) > contextLimit ||
+        needed > contextLimit - firstPosition(r)) {
+      error = "sequence " + std::to_string(r) + " of the batch needs " + std::to_string(needed) +
+              " positions from position " + std::to_string(firstPosition(r)) +
+              "; the context holds " + std::to_string(contextLimit);
+      return GpuStatus::Refused;
+    }
   }
 
   // The prompts back to back, and a plan per row (idle past the sequences).
@@ -796,7 +857,7 @@ GpuStatus CudaGpuDevice::runBatch(const GpuBatchRequest &request, GpuBatchResult
   for (int64_t r = 0; r < rows; ++r) {
     MkRowPlan &plan = plans[r];
     plan.sequence = r;
-    plan.firstPosition = request.firstPosition;
+    plan.firstPosition = r < sequences ? firstPosition(r) : request.firstPosition;
     plan.positionsPerStep = 1;
     if (r >= sequences)
       continue; // activeUntil 0: idle from the start

@@ -76,6 +76,10 @@ struct GpuBatchRequest {
   bool keepLogits = false;    // copy every step's logits back
   bool keepTrace = false;     // record and return every task's times (ControlBlock.h's trace)
   int64_t firstPosition = 0;  // every sequence's first position, as GpuRunRequest's
+  // Each sequence's own first position instead, where given (one per
+  // sequence): a sequence whose prompt ran layer by layer into its caches
+  // starts at its last prompt token.
+  std::vector<int64_t> firstPositions;
 };
 
 struct GpuBatchResult {
@@ -92,11 +96,25 @@ struct GpuBatchResult {
   uint64_t startNs = 0;
 };
 
+// One sequence's keys and values of one attention operation in a loaded
+// model's KV arena, as device addresses: [positions][kvHeads][headDim]
+// elements of elementBytes each (GpuDevice::sequenceCaches).
+struct GpuCacheSlots {
+  uint64_t keys = 0, values = 0;
+  int64_t positions = 0, kvHeads = 0, headDim = 0;
+  uint64_t elementBytes = 0;
+};
+
 // A prompt run layer by layer (runtime/gpu/Prefill.h): its tokens at
 // firstPosition on, their KV slots written for the decode kernel to go on.
 struct GpuPrefillRequest {
   std::vector<int64_t> tokens;
   int64_t firstPosition = 0;
+  // Another model's caches of the same shapes, one per attention operation
+  // in order (a batch kernel's sequence: GpuDevice::sequenceCaches), which
+  // the prompt attends to and writes instead of this model's own; empty:
+  // its own. Not with keepLogits or firstToken.
+  std::vector<GpuCacheSlots> caches;
   bool keepLogits = false; // every row's logits, [tokens][vocab]
   int64_t maxRows = 0;     // rows a pass (0: GpuPrefill::kMaxRows)
   // The greedy pick of the last row's logits, the first new token (not
@@ -185,6 +203,12 @@ public:
   // why not (no cuBLASLt, an older file, a graph without prompt kernels):
   // its prompts then go one token a decode step.
   virtual std::string prefillUnavailable() const = 0;
+  // Sequence `sequence`'s caches in the loaded model's KV arena, one per
+  // attention operation in the graph's order (for another model's prompt
+  // layer by layer: GpuPrefillRequest::caches); empty with `error` set when
+  // no model is loaded or it holds fewer sequences.
+  virtual std::vector<GpuCacheSlots> sequenceCaches(int64_t sequence,
+                                                    std::string &error) const = 0;
   // Which attention prompts layer by layer run, where something other than
   // the prompt kernels' own was asked for (GpuPrefill::attentionChoice):
   // "" otherwise.

@@ -297,8 +297,39 @@ bool GpuPrefill::reserve(const PrefillPlan &plan, int64_t rows, std::string &err
   return true;
 }
 
+std::string GpuPrefill::checkCaches(std::span<const GpuCacheSlots> caches, int64_t end) const {
+  if (caches.empty())
+    return "";
+  size_t index = 0;
+  for (const Operation &op : graph.operations) {
+    if (op.kind != OpKind::Attention)
+      continue;
+    if (index == caches.size())
+      return "caches for " + std::to_string(caches.size()) + " attention operations; this "
+             "model has more";
+    const GpuCacheSlots &slots = caches[index++];
+    const uint64_t element = bytesPerElement(graph.buffers[op.keyCache].element);
+    if (slots.kvHeads != op.numKvHeads || slots.headDim != op.headDim ||
+        slots.elementBytes != element || slots.positions < end || !slots.keys || !slots.values)
+      return "the caches given for attention '" + op.name + "' hold " +
+             std::to_string(slots.positions) + " positions of " + std::to_string(slots.kvHeads) +
+             " x " + std::to_string(slots.headDim) + " elements of " +
+             std::to_string(slots.elementBytes) + " bytes; it needs " + std::to_string(end) +
+             " of " + std::to_string(op.numKvHeads) + " x " + std::to_string(op.headDim) +
+             " of " + std::to_string(element);
+  }
+  if (index != caches.size())
+    return "caches for " + std::to_string(caches.size()) + " attention operations; this model "
+           "has " + std::to_string(index);
+  return "";
+}
+
 bool GpuPrefill::run(std::span<const int64_t> tokens, int64_t firstPosition,
-                     std::vector<float> *logits, int64_t maxRows, std::string &error) {
+                     std::vector<float> *logits, int64_t maxRows, std::string &error,
+                     std::span<const GpuCacheSlots> caches) {
+  if (error = checkCaches(caches, firstPosition + static_cast<int64_t>(tokens.size()));
+      !error.empty())
+    return false;
   const PrefillPlan &plan = logits ? withLogits : prompt;
   int64_t rows = maxRows > 0 ? maxRows : kMaxRows;
   if (logits)
@@ -313,7 +344,7 @@ bool GpuPrefill::run(std::span<const int64_t> tokens, int64_t firstPosition,
   for (size_t start = 0; start < tokens.size(); start += rows) {
     std::span<const int64_t> part = tokens.subspan(start, std::min<size_t>(rows, tokens.size() - start));
     if (!pass(plan, part, firstPosition + static_cast<int64_t>(start),
-              logits ? logits->data() + start * model.vocab : nullptr, error))
+              logits ? logits->data() + start * model.vocab : nullptr, caches, error))
       return false;
   }
   return check(cuda.cuCtxSynchronize(), "the prompt's kernels", error);
@@ -430,7 +461,8 @@ bool GpuPrefill::firstToken(int64_t &token, std::string &error) {
 // Every operation of the plan over the pass's rows, in order, on the
 // default stream (so the decode kernel launched next sees the caches).
 bool GpuPrefill::pass(const PrefillPlan &plan, std::span<const int64_t> tokens,
-                      int64_t firstPosition, float *logits, std::string &error) {
+                      int64_t firstPosition, float *logits, std::span<const GpuCacheSlots> caches,
+                      std::string &error) {
   const uint64_t rows = tokens.size(), padded = gemmRows(static_cast<int64_t>(rows));
   lastPassRows = rows;
   lastPassPadded = padded;
@@ -464,6 +496,14 @@ bool GpuPrefill::pass(const PrefillPlan &plan, std::span<const int64_t> tokens,
       auto [prepare, attend] =
           attention.at({op.headDim, bytesPerElement(graph.buffers[op.keyCache].element)});
       CUdeviceptr keys = model.kv + record.keyCache * 4, values = model.kv + record.valueCache * 4;
+      if (!caches.empty()) {
+        // The caches are one per attention operation in the graph's order.
+        const size_t ordinal = static_cast<size_t>(
+            std::count_if(graph.operations.begin(), graph.operations.begin() + index,
+                          [](const Operation &o) { return o.kind == OpKind::Attention; }));
+        keys = caches[ordinal].keys;
+        values = caches[ordinal].values;
+      }
       MkPrefillPrepareArgs prepareArgs{buffer(op.input),
                                        queries.get(),
                                        keys,

@@ -13,6 +13,7 @@
 #include "runtime/gpu/CudaDriver.h"
 #include "runtime/gpu/CudnnAttention.h"
 #include "runtime/gpu/DeviceMemory.h"
+#include "runtime/gpu/GpuDevice.h"
 #include "runtime/gpu/PrefillPlan.h"
 #include "runtime/gpu/PrefillProfile.h"
 
@@ -51,8 +52,15 @@ public:
   // `logits` non-null their logits, [tokens][vocab]. At most `maxRows` rows
   // a pass (0: kMaxRows; with logits, fewer where a pass's would pass 1
   // GiB). False with `error` when the driver or cuBLASLt fails.
+  // With `caches` (one per attention operation, in order: checkCaches),
+  // the prompt attends to and writes those instead of this model's own.
   bool run(std::span<const int64_t> tokens, int64_t firstPosition, std::vector<float> *logits,
-           int64_t maxRows, std::string &error);
+           int64_t maxRows, std::string &error, std::span<const GpuCacheSlots> caches = {});
+
+  // "" when `caches` is empty or another model's caches this one's prompts
+  // can write up to position `end` (excluded): one per attention operation,
+  // of its KV heads, head dimension and cache element, room for `end`.
+  std::string checkCaches(std::span<const GpuCacheSlots> caches, int64_t end) const;
 
   // After a run without logits: the greedy pick of the last row's logits
   // (the final norm and lm_head for that row alone, then an argmax), which
@@ -108,7 +116,7 @@ private:
             CUdeviceptr residual, CUdeviceptr output, uint64_t rows, uint64_t padded,
             std::string &error, bool feedsNext = false, bool inputReady = false);
   bool pass(const PrefillPlan &plan, std::span<const int64_t> tokens, int64_t firstPosition,
-            float *logits, std::string &error);
+            float *logits, std::span<const GpuCacheSlots> caches, std::string &error);
   CUfunction function(const std::string &name) const;
   // Takes cuDNN's attention where MKRT_PREFILL_ATTENTION asks and every
   // attention of the graph can have it (bf16 caches); else says why not.

@@ -20,7 +20,13 @@
 //     its top-2 gap is clear;
 //   - fewer sequences than rows: the idle rows change nothing;
 //   - an EOS token ends its own sequence only: the other rows go on with
-//     the same tokens.
+//     the same tokens;
+//   - prompts layer by layer into the batch's caches (the decode model's
+//     prompt kernels, GpuPrefillRequest::caches), every other row's, the
+//     batch kernel then starting those rows at their last prompt token
+//     (GpuBatchRequest::firstPositions) and the others at 0: each row's
+//     logits after its prompt within kPromptTolerance of the batch fed the
+//     prompts by step (the prompt kernels' GEMMs take bf16 inputs).
 // Exit 0 when all pass, 1 when one fails, 77 (ctest's skip) with the reason
 // only when the GPU is unavailable.
 #include "GpuTestModels.h"
@@ -40,6 +46,7 @@ namespace {
 
 constexpr double kTolerance = 2e-3; // of the largest |logit|, as mk-gpu-check
 constexpr float kClearGap = 1e-2f;  // top-2 gaps below this may flip either way
+constexpr double kPromptTolerance = 3e-2; // prompts layer by layer, as mk-gpu-prefill-check
 
 int failures = 0;
 
@@ -92,6 +99,69 @@ bool runBatch(GpuDevice &device, const GpuBatchRequest &request, GpuBatchResult 
     return true;
   std::printf("  batch run failed: %s\n", error.c_str());
   return false;
+}
+
+// Every other row's prompt layer by layer into its caches, then one batch
+// launch from each row's last prompt token (the other rows fed theirs by
+// step), against the batch fed every prompt by step.
+void checkLayeredPrompts(GpuDevice &device, GpuDevice &batchDevice, int64_t rows,
+                         int64_t maxContext, int64_t vocab) {
+  if (std::string why = device.prefillUnavailable(); !why.empty()) {
+    report(false, "prompts layer by layer are unavailable: " + why);
+    return;
+  }
+  std::vector<std::vector<int64_t>> prompts;
+  for (int64_t r = 0; r < rows; ++r)
+    prompts.push_back(someTokens(std::min<int64_t>(40 + 9 * r, maxContext - 1), vocab, 50 + r));
+  GpuBatchResult byStep, layered;
+  if (!runBatch(batchDevice, {.prompts = prompts, .teacherForced = true, .keepLogits = true},
+                byStep))
+    return;
+  GpuBatchRequest request{.teacherForced = true, .keepLogits = true};
+  request.firstPositions.assign(rows, 0);
+  for (int64_t r = 0; r < rows; ++r) {
+    if (r % 2 == 1) {
+      request.prompts.push_back(prompts[r]);
+      continue;
+    }
+    std::string error;
+    GpuPrefillRequest prefill{.tokens = std::vector<int64_t>(prompts[r].begin(), prompts[r].end() - 1)};
+    prefill.caches = batchDevice.sequenceCaches(r, error);
+    GpuPrefillResult done;
+    if (prefill.caches.empty() || device.prefill(prefill, done, error) != GpuStatus::Ok) {
+      report(false, "row " + std::to_string(r) + "'s prompt layer by layer: " + error);
+      return;
+    }
+    request.prompts.push_back({prompts[r].back()});
+    request.firstPositions[r] = static_cast<int64_t>(prompts[r].size()) - 1;
+  }
+  if (!runBatch(batchDevice, request, layered))
+    return;
+  // Each row's logits after its last prompt token: the by-step launch's at
+  // that row's last prompt step, the layered launch's at its own last.
+  double worst = 0, largest = 0;
+  int clear = 0, agree = 0;
+  for (int64_t r = 0; r < rows; ++r) {
+    const float *reference =
+        byStep.logits.data() + ((prompts[r].size() - 1) * rows + r) * vocab;
+    const float *got =
+        layered.logits.data() + ((request.prompts[r].size() - 1) * rows + r) * vocab;
+    for (int64_t i = 0; i < vocab; ++i) {
+      largest = std::max(largest, std::fabs(double(reference[i])));
+      worst = std::max(worst, std::fabs(double(got[i]) - double(reference[i])));
+    }
+    Row expected = rowFacts(reference, vocab);
+    if (expected.gap < 4 * kPromptTolerance * largest)
+      continue;
+    ++clear;
+    agree += rowFacts(got, vocab).argmax == expected.argmax;
+  }
+  char line[256];
+  std::snprintf(line, sizeof line,
+                "every other row's prompt layer by layer into the batch's caches: max error "
+                "%.2e of max |logit| %.3f (tolerance %.0e), argmax %d/%d",
+                worst / std::max(largest, 1e-30), largest, kPromptTolerance, agree, clear);
+  report(worst <= kPromptTolerance * largest && agree == clear, line);
 }
 
 int checkBatch(const std::string &path, int64_t maxContext, int64_t rows,
@@ -239,6 +309,7 @@ int checkBatch(const std::string &path, int64_t maxContext, int64_t rows,
     ok = ok && stopped.generated[r] == expected && stopped.atEos[r] == (at < full.size());
   }
   report(ok, "EOS token " + std::to_string(eos) + " ends each row at its own first one");
+  checkLayeredPrompts(*device, *batchDevice, rows, maxContext, vocab);
   return failures == 0 ? 0 : 1;
 }
 
