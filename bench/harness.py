@@ -72,6 +72,7 @@ import environment  # noqa: E402
 import floor  # noqa: E402
 import mkc_decode  # noqa: E402
 import report  # noqa: E402
+from cudnn_library import cudnn_environment  # noqa: E402
 from prefill_bench import prompt_flops  # noqa: E402
 import shapes  # noqa: E402
 import waterfall  # noqa: E402
@@ -382,6 +383,10 @@ def main():
                          "harness on a machine without a GPU; the numbers mean nothing)")
     ap.add_argument("--no-stream", action="store_true", help="no streaming rate, so no floor")
     a = ap.parse_args()
+    # The prompts' attention by cuDNN where this Python has it as a wheel
+    # (libmkrt otherwise looks in the loader's path and the CUDA toolkit's).
+    if "MKRT_CUDNN" not in os.environ:
+        os.environ.update(cudnn_environment())
 
     if a.report:
         report.assemble(a.report)

@@ -176,7 +176,7 @@ __device__ void argmaxOneRowTask(const TaskContext &context, const MkTaskRecord 
   }
   unsigned chosen = best.index;
   if (firstNonFinite == kNone && !greedy) {
-    unsigned sampled = sampleToken<kVocab, kThreads>(context, logits, best.value);
+    unsigned sampled = sampleToken<kVocab, kThreads>(context, logits, best.value, context.position);
     if (sampled != 0xffffffffu)
       chosen = sampled;
   }
@@ -229,8 +229,11 @@ __device__ __forceinline__ void endRowsStep(const TaskContext &context, bool run
     control->stop = 1; // every CTA ends after this step
 }
 
-// A step of several rows (a batch): greedy, each active row's pick from its
-// lm_head picks or its logits, into its token slot and the step's outputs;
+// A step of several rows (a batch): each active row's token, greedy from
+// its lm_head picks or its logits, or sampled from its logits with the
+// row's own position as the generator's counter (the host refuses a
+// repetition penalty: the control block's context tokens are one
+// sequence's), into its token slot and the step's outputs;
 // a row that picks an EOS from its eosFromStep on idles from the next step
 // (MkRowPlan.activeUntil), and once no row runs the next step the launch
 // stops after this one. Idle rows pick nothing (-1 among the outputs) and
@@ -249,7 +252,8 @@ __device__ void argmaxRowsTask(const TaskContext &context, const MkTaskRecord &,
   long long *slots = reinterpret_cast<long long *>(context.activations + context.header->tokenSlot);
   long long *outputs = reinterpret_cast<long long *>(control->outputTokens) +
                        static_cast<unsigned long long>(context.step) * kStepRows;
-  if (op.partials != MK_NO_OFFSET && !control->logits) {
+  const bool greedy = mk_sampling_is_greedy(&control->sampling);
+  if (op.partials != MK_NO_OFFSET && greedy && !control->logits) {
     // Greedy from the picks: a warp a row, all rows at once (a row's picks
     // are a pair a tile, too few for a block's barriers to pay).
     // Bit 0: some row runs the next step; bit 1: some row's logits were
@@ -289,20 +293,22 @@ __device__ void argmaxRowsTask(const TaskContext &context, const MkTaskRecord &,
     return;
   }
 
-  // Over the logits (the control block keeps them, or there are no picks):
-  // the block a row, one row after another.
+  // Over the logits (the control block keeps them, there are no picks, or
+  // the rows sample): the block a row, one row after another.
   bool runsOn = false; // some row runs the next step
 #pragma unroll 1
   for (int r = 0; r < kStepRows; ++r) {
     MkRowPlan &plan = reinterpret_cast<MkRowPlan *>(control->rowPlans)[r];
-    if (!stepRow<kStepRows>(context, r).active) {
+    const StepRow row = stepRow<kStepRows>(context, r);
+    if (!row.active) {
       if (threadIdx.x == 0)
         outputs[r] = -1;
       continue;
     }
-    const Candidate best = scanLogits<kVocab, kThreads>(
-        context, context.activations + op.input + static_cast<unsigned long long>(r) * kVocab,
-        firstNonFinite, warpBests, static_cast<unsigned long long>(context.step) * kStepRows + r);
+    const float *logits = context.activations + op.input + static_cast<unsigned long long>(r) * kVocab;
+    const Candidate best =
+        scanLogits<kVocab, kThreads>(context, logits, firstNonFinite, warpBests,
+                                     static_cast<unsigned long long>(context.step) * kStepRows + r);
     consumerSync<kThreads>(); // firstNonFinite, and warpBests free for the next row
     if (firstNonFinite != kNoIndex) {
       if (threadIdx.x == 0) {
@@ -311,8 +317,14 @@ __device__ void argmaxRowsTask(const TaskContext &context, const MkTaskRecord &,
       }
       return;
     }
+    unsigned chosen = best.index;
+    if (!greedy) {
+      const unsigned sampled = sampleToken<kVocab, kThreads>(context, logits, best.value, row.position);
+      if (sampled != 0xffffffffu)
+        chosen = sampled;
+    }
     if (threadIdx.x == 0)
-      runsOn |= storeRowToken(context, plan, slots, outputs, r, best.index);
+      runsOn |= storeRowToken(context, plan, slots, outputs, r, chosen);
   }
   if (threadIdx.x == 0)
     endRowsStep(context, runsOn, cancelled);

@@ -197,14 +197,15 @@ __device__ void selectCandidates(const float *logits, unsigned count, SamplingSh
 
 // Steps 3 to 5 for a request that samples; every thread calls it in
 // uniform control flow and gets the token. `largest`: the largest logit
-// (the argmax's value). Out of line: inlined into the persistent kernel,
+// (the argmax's value); `position`: the row's context position, the
+// generator's counter. Out of line: inlined into the persistent kernel,
 // its registers made the task bodies spill.
 template <int kVocab, int kThreads>
 __device__ __noinline__ unsigned sampleToken(const TaskContext &context, const float *logits,
-                                            float largest) {
+                                            float largest, long long position) {
   const MkSamplingSettings s = context.control->sampling;
   SamplingShared shared = samplingShared(context.shared);
-  float u = mk_sampling_uniform(s.seed, context.position);
+  float u = mk_sampling_uniform(s.seed, position);
 
   if (!mk_sampling_has_candidates(&s)) {
     sumLanes<kVocab, kThreads>(logits, s, largest, true, shared.laneSums);

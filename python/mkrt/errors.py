@@ -35,8 +35,9 @@ class DeviceFailureError(MkrtError):
 
 
 class UnsupportedError(MkrtError):
-    """MKRT_ERROR_UNSUPPORTED: the session cannot run this request (a
-    sampled batch on the GPU, or a file without a batch that large)."""
+    """MKRT_ERROR_UNSUPPORTED: the session cannot run this request (a batch
+    with a repetition penalty on the GPU, or a file without a batch that
+    large)."""
 
 
 class NoTokenizerError(MkrtError):

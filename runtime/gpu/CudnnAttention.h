@@ -3,8 +3,9 @@
 // API through the headers of cudnn_frontend (scripts/setup.sh fetches
 // them), cuDNN itself opened at run time as cuBLASLt is (CublasLt.h), so
 // that nothing links against it and a machine without it runs the prompt
-// kernels' attention. MKRT_PREFILL_ATTENTION=cudnn asks for it
-// (docs/m-token-steps.md).
+// kernels' attention. Prompts take it wherever it runs, being the faster
+// at every length measured; MKRT_PREFILL_ATTENTION=own declines it, =cudnn
+// insists (docs/m-token-steps.md).
 //
 // It reads what the prompt kernels' attention reads: the queries (bf16
 // [rows][heads][dim], rotated and normed by the prepare kernel) and the KV

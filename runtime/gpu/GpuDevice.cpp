@@ -812,6 +812,11 @@ GpuStatus CudaGpuDevice::runBatch(const GpuBatchRequest &request, GpuBatchResult
   }
   if (!check(cuda.cuCtxSetCurrent(context), "making the context current", error))
     return GpuStatus::Failed;
+  if (mk_sampling_has_penalty(&request.sampling)) {
+    error = "a batch picks its tokens without a repetition penalty on the GPU (the penalty "
+            "needs each sequence's context tokens): such batches run on the CPU executor";
+    return GpuStatus::Refused;
+  }
   const int64_t sequences = static_cast<int64_t>(request.prompts.size());
   if (sequences < 1 || sequences > rows) {
     error = std::to_string(sequences) + " sequences for a batch of " + std::to_string(rows);
@@ -904,6 +909,7 @@ GpuStatus CudaGpuDevice::runBatch(const GpuBatchRequest &request, GpuBatchResult
   block.numEos = static_cast<uint32_t>(eosTokens.size());
   block.waitTimeoutNs = kWaitTimeoutNs;
   block.rowPlans = rowPlans.get();
+  block.sampling = request.teacherForced ? mk_sampling_greedy() : request.sampling;
   block.trace = request.keepTrace ? trace.get() : 0;
   if (!startLaunch(block, error) ||
       !finishLaunch("running the megakernel", error))

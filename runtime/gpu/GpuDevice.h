@@ -68,7 +68,9 @@ struct GpuRunResult {
 };
 
 // A launch of a kernel of several rows a step (a batch, MkRowPlan): each
-// sequence fed its prompt from firstPosition, then greedy new tokens.
+// sequence fed its prompt from firstPosition, then new tokens picked with
+// `sampling` (each row's draws counted by its own positions), without a
+// repetition penalty: the control block's context tokens are one sequence's.
 struct GpuBatchRequest {
   std::vector<std::vector<int64_t>> prompts; // one per sequence, each non-empty; at most the rows
   int64_t newTokens = 0;      // each sequence's, after its prompt (0: teacher-forcing only)
@@ -80,6 +82,7 @@ struct GpuBatchRequest {
   // sequence): a sequence whose prompt ran layer by layer into its caches
   // starts at its last prompt token.
   std::vector<int64_t> firstPositions;
+  MkSamplingSettings sampling = mk_sampling_greedy(); // refused with a penalty
 };
 
 struct GpuBatchResult {

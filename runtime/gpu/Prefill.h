@@ -87,10 +87,9 @@ public:
   // Rows of the last run's passes.
   int64_t rowsPerPass() const { return lastRows; }
 
-  // Which attention the prompts run: "" for the prompt kernels' own, when
-  // nothing else was asked; else "cuDNN 9.24.0's fused attention", or why
-  // the prompt kernels' runs where MKRT_PREFILL_ATTENTION=cudnn asked for
-  // cuDNN's (CudnnAttention.h).
+  // Which attention the prompts run: "cuDNN 9.19.0's fused attention"
+  // (CudnnAttention.h) where it runs; "" for the prompt kernels' own, or why
+  // they run where MKRT_PREFILL_ATTENTION=cudnn asked for cuDNN's.
   const std::string &attentionChoice() const { return attentionNote; }
 
   static constexpr int64_t kMaxRows = 4096;
@@ -118,8 +117,10 @@ private:
   bool pass(const PrefillPlan &plan, std::span<const int64_t> tokens, int64_t firstPosition,
             float *logits, std::span<const GpuCacheSlots> caches, std::string &error);
   CUfunction function(const std::string &name) const;
-  // Takes cuDNN's attention where MKRT_PREFILL_ATTENTION asks and every
-  // attention of the graph can have it (bf16 caches); else says why not.
+  // Takes cuDNN's attention where every attention of the graph can have it
+  // (bf16 caches, cuDNN found and taking the shapes) and
+  // MKRT_PREFILL_ATTENTION is not "own"; else, where it was "cudnn", says
+  // why not.
   void chooseAttention();
   CudnnAttentionShape cudnnShape(const Operation &op, const MkOperationRecord &record) const;
 

@@ -128,19 +128,20 @@ public:
 
   // On the smallest batch kernel of at least that many sequences, loaded on
   // its first use beside the decode kernel (its own arenas and, so far, its
-  // own copy of the weights), greedy: the batch kernel picks no sampled
-  // tokens yet. A prompt of kLayeredPrompt tokens or more runs layer by
-  // layer first, as a session's does (the decode model's prompt kernels,
-  // writing the batch's caches of its sequence: the session's own cache is
-  // not touched), all but its last token; the batch kernel starts that
-  // sequence at its last token, the others as before.
+  // own copy of the weights), greedy or sampled, without a repetition
+  // penalty (the kernel's context tokens are one sequence's). A prompt of
+  // kLayeredPrompt tokens or more runs layer by layer first, as a session's
+  // does (the decode model's prompt kernels, writing the batch's caches of
+  // its sequence: the session's own cache is not touched), all but its last
+  // token; the batch kernel starts that sequence at its last token, the
+  // others as before.
   BatchGeneration generateBatch(const std::vector<std::vector<int64_t>> &prompts,
                                 int64_t newTokens, int64_t firstPosition, bool trace,
                                 const TokenPicking &picking) override {
-    if (!mk_sampling_is_greedy(&picking.sampling) || mk_sampling_has_penalty(&picking.sampling))
+    if (mk_sampling_has_penalty(&picking.sampling))
       throw EngineError(MKRT_ERROR_UNSUPPORTED,
-                        "the GPU's batches pick greedily so far: sampled batches run on the CPU "
-                        "executor (a session on device cpu)");
+                        "the GPU's batches pick without a repetition penalty so far: batches "
+                        "with one run on the CPU executor (a session on device cpu)");
     GpuBatchEngine &batch = batchFor(static_cast<int64_t>(prompts.size()));
     GpuBatchRequest request;
     request.prompts = prompts;
@@ -148,6 +149,7 @@ public:
     request.firstPosition = firstPosition;
     request.keepTrace = trace;
     const double promptMs = layBatchPrompts(batch, request);
+    request.sampling = picking.sampling;
     GpuBatchResult result;
     std::string error;
     answer(batch.device->runBatch(request, result, error), "batch", error);

@@ -18,6 +18,10 @@
 //   - greedy generation of every sequence at once: each row's tokens are
 //     what the decode kernel, teacher-forced on that sequence, picks where
 //     its top-2 gap is clear;
+//   - sampled generation (temperature, top-k with top-p, top-p with
+//     min-p; two seeds): two launches draw the same, and each row draws
+//     what the decode kernel draws for its sequence alone; a repetition
+//     penalty is refused by name;
 //   - fewer sequences than rows: the idle rows change nothing;
 //   - an EOS token ends its own sequence only: the other rows go on with
 //     the same tokens;
@@ -281,6 +285,57 @@ int checkBatch(const std::string &path, int64_t maxContext, int64_t rows,
          "greedy rows generate " + std::to_string(newTokens) +
              " tokens each, the decode kernel's where its top-2 gap is clear (" +
              std::to_string(agree) + "/" + std::to_string(clear) + ")");
+
+  // Sampled generation: each row draws what its sequence alone draws on the
+  // decode kernel (the same settings and seed, its own positions as the
+  // counter), and two launches draw the same.
+  int sampledSame = 0, sampledRows = 0, launchesSame = 0, cases = 0;
+  std::string firstDifference;
+  for (uint64_t seed : {3ull, 99ull})
+    for (const MkSamplingSettings &settings :
+         {mk_sampling_settings(1.0f, 0, 1.0f, 0.0f, 1.0f, seed),
+          mk_sampling_settings(0.8f, 40, 0.9f, 0.0f, 1.0f, seed),
+          mk_sampling_settings(1.0f, 0, 0.9f, 0.05f, 1.0f, seed)}) {
+      GpuBatchRequest request{starts, newTokens};
+      request.sampling = settings;
+      GpuBatchResult sampled, sampledAgain;
+      if (!runBatch(*batchDevice, request, sampled) || !runBatch(*batchDevice, request, sampledAgain))
+        return 1;
+      ++cases;
+      launchesSame += sampled.generated == sampledAgain.generated;
+      for (int64_t r = 0; r < rows; ++r) {
+        GpuRunRequest one{.tokens = starts[r], .newTokens = newTokens};
+        one.sampling = settings;
+        GpuRunResult alone;
+        std::string error;
+        if (device->run(one, alone, error) != GpuStatus::Ok) {
+          report(false, "the decode kernel sampling row " + std::to_string(r) + ": " + error);
+          continue;
+        }
+        ++sampledRows;
+        if (alone.generated == sampled.generated[r])
+          ++sampledSame;
+        else if (firstDifference.empty())
+          firstDifference = "; first difference: seed " + std::to_string(seed) + ", row " +
+                            std::to_string(r);
+      }
+    }
+  report(launchesSame == cases, "sampled batches: two launches draw the same (" +
+                                    std::to_string(launchesSame) + "/" + std::to_string(cases) +
+                                    " settings and seeds)");
+  report(sampledRows == rows * cases && sampledSame == sampledRows,
+         "sampled rows draw the decode kernel's tokens for their sequence alone (" +
+             std::to_string(sampledSame) + "/" + std::to_string(sampledRows) + ")" +
+             firstDifference);
+  {
+    GpuBatchRequest penalized{starts, newTokens};
+    penalized.sampling = mk_sampling_settings(0.9f, 50, 0.95f, 0.02f, 1.3f, 1);
+    GpuBatchResult refused;
+    std::string error;
+    report(batchDevice->runBatch(penalized, refused, error) == GpuStatus::Refused &&
+               error.find("repetition penalty") != std::string::npos,
+           "a repetition penalty in a batch is refused by name: " + error);
+  }
 
   // Fewer sequences than rows: the rest idle.
   std::vector<std::vector<int64_t>> fewer(starts.begin(), starts.end() - 1);

@@ -104,7 +104,7 @@ long long deviceToken(const std::vector<float> &raw, const MkSamplingSettings &s
       best = i;
   if (mk_sampling_is_greedy(&s))
     return best;
-  unsigned sampled = mk::gpu::sampleToken<kVocab, 1>(context_, logits, logits[best]);
+  unsigned sampled = mk::gpu::sampleToken<kVocab, 1>(context_, logits, logits[best], position);
   return sampled == 0xffffffffu ? best : sampled;
 }
 

@@ -60,8 +60,9 @@ typedef enum mkrt_status {
    * bound, a non-finite logit). Before this value existed such failures
    * were MKRT_ERROR_EXECUTION, or MKRT_ERROR_NO_DEVICE when loading. */
   MKRT_ERROR_DEVICE_FAILURE = 6,
-  /* The session cannot run this request: a sampled batch on the GPU, or a
-   * file compiled without a batch that large (or without its kernel). */
+  /* The session cannot run this request: a batch with a repetition penalty
+   * on the GPU, or a file compiled without a batch that large (or without
+   * its kernel). */
   MKRT_ERROR_UNSUPPORTED = 7,
 } mkrt_status;
 
@@ -301,12 +302,14 @@ mkrt_status mkrt_continue_stream(mkrt_session *session, const int64_t *tokens, s
  * over kernel_ms (the launch alone, and on a GPU the prompts run layer by
  * layer). A GPU session runs the file's batch
  * kernel (loading it, with its own copy of the weights, on its first use),
- * greedily: sampled batches run on the CPU executor. There a prompt of 32
- * tokens or more first runs layer by layer as mkrt_generate's does (unless
- * mkrt_session_set_prompt_by_step), into its sequence's cache of the batch,
- * and the launch starts that sequence at the prompt's last token. For a file without
- * such a batch (or, on a GPU session, without its kernel) and for sampling
- * on a GPU session, MKRT_ERROR_UNSUPPORTED. The kept context is not
+ * greedy or sampled (each sequence's draws counted by its own positions,
+ * as alone), but without a repetition penalty: batches with one run on the
+ * CPU executor. There a prompt of 32 tokens or more first runs layer by
+ * layer as mkrt_generate's does (unless mkrt_session_set_prompt_by_step),
+ * into its sequence's cache of the batch, and the launch starts that
+ * sequence at the prompt's last token. For a file without such a batch (or,
+ * on a GPU session, without its kernel) and for a repetition penalty on a
+ * GPU session, MKRT_ERROR_UNSUPPORTED. The kept context is not
  * touched. A session's trace (mkrt_session_set_trace) records the launch
  * too: the batch step's tasks, each of which covers every row. */
 mkrt_status mkrt_generate_batch(mkrt_session *session, const int64_t *const *prompts,
