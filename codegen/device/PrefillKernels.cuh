@@ -88,6 +88,24 @@ __device__ void prefillNorm(const MkPrefillNormArgs &args) {
   }
 }
 
+// Four consecutive products from `index` on, f32 or bf16; `aligned`: one
+// 16-byte (f32) or 8-byte (bf16) load.
+__device__ __forceinline__ float4 loadFourProducts(unsigned long long base, bool bf16,
+                                                   unsigned long long index, bool aligned) {
+  if (bf16) {
+    const unsigned short *from = deviceAddress<const unsigned short>(base) + index;
+    if (aligned) {
+      const uint2 pair = *reinterpret_cast<const uint2 *>(from);
+      return make_float4(bf16Low(pair.x), bf16High(pair.x), bf16Low(pair.y), bf16High(pair.y));
+    }
+    return make_float4(bf16ToFloat(from[0]), bf16ToFloat(from[1]), bf16ToFloat(from[2]),
+                       bf16ToFloat(from[3]));
+  }
+  const float *from = deviceAddress<const float>(base) + index;
+  return aligned ? *reinterpret_cast<const float4 *>(from)
+                 : make_float4(from[0], from[1], from[2], from[3]);
+}
+
 // A thread takes four consecutive elements of the row.
 __device__ void prefillEpilogue(const MkPrefillEpilogueArgs &args) {
   const unsigned long long r = blockIdx.y, length = args.length;
@@ -95,24 +113,26 @@ __device__ void prefillEpilogue(const MkPrefillEpilogueArgs &args) {
                                     threadIdx.x);
   if (j >= length)
     return;
-  const float *products = deviceAddress<const float>(args.products) + r * args.productStride;
+  const bool bf16Products = args.bf16Products != 0;
+  const unsigned long long productRow = r * args.productStride;
   const float *bias = deviceAddress<const float>(args.bias);
   const float *residual = deviceAddress<const float>(args.residual) + r * length;
   float *output = deviceAddress<float>(args.output) + r * length;
   unsigned short *gemmInput = deviceAddress<unsigned short>(args.gemmInput) + r * length;
-  const bool fours = inFours(length, args.products, args.bias, args.residual, args.output) &&
+  const bool fours = inFours(length, args.bias, args.residual, args.output) &&
+                     args.products % (bf16Products ? 8 : 16) == 0 &&
                      args.productStride % 4 == 0 && args.gemmInput % 8 == 0;
   // Load.
   float y[4], gate[4] = {}, extra[4] = {};
   if (fours) {
-    const float4 p = *reinterpret_cast<const float4 *>(products + j);
+    const float4 p = loadFourProducts(args.products, bf16Products, productRow + j, true);
     y[0] = p.x, y[1] = p.y, y[2] = p.z, y[3] = p.w;
     if (bias) {
       const float4 b = *reinterpret_cast<const float4 *>(bias + j);
       y[0] += b.x, y[1] += b.y, y[2] += b.z, y[3] += b.w;
     }
     if (args.epilogue == MK_EPILOGUE_SILU_MUL) {
-      const float4 u = *reinterpret_cast<const float4 *>(products + length + j);
+      const float4 u = loadFourProducts(args.products, bf16Products, productRow + length + j, true);
       gate[0] = u.x, gate[1] = u.y, gate[2] = u.z, gate[3] = u.w;
       if (bias) {
         const float4 b = *reinterpret_cast<const float4 *>(bias + length + j);
@@ -123,10 +143,15 @@ __device__ void prefillEpilogue(const MkPrefillEpilogueArgs &args) {
       extra[0] = x.x, extra[1] = x.y, extra[2] = x.z, extra[3] = x.w;
     }
   } else {
+    auto product = [&](unsigned long long index) {
+      return bf16Products
+                 ? bf16ToFloat(deviceAddress<const unsigned short>(args.products)[productRow + index])
+                 : deviceAddress<const float>(args.products)[productRow + index];
+    };
     for (int e = 0; e < 4 && j + e < length; ++e) {
-      y[e] = products[j + e] + (bias ? bias[j + e] : 0.0f);
+      y[e] = product(j + e) + (bias ? bias[j + e] : 0.0f);
       if (args.epilogue == MK_EPILOGUE_SILU_MUL)
-        gate[e] = products[length + j + e] + (bias ? bias[length + j + e] : 0.0f);
+        gate[e] = product(length + j + e) + (bias ? bias[length + j + e] : 0.0f);
       else if (args.epilogue == MK_EPILOGUE_RESIDUAL)
         extra[e] = residual[j + e];
     }

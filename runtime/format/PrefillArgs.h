@@ -11,7 +11,7 @@
 
 #include "core/protocol/Portable.h"
 
-#define MK_PREFILL_ABI_VERSION 2u
+#define MK_PREFILL_ABI_VERSION 3u
 #define MK_PREFILL_ABI_NAME "mk_prefill_abi" /* a __constant__ u32: the version the CUBIN's kernels speak */
 #define MK_PREFILL_EMBED_NAME "mk_prefill_embed"
 #define MK_PREFILL_NORM_NAME "mk_prefill_norm"
@@ -65,13 +65,14 @@ typedef struct MkPrefillNormArgs {
  * grid (ceil(length / (4 MK_PREFILL_THREADS)), rows): four elements a
  * thread. */
 typedef struct MkPrefillEpilogueArgs {
-  mk_u64 products;  /* f32 [rows][productStride]: the GEMMs' outputs, stacked */
+  mk_u64 products;  /* f32 (or bf16) [rows][productStride]: the GEMMs' outputs, stacked */
   mk_u64 bias;      /* f32 [productStride], or 0 */
   mk_u64 residual;  /* f32 [rows][length] (Residual) */
   mk_u64 output;    /* f32 [rows][length], or 0 */
   mk_u64 gemmInput; /* bf16 [rows][length], or 0 */
   mk_u64 rows, length, productStride;
-  mk_u32 epilogue, reserved;
+  mk_u32 epilogue;
+  mk_u32 bf16Products; /* 1: `products` is bf16 (a SiLU-mul's: half the bytes to read) */
 } MkPrefillEpilogueArgs;
 
 /* The greedy pick of one logits row (the prompt's last: its first new

@@ -104,7 +104,8 @@ private:
               const void *args, const char *what, std::string &error, unsigned sharedBytes = 0,
               double flops = 0);
   bool gemm(CUdeviceptr weight, CUdeviceptr input, CUdeviceptr output, uint64_t n, uint64_t k,
-            uint64_t rows, uint64_t outputStride, std::string &error, CUdeviceptr accumulate = 0);
+            uint64_t rows, uint64_t outputStride, std::string &error, CUdeviceptr accumulate = 0,
+            bool bf16Output = false);
   bool reserve(const PrefillPlan &plan, int64_t rows, std::string &error);
   // A Gemv's GEMM input (its norm, unless `inputReady`: the operation
   // before wrote it), GEMMs and epilogue over `rows` rows (`padded` rows
@@ -136,7 +137,7 @@ private:
   std::unique_ptr<CudnnAttention> cudnn; // set: attentions that write a GEMM input run on it
   std::string attentionNote;
   cublasLtHandle_t handle = nullptr;
-  std::map<std::tuple<uint64_t, uint64_t, uint64_t, uint64_t>, std::unique_ptr<Gemm>> gemms;
+  std::map<std::tuple<uint64_t, uint64_t, uint64_t, uint64_t, bool>, std::unique_ptr<Gemm>> gemms;
   DeviceMemory arena, gemmInput, gemmOutput, queries, tokenRows, workspace, lastLogits, picked;
   int64_t reservedRows = 0, lastRows = 0;
   uint64_t lastPassRows = 0, lastPassPadded = 0; // where the last run's last row is
