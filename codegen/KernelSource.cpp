@@ -408,6 +408,10 @@ llvm::Expected<KernelSource> generateKernelSource(const TaskGraph &graph, const 
      << " KV heads of " << shapes.headDim << ", vocabulary " << shapes.vocab << ".\n"
      << "#define MK_RANKS " << graph.ranks
      << " // of tensor parallelism (codegen/device/Ranks.cuh); the same kernel on every rank\n"
+     << "#define MK_WEIGHTS_EVICT_FIRST " << (options.weightsEvictFirst ? 1 : 0)
+     << " // the weights' L2 policy (codegen/device/Common.cuh)\n"
+     << "#define MK_CHUNK_TENSOR_CORES " << (options.chunkTensorCores ? 1 : 0)
+     << " // long attention chunks on tensor cores (AttentionChunkMma.cuh)\n"
      << "#include \"codegen/device/Megakernel.cuh\"\n\n"
      << "namespace model {\n\n";
   emitConstants(os, graph, schedule, shapes, variants, source, sharedBytesPerCta, earlySlots,

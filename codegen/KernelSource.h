@@ -55,6 +55,14 @@ struct KernelOptions {
   // default: it measured 17% slower on the Llama-3.2-1B shape, the slots a
   // pass holds while it is summed leaving too few in flight (bench/NOTES.md).
   bool weightRing = false;
+  // Weights read with L2's evict-first policy (codegen/device/Common.cuh:
+  // weightCachePolicy), so that the stream of a token's weights leaves the
+  // KV cache, the activations and the events in L2 for the next step.
+  bool weightsEvictFirst = false;
+  // Long attention chunks of bf16 caches (those staged through shared
+  // memory) compute their scores and o on tensor cores
+  // (codegen/device/AttentionChunkMma.cuh) instead of CUDA cores.
+  bool chunkTensorCores = false;
 };
 
 // "" when `options` are in range, else what is not.

@@ -40,6 +40,7 @@
 #ifndef MKC_CODEGEN_DEVICE_ATTENTIONCHUNKTASK_CUH
 #define MKC_CODEGEN_DEVICE_ATTENTIONCHUNKTASK_CUH
 
+#include "codegen/device/AttentionChunkMma.cuh"
 #include "codegen/device/AttentionLayout.cuh"
 #include "codegen/device/Common.cuh"
 #include "codegen/device/StepRows.cuh"
@@ -180,7 +181,7 @@ struct StagingRing {
   // Block i, once every thread's copies of it have landed; the slot the
   // barrier frees (block i - 1's, which every thread has finished reading)
   // takes block i + kStages - 1. Every consumer calls it, for i = 0, 1, ...
-  __device__ __forceinline__ const Cache *await(int i) const {
+  __device__ __forceinline__ Cache *await(int i) const {
     copyWaitAllBut<kStages - 2>();
     consumerSync<kThreads>();
     issue(i + kStages - 1);
@@ -253,6 +254,14 @@ __device__ bool attentionChunkRow(const TaskContext &context, const MkTaskRecord
   using Ring = StagingRing<kHeadDim, kGroup, kChunk, kCacheBytes, kThreads>;
   const AttentionLayout layout = Layout::of(op);
   constexpr int kWarps = kThreads / kWarpSize;
+  // Staged chunks of bf16 caches: the passes on tensor cores where the
+  // kernel asks for it (AttentionChunkMma.cuh).
+  constexpr bool kMma = MK_CHUNK_TENSOR_CORES && kStaged &&
+                        chunkOnTensorCores<kHeadDim, kGroup, kCacheBytes, Ring::kRows, kWarps>();
+  // (Named by every chunk, used by kMma ones: any other takes a shape
+  // that instantiates.)
+  using Mma = ChunkMma<kMma ? kHeadDim : 16, kGroup, kChunk, Ring::kRows, kThreads>;
+  Mma mma;
   // Scores: kKeyLanes lanes per key, kKeysPerPass keys per pass (a round of
   // loads, or a pass over part of a staged block).
   constexpr int kKeyLanes = 8;
@@ -453,7 +462,31 @@ __device__ bool attentionChunkRow(const TaskContext &context, const MkTaskRecord
   else if constexpr (!kStaged)
     team.sync();
 
-  if constexpr (kStaged) {
+  // The block of a staged stream that holds this step's row, and its rows
+  // in the chunk (the last block's may be fewer).
+  auto ownRowOf = [&](int block) {
+    const int row = newSlot - block * Ring::kRows;
+    return newSlot >= 0 && row >= 0 && row < Ring::kRows ? row : -1;
+  };
+  auto rowsOf = [&](int block) { return min(Ring::kRows, count - block * Ring::kRows); };
+
+  if constexpr (kMma) {
+    // Compute: scores on tensor cores, block by block, the block's rows the
+    // ring left completed first (behind a barrier of their own).
+    for (int block = 0; block < ring.blocks; ++block) {
+      Cache *slot = ring.await(block);
+      if (ownRowOf(block) >= 0 || rowsOf(block) < Ring::kRows) {
+        completeBlock<kHeadDim, Ring::kRows, kThreads>(slot, Ring::kKeyRow, ownRowOf(block),
+                                                       newKey, rowsOf(block));
+        team.sync();
+      }
+      if (block == 0) { // q's rotation is behind the first block's barrier
+        Mma::splitQueries(queries, tid);
+        team.sync();
+      }
+      mma.scoreBlock(slot, Ring::kKeyRow, block * Ring::kRows, count, op.scale, queries, scores);
+    }
+  } else if constexpr (kStaged) {
     // Compute: scores, block by block: a thread's key of each pass of the
     // block first, then each element of q read once for all of them (q's
     // reads from shared memory are most of the block's). A lane takes
@@ -599,7 +632,32 @@ __device__ bool attentionChunkRow(const TaskContext &context, const MkTaskRecord
   if constexpr (!kStaged)
     team.sync();
 
-  if constexpr (kStaged) {
+  if constexpr (kMma) {
+    // Compute and store: o on tensor cores, block by block; the warps'
+    // slices then meet in shared memory (the ring's, free once the last
+    // block is read), added in slice order.
+    static_assert(Mma::kSlices * kGroup * kHeadDim <= Ring::kStages * Ring::kSlotFloats,
+                  "the slices' sums fit the ring");
+    mma.startValues();
+    for (int block = 0; block < ring.blocks; ++block) {
+      Cache *slot = ring.await(ring.blocks + block);
+      if (ownRowOf(block) >= 0 || rowsOf(block) < Ring::kRows) {
+        completeBlock<kHeadDim, Ring::kRows, kThreads>(slot, Ring::kValueRow, ownRowOf(block),
+                                                       newValue, rowsOf(block));
+        team.sync();
+      }
+      mma.accumulateBlock(slot, Ring::kValueRow, block * Ring::kRows, count, scores);
+    }
+    team.sync(); // every warp is done with the ring
+    mma.storeSlices(staging);
+    team.sync();
+    for (int i = tid; i < kGroup * kHeadDim; i += kThreads) {
+      float total = 0.0f;
+      for (int slice = 0; slice < Mma::kSlices; ++slice)
+        total += staging[slice * kGroup * kHeadDim + i];
+      partials[layout.partial(group * kGroup + i / kHeadDim, chunk) + i % kHeadDim] = total;
+    }
+  } else if constexpr (kStaged) {
     // Compute and store: o, staged. Each thread owns one head and one
     // 16-byte unit of a value row (kUnitElements dimensions) and takes every
     // kSlots-th position of each block: per position one 16-byte read that

@@ -14,6 +14,16 @@
 #ifndef MK_RANKS
 #define MK_RANKS 1
 #endif
+// 1: weights are read with L2's evict-first policy (KernelOptions::
+// weightsEvictFirst), set by the generated source like MK_RANKS.
+#ifndef MK_WEIGHTS_EVICT_FIRST
+#define MK_WEIGHTS_EVICT_FIRST 0
+#endif
+// 1: long attention chunks of bf16 caches run their arithmetic on tensor
+// cores (KernelOptions::chunkTensorCores; AttentionChunkMma.cuh).
+#ifndef MK_CHUNK_TENSOR_CORES
+#define MK_CHUNK_TENSOR_CORES 0
+#endif
 
 namespace mk::gpu {
 
@@ -128,14 +138,33 @@ __device__ __forceinline__ void mma16816(float (&d)[4], unsigned a0, unsigned a1
 #endif
 }
 
+// The L2 policy of weight reads. A token streams every weight through L2
+// once, so with the default policy the weights push out what the next step
+// reads again: the KV cache, the activations, the events. Evict-first
+// makes the weights L2's first victims (createpolicy: one register,
+// computed where it is used and folded by the compiler).
+__device__ __forceinline__ unsigned long long weightCachePolicy() {
+  unsigned long long policy = 0;
+#if __CUDA_ARCH__ >= 800
+  asm("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(policy));
+#endif
+  return policy;
+}
+
 // Eight bf16 weights in one 16-byte load. Weights never change during a
 // launch, so the non-coherent path is safe, and each byte is read once, so
 // it need not displace activations from L1.
 __device__ __forceinline__ uint4 loadWeights8(const unsigned short *address) {
   uint4 value;
+#if MK_WEIGHTS_EVICT_FIRST && __CUDA_ARCH__ >= 800
+  asm("ld.global.nc.L1::no_allocate.L2::cache_hint.v4.u32 {%0, %1, %2, %3}, [%4], %5;"
+      : "=r"(value.x), "=r"(value.y), "=r"(value.z), "=r"(value.w)
+      : "l"(address), "l"(weightCachePolicy()));
+#else
   asm("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];"
       : "=r"(value.x), "=r"(value.y), "=r"(value.z), "=r"(value.w)
       : "l"(address));
+#endif
   return value;
 }
 
@@ -151,6 +180,19 @@ __device__ __forceinline__ void copyAsync16(void *sharedTarget, const void *sour
 #else
   *reinterpret_cast<uint4 *>(sharedTarget) =
       inside ? *reinterpret_cast<const uint4 *>(source) : make_uint4(0, 0, 0, 0);
+#endif
+}
+
+// copyAsync16 for weights: with the weights' L2 policy (weightCachePolicy).
+__device__ __forceinline__ void copyWeightsAsync16(void *sharedTarget, const void *source,
+                                                   bool inside) {
+#if MK_WEIGHTS_EVICT_FIRST && __CUDA_ARCH__ >= 800
+  unsigned address = static_cast<unsigned>(__cvta_generic_to_shared(sharedTarget));
+  asm volatile("cp.async.cg.shared.global.L2::cache_hint [%0], [%1], 16, %2, %3;" ::"r"(address),
+               "l"(source), "r"(inside ? 16 : 0), "l"(weightCachePolicy())
+               : "memory");
+#else
+  copyAsync16(sharedTarget, source, inside);
 #endif
 }
 

@@ -28,6 +28,7 @@
 #define MKC_CODEGEN_DEVICE_GEMVROWSTASK_CUH
 
 #include "codegen/device/Common.cuh"
+#include "codegen/device/Fragments.cuh"
 #include "codegen/device/Picks.cuh"
 #include "core/protocol/GemvGeometry.h"
 #include "core/protocol/SharedMemory.h"
@@ -196,14 +197,6 @@ struct GemvRowsOutput {
   }
 };
 
-// Two floats as bf16 (the nearest, lower element in the low half), and what
-// that leaves of them as bf16 too: their sum is the floats within 2^-16.
-__device__ __forceinline__ void splitBf16(float low, float high, unsigned &value,
-                                          unsigned &rest) {
-  value = packBf16(low, high);
-  rest = packBf16(low - bf16Low(value), high - bf16High(value));
-}
-
 // The tensor-core path, for rows of whole 16-byte chunks and up to 8 step
 // rows: see the top of the file.
 template <int kInput, int kEpilogue, bool kNorm, bool kBias, bool kPicks, int kStepRows,
@@ -292,8 +285,8 @@ __device__ void gemvRowsTensorCores(const TaskContext &context, const MkTaskReco
     for (int i = 0; i < kInFlight; ++i) {
       const int k = (u.stepBegin + i) * 32 + 8 * t;
       const bool inside = u.stepBegin + i < u.stepEnd && k < kInput;
-      copyAsync16(stage + (2 * i) * kWarpSize, u.upper + k, u.upper != nullptr && inside);
-      copyAsync16(stage + (2 * i + 1) * kWarpSize, u.lower + k, u.lower != nullptr && inside);
+      copyWeightsAsync16(stage + (2 * i) * kWarpSize, u.upper + k, u.upper != nullptr && inside);
+      copyWeightsAsync16(stage + (2 * i + 1) * kWarpSize, u.lower + k, u.lower != nullptr && inside);
     }
     copyCommit();
   };

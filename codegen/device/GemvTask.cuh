@@ -145,8 +145,8 @@ struct RowStream {
 #pragma unroll
       for (int r = 0; r < kRows; ++r) {
         bool inside = rows[r] != nullptr && chunk < kChunks;
-        copyAsync16(slots + (b * kRows + r) * kThreads + threadIdx.x,
-                    inside ? rows[r] + chunk * 8 : nullptr, inside);
+        copyWeightsAsync16(slots + (b * kRows + r) * kThreads + threadIdx.x,
+                           inside ? rows[r] + chunk * 8 : nullptr, inside);
       }
     }
   }

@@ -24,6 +24,7 @@
 #define MKC_CODEGEN_DEVICE_PREFILLATTENTION_CUH
 
 #include "codegen/device/Common.cuh"
+#include "codegen/device/Fragments.cuh"
 #include "codegen/device/PrefillKernels.cuh"
 
 namespace mk::gpu {
@@ -35,44 +36,12 @@ __device__ __forceinline__ void readEight(const float *from, float (&out)[8]) {
   readUnit<4, 4>(from + 4, reinterpret_cast<float (&)[4]>(out[4]));
 }
 
-// V's B fragments for one k16 step and two n8 tiles of o: ldmatrix's
-// transposing load of four 8 x 8 tiles of V [key][dim] (rows k..k+7 and
-// k+8..k+15 at dims n and n + 8), each lane giving one row's address.
-__device__ __forceinline__ void loadValueFragments(const unsigned short *values, int stride,
-                                                   int key, int dim, unsigned (&b)[4]) {
-  const int lane = threadIdx.x % kWarpSize;
-  const unsigned short *row =
-      values + (key + (lane & 7) + ((lane >> 3) & 1) * 8) * stride + dim + (lane >> 4) * 8;
-#if __CUDA_ARCH__ >= 800
-  unsigned address = static_cast<unsigned>(__cvta_generic_to_shared(row));
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];"
-               : "=r"(b[0]), "=r"(b[1]), "=r"(b[2]), "=r"(b[3])
-               : "r"(address));
-#endif
-}
-
 // 2^x by the SFU alone (ex2.approx.ftz: a result below the smallest
 // normal f32 is 0, which weighs nothing next to the row's max, 2^0).
 __device__ __forceinline__ float exp2Fast(float x) {
   float y;
   asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
   return y;
-}
-
-// K's B fragments for one k16 step and two n8 tiles of S: ldmatrix's load
-// of four 8 x 8 tiles of K [key][dim] (keys n..n+7 at dims k and k + 8,
-// then keys n+8..n+15 likewise), each lane giving one row's address.
-__device__ __forceinline__ void loadKeyFragments(const unsigned short *keys, int stride, int key,
-                                                 int dim, unsigned (&b)[4]) {
-  const int lane = threadIdx.x % kWarpSize;
-  const unsigned short *row =
-      keys + (key + (lane & 7) + (lane >> 4) * 8) * stride + dim + ((lane >> 3) & 1) * 8;
-#if __CUDA_ARCH__ >= 800
-  unsigned address = static_cast<unsigned>(__cvta_generic_to_shared(row));
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];"
-               : "=r"(b[0]), "=r"(b[1]), "=r"(b[2]), "=r"(b[3])
-               : "r"(address));
-#endif
 }
 
 template <int kHeadDim, int kCacheBytes>

@@ -123,6 +123,12 @@ const char *const kCompileHelp =
     "                           while they wait), after-wait (as their wait ends,\n"
     "                           under the input's load), copied (into shared memory\n"
     "                           while they wait), after-input\n"
+    "  --weight-l2=P            (cuda, cubin, mk) the L2 policy of weight reads:\n"
+    "                           normal (default) or evict-first (the KV cache and\n"
+    "                           activations stay in L2 from step to step)\n"
+    "  --chunk-attention=A      (cuda, cubin, mk) the arithmetic of long attention\n"
+    "                           chunks over bf16 caches: cuda-cores (default) or\n"
+    "                           tensor-cores\n"
     "  --eos=ID,...             (mk) the tokens that end generation (default: the\n"
     "                           tokenizer files', else a GGUF file's)\n"
     "  --tokenizer=DIR          (mk) the folder of tokenizer.json and, when there,\n"
@@ -215,6 +221,15 @@ int parseArguments(int argc, char **argv, CompileArguments &options) {
         return usageError("unknown --gemv-first-weights '" + arg +
                           "' (available: before-wait, after-wait, copied, after-input)");
       options.kernelOptions.gemvFirstWeights = *mode;
+    } else if (arg.consume_front("--weight-l2=")) {
+      if (arg != "normal" && arg != "evict-first")
+        return usageError("unknown --weight-l2 '" + arg + "' (available: normal, evict-first)");
+      options.kernelOptions.weightsEvictFirst = arg == "evict-first";
+    } else if (arg.consume_front("--chunk-attention=")) {
+      if (arg != "cuda-cores" && arg != "tensor-cores")
+        return usageError("unknown --chunk-attention '" + arg +
+                          "' (available: cuda-cores, tensor-cores)");
+      options.kernelOptions.chunkTensorCores = arg == "tensor-cores";
     } else if (arg == "--random-weights") {
       options.randomSeed = 987654321;
     } else if (arg.consume_front("--random-weights=")) {

@@ -120,7 +120,8 @@ bool joinFlagValues(int argc, char **argv, std::vector<std::string> &joined,
       "--logits",        "--engine",        "--executor",
       "--max-context",   "--num-sms",       "--kv-cache",
       "--longest-attention-chunk", "--prefill-chunk", "--tensor-parallel",
-      "--batch",         "--step",          "--tokenizer"};
+      "--batch",         "--step",          "--tokenizer",
+      "--weight-l2",     "--chunk-attention"};
   for (int i = 0; i < argc; ++i) {
     std::string arg = argv[i];
     if (kValueFlags.count(arg) || arg == "-o") {

@@ -407,7 +407,8 @@ int usage() {
   std::printf("usage: mk-task-kind-check KIND (--toy | MODEL.onnx) [--max-context=N]\n"
               "                          [--num-sms=N] [--longest-attention-chunk=N]\n"
               "                          [--kv-cache=bf16] [--fuse-mlp]\n"
-              "                          [--sample=N]\n"
+              "                          [--sample=N] [--chunk-attention=tensor-cores]\n"
+              "                          [--weight-l2=evict-first]\n"
               "KIND: one of");
   for (size_t kind = 0; kind < kNumTaskKinds; ++kind)
     std::printf(" %s", describeKind(static_cast<TaskKind>(kind)).name);
@@ -437,6 +438,10 @@ int main(int argc, char **argv) {
       target.longestAttentionChunk = std::stoull(arg.substr(26));
     else if (arg == "--fuse-mlp")
       target.fuseMlp = true;
+    else if (arg == "--chunk-attention=tensor-cores")
+      kernelOptions.chunkTensorCores = true;
+    else if (arg == "--weight-l2=evict-first")
+      kernelOptions.weightsEvictFirst = true;
     else if (arg.rfind("--sample=", 0) == 0)
       sample = std::stoi(arg.substr(9));
     else

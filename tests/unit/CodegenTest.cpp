@@ -71,6 +71,30 @@ TEST(CodegenTest, KernelOptionsBecomeConstants) {
   EXPECT_NE(llvm::toString(source.takeError()).find("first-weights mode 7"), std::string::npos);
 }
 
+// The library's switches (the weights' L2 policy, the long chunks' tensor
+// cores) are macros set before it is included: off by default, on when asked.
+TEST(CodegenTest, LibrarySwitchesPrecedeTheLibrary) {
+  toy::ToyModel model = toy::buildToyModel();
+  auto defineOf = [](const std::string &text, const std::string &name) -> std::string {
+    size_t at = text.find("#define " + name + " ");
+    size_t library = text.find("#include \"codegen/device/Megakernel.cuh\"");
+    if (at == std::string::npos || library == std::string::npos || at > library)
+      return "missing";
+    return text.substr(at + 9 + name.size(), 1);
+  };
+  KernelOptions options;
+  auto source = generateKernelSource(model.graph, model.schedule, kHopperSharedBytes, options);
+  ASSERT_TRUE(static_cast<bool>(source)) << llvm::toString(source.takeError());
+  EXPECT_EQ(defineOf(source->text, "MK_WEIGHTS_EVICT_FIRST"), "0");
+  EXPECT_EQ(defineOf(source->text, "MK_CHUNK_TENSOR_CORES"), "0");
+  options.weightsEvictFirst = true;
+  options.chunkTensorCores = true;
+  source = generateKernelSource(model.graph, model.schedule, kHopperSharedBytes, options);
+  ASSERT_TRUE(static_cast<bool>(source)) << llvm::toString(source.takeError());
+  EXPECT_EQ(defineOf(source->text, "MK_WEIGHTS_EVICT_FIRST"), "1");
+  EXPECT_EQ(defineOf(source->text, "MK_CHUNK_TENSOR_CORES"), "1");
+}
+
 // The gemvs' weight slots in shared memory are what the gemvs use: two
 // stages of a batch for rows too short for a batch to hold the loads in
 // flight (the toy's rows of 16 and 24: a batch of 2 slots at most, so 4),
