@@ -6,7 +6,8 @@
 // Why: a long chunk's staged form read each key against every q head and
 // each value against every head's weight from shared memory, as long again
 // as the block's copy (bench/NOTES.md, item 4). Here a block's keys and
-// values are read once each, by ldmatrix, and q stays in registers.
+// values are read once each, by ldmatrix, every head of the group against
+// each read.
 //
 // The m16n8k16 tiles: A's 16 rows are the group's q heads (rows past the
 // group are zeros), so S = q k^T takes a block's keys as B (n8 tiles of
