@@ -18,6 +18,7 @@ for s in llama-3.2-1b smollm2-135m qwen3-0.6b layer-cost-64x256; do python3 scri
   xargs -P 12 -L 1 bash -c 'case $0 in n) P=normal;; e) P=evict-first;; c) P=cuda-cores;; m) P=tensor-cores;; esac; timeout 300 '$M' compile '$W'/$1.mlir --emit=mk --random-weights --kv-cache=bf16 --max-context=$3 $4=$P -o '$W'/$2-$0.mk 2>&1 | grep -E "error|registers" | sed "s/^/$2-$0: /" | sed "s/bytes of shared.*spilled/.../"' &
 CP=$!
 kc() { timeout 150 $N/tests/gpu/mk-task-kind-check $@ > $W/k.txt 2>&1; echo "kind-check $* rc=$? $(grep -c FAIL $W/k.txt) FAIL; $(tail -1 $W/k.txt)"; grep FAIL $W/k.txt | head -3; }
+kc Gemv tests/fixtures/llama3_ts17.onnx --weight-l2=evict-first
 for f in llama3_ts17 qwen3_ts17 qwen2_dynamo18; do kc AttentionChunk tests/fixtures/$f.onnx --max-context=4000 --num-sms=8 --kv-cache=bf16 --chunk-attention=tensor-cores; done
 wait $CP
 ls $W/*.mk | wc -l
