@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Two kernel options against the default, each in the same call, one binary
-# (.gpu/e2): (1) --weight-l2=evict-first (e) against normal (n) on builds
+# (.gpu/m1, main's build): (1) --weight-l2=evict-first (e) against normal (n) on builds
 # for 544 positions: the policy changes no arithmetic, so the logits must be
 # the same bits; (2) --chunk-attention=tensor-cores (m) against cuda-cores
 # (c) on builds for 32800 positions (long chunks staged): the kind checks
@@ -8,7 +8,7 @@
 # cuda-cores build, then the timings.
 set -uo pipefail
 mkdir -p $OUT; W=/tmp/w; mkdir -p $W
-B=e2; [ -d .gpu/$B ] || tar -C .gpu -xJf .gpu/$B.tar.xz
+B=m1; [ -d .gpu/$B ] || tar -C .gpu -xJf .gpu/$B.tar.xz
 N=.gpu/$B; M=$N/compiler/tools/mkc; R=$N/runtime/mkrun/mkrun
 exec > >(tee $OUT/log.txt) 2>&1
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,clocks.max.mem --format=csv,noheader
