@@ -24,8 +24,9 @@
 //
 // A block's rows the ring did not copy are written here before use: this
 // step's own (from shared memory, the entry chunk 0 is writing) and, in
-// the last block, the rows past the chunk (zeros: a weight of 0 times a
-// slot's stale bits could be NaN).
+// the last block of values, the rows past the chunk (zeros: a weight of 0
+// times a slot's stale bits could be NaN; a stale key only gives scores
+// that are never stored).
 #ifndef MKC_CODEGEN_DEVICE_ATTENTIONCHUNKMMA_CUH
 #define MKC_CODEGEN_DEVICE_ATTENTIONCHUNKMMA_CUH
 

@@ -471,13 +471,15 @@ __device__ bool attentionChunkRow(const TaskContext &context, const MkTaskRecord
   auto rowsOf = [&](int block) { return min(Ring::kRows, count - block * Ring::kRows); };
 
   if constexpr (kMma) {
-    // Compute: scores on tensor cores, block by block, the block's rows the
-    // ring left completed first (behind a barrier of their own).
+    // Compute: scores on tensor cores, block by block, this step's own key
+    // written into its block first (behind a barrier of its own). A key row
+    // past the chunk gives only scores that are never stored, so it stays
+    // as the slot left it.
     for (int block = 0; block < ring.blocks; ++block) {
       Cache *slot = ring.await(block);
-      if (ownRowOf(block) >= 0 || rowsOf(block) < Ring::kRows) {
+      if (ownRowOf(block) >= 0) {
         completeBlock<kHeadDim, Ring::kRows, kThreads>(slot, Ring::kKeyRow, ownRowOf(block),
-                                                       newKey, rowsOf(block));
+                                                       newKey, Ring::kRows);
         team.sync();
       }
       if (block == 0) { // q's rotation is behind the first block's barrier

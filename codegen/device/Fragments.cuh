@@ -2,8 +2,8 @@
 // mma.m16n8k16 (Common.cuh's mma16816) read by ldmatrix from rows of bf16
 // keys and values, [position][dim], as the prompts' attention
 // (PrefillAttention.cuh) and the decode's long chunks
-// (AttentionChunkMma.cuh) stage them; and f32 pairs as bf16 A fragments,
-// whole or as a high and a low part.
+// (AttentionChunkMma.cuh) stage them; and f32 pairs as a high and a low
+// bf16 pair of A operands (a whole pair is Common.cuh's packBf16).
 #ifndef MKC_CODEGEN_DEVICE_FRAGMENTS_CUH
 #define MKC_CODEGEN_DEVICE_FRAGMENTS_CUH
 
