@@ -35,6 +35,12 @@ private:
 
 } // namespace
 
+std::shared_ptr<const WeightValues> slicedValues(const Weight &source, uint64_t cols,
+                                                 uint64_t rowBegin, uint64_t colBegin,
+                                                 uint64_t width) {
+  return std::make_shared<SlicedValues>(source, cols, rowBegin, colBegin, width);
+}
+
 std::string checkWeightSlice(const WeightSlice &slice, uint64_t rows, uint64_t cols) {
   if (slice.rowBegin >= slice.rowEnd || slice.rowEnd > rows || slice.colBegin >= slice.colEnd ||
       slice.colEnd > cols)
@@ -59,8 +65,7 @@ void addWeightSlices(WeightTable &weights, const std::vector<WeightSlice> &slice
     if (slice.zero)
       piece.values.assign(rows * width, 0.0f);
     else
-      piece.source =
-          std::make_shared<SlicedValues>(*source, cols, slice.rowBegin, slice.colBegin, width);
+      piece.source = slicedValues(*source, cols, slice.rowBegin, slice.colBegin, width);
     weights.add(std::move(piece));
   }
 }

@@ -21,6 +21,14 @@ struct WeightSlice {
   bool zero = false; // zeros of that shape instead (a bias rank 0 alone adds)
 };
 
+// The block of rows [rowBegin, rowBegin + n) and columns [colBegin,
+// colBegin + width) of `source`, a row-major matrix of `cols` columns (1 for
+// a vector), read on demand. `source` must outlive the values (a weight of a
+// table that stays).
+std::shared_ptr<const WeightValues> slicedValues(const Weight &source, uint64_t cols,
+                                                 uint64_t rowBegin, uint64_t colBegin,
+                                                 uint64_t width);
+
 // "" when `slice` lies inside a [rows, cols] source and is not empty, else why not.
 std::string checkWeightSlice(const WeightSlice &slice, uint64_t rows, uint64_t cols);
 

@@ -148,7 +148,9 @@ Symbolic foldBias(GraphImporter &importer, const onnx::NodeProto &node, const Sy
   return importer.activation(withBias.getResult(), broadcastOrFail(node, y, bias));
 }
 
-Outputs add(GraphImporter &importer, const onnx::NodeProto &node, const Inputs &inputs) {
+Outputs add(GraphImporter &importer, const onnx::NodeProto &node, const Inputs &given) {
+  Inputs inputs = {importer.asActivation(given.at(0), &node),
+                   importer.asActivation(given.at(1), &node)};
   Symbolic result = eitherOrder(inputs, [&](const Symbolic &a, const Symbolic &b) -> Symbolic {
     if (isKind(a, Kind::Position) && scalarOf(b)) {
       auto value = derived(a, Kind::Position);
@@ -183,7 +185,13 @@ Outputs add(GraphImporter &importer, const onnx::NodeProto &node, const Inputs &
       std::vector<float> inv(a->freqs.begin(), a->freqs.begin() + half);
       if (!std::equal(inv.begin(), inv.end(), a->freqs.begin() + half))
         failAt(node, "rotary frequencies are not rotate_half's two equal halves");
-      return emitRotary(importer, node, a->value, a->shape, headDim, inv, false);
+      if (a->axisSize == headDim)
+        return emitRotary(importer, node, a->value, a->shape, headDim, inv, false);
+      // The first headDim entries of heads of a->axisSize: the rest join
+      // by a concatenation (LayoutRules.cpp).
+      auto value = derived(a, Kind::RotaryPrefix);
+      value->freqs = inv;
+      return value;
     }
     if (isKind(a, Kind::Scores) && isKind(b, Kind::Constant)) {
       const Tensor &mask = constantOf(b);
@@ -200,7 +208,29 @@ Outputs add(GraphImporter &importer, const onnx::NodeProto &node, const Inputs &
   return {result};
 }
 
-Outputs mul(GraphImporter &importer, const onnx::NodeProto &node, const Inputs &inputs) {
+Outputs mul(GraphImporter &importer, const onnx::NodeProto &node, const Inputs &given) {
+  // A scaled activation times a scalar stays one (the scales multiply), a
+  // slice times rotary cosines is partial rotary; any other product takes
+  // either as the plain vector it is.
+  Inputs inputs = given;
+  for (size_t i = 0; i < 2; ++i) {
+    const Symbolic &other = given.at(1 - i);
+    if (!(isKind(given[i], Kind::ScaledActivation) && scalarOf(other)) &&
+        !(isKind(given[i], Kind::HalfSlice) && isKind(other, Kind::Trig)))
+      inputs[i] = importer.asActivation(given[i], &node);
+  }
+  // x * cos(pos * freqs), x a head or the first entries of one (x[..., :r]).
+  auto ropeCos = [&](const Symbolic &x, const Symbolic &cos, int64_t headDim) -> Symbolic {
+    if (x->shape.back() != static_cast<int64_t>(cos->freqs.size()) ||
+        cos->shape.back() != x->shape.back())
+      failAt(node, "multiplies heads of " + std::to_string(x->shape.back()) + " by " +
+                       std::to_string(cos->freqs.size()) + " rotary cosines");
+    auto value = derived(cos, Kind::RopeCos);
+    value->value = x->value;
+    value->shape = x->shape;
+    value->axisSize = headDim;
+    return value;
+  };
   Symbolic result = eitherOrder(inputs, [&](const Symbolic &a, const Symbolic &b) -> Symbolic {
     std::optional<double> scalar = scalarOf(b);
     switch (a->kind) {
@@ -214,16 +244,8 @@ Outputs mul(GraphImporter &importer, const onnx::NodeProto &node, const Inputs &
       }
       if (isKind(b, Kind::Sigmoid) && a->value == b->value)
         return derived(a, Kind::Silu);
-      if (isKind(b, Kind::Trig) && b->isCos) {
-        if (a->shape.back() != static_cast<int64_t>(b->freqs.size()) ||
-            b->shape.back() != a->shape.back())
-          failAt(node, "multiplies heads of " + std::to_string(a->shape.back()) + " by " +
-                           std::to_string(b->freqs.size()) + " rotary cosines");
-        auto value = derived(b, Kind::RopeCos);
-        value->value = a->value;
-        value->shape = a->shape;
-        return value;
-      }
+      if (isKind(b, Kind::Trig) && b->isCos)
+        return ropeCos(a, b, a->shape.back());
       if (scalar) {
         auto value = derived(a, Kind::ScaledActivation);
         value->scale = *scalar;
@@ -242,6 +264,10 @@ Outputs mul(GraphImporter &importer, const onnx::NodeProto &node, const Inputs &
                                                           a->value, b->value);
         return importer.activation(product.getResult(), broadcastOrFail(node, a, b));
       }
+      return nullptr;
+    case Kind::HalfSlice:
+      if (isKind(b, Kind::Trig) && b->isCos && a->lo == 0)
+        return ropeCos(a, b, a->axisSize);
       return nullptr;
     case Kind::RotatedHalf:
       if (isKind(b, Kind::Trig) && !b->isCos) {
@@ -346,8 +372,8 @@ Outputs div(GraphImporter &, const onnx::NodeProto &node, const Inputs &inputs) 
   failAt(node, "divides values the importer does not understand");
 }
 
-Outputs pow(GraphImporter &, const onnx::NodeProto &node, const Inputs &inputs) {
-  const Symbolic &base = inputs.at(0);
+Outputs pow(GraphImporter &importer, const onnx::NodeProto &node, const Inputs &inputs) {
+  Symbolic base = importer.asActivation(inputs.at(0), &node);
   std::optional<double> exponent = scalarOf(inputs.at(1));
   if (isKind(base, Kind::Activation) && exponent == 2.0)
     return {derived(base, Kind::Square)};
@@ -377,8 +403,9 @@ Outputs neg(GraphImporter &, const onnx::NodeProto &node, const Inputs &inputs) 
   return unaryRule(node, inputs, Kind::HalfSlice, Kind::NegatedSlice, "part of rotate_half");
 }
 
-Outputs sigmoid(GraphImporter &, const onnx::NodeProto &node, const Inputs &inputs) {
-  return unaryRule(node, inputs, Kind::Activation, Kind::Sigmoid, "part of SiLU");
+Outputs sigmoid(GraphImporter &importer, const onnx::NodeProto &node, const Inputs &inputs) {
+  return unaryRule(node, {importer.asActivation(inputs.at(0), &node)}, Kind::Activation,
+                   Kind::Sigmoid, "part of SiLU");
 }
 
 Outputs trig(GraphImporter &, const onnx::NodeProto &node, const Inputs &inputs) {
@@ -411,8 +438,9 @@ Outputs reduceMean(GraphImporter &, const onnx::NodeProto &node, const Inputs &i
 
 Outputs matMul(GraphImporter &importer, const onnx::NodeProto &node, const Inputs &inputs) {
   const Symbolic &a = inputs.at(0), &b = inputs.at(1);
-  if (isKind(a, Kind::Activation) && isKind(b, Kind::Constant))
-    return {emitLinear(importer, node, a, constantOf(b), false, nullptr)};
+  if (isKind(b, Kind::Constant) && isKind(importer.asActivation(a, &node), Kind::Activation))
+    return {emitLinear(importer, node, importer.asActivation(a, &node), constantOf(b), false,
+                       nullptr)};
   // inv_freq[:, None] @ pos[None, :]: the rotary angles.
   if (isKind(a, Kind::Constant) && isKind(b, Kind::Position) && !a->shape.empty() &&
       a->shape.back() == 1) {
@@ -428,7 +456,9 @@ Outputs matMul(GraphImporter &importer, const onnx::NodeProto &node, const Input
   return attentionMatMul(importer, node, inputs);
 }
 
-Outputs gemm(GraphImporter &importer, const onnx::NodeProto &node, const Inputs &inputs) {
+Outputs gemm(GraphImporter &importer, const onnx::NodeProto &node, const Inputs &given) {
+  Inputs inputs = given;
+  inputs.at(0) = importer.asActivation(given.at(0), &node);
   if (intAttribute(node, "transA", 0) || floatAttribute(node, "alpha", 1.0f) != 1.0f ||
       floatAttribute(node, "beta", 1.0f) != 1.0f || !isKind(inputs.at(0), Kind::Activation) ||
       !isKind(inputs.at(1), Kind::Constant) ||
@@ -441,7 +471,7 @@ Outputs gemm(GraphImporter &importer, const onnx::NodeProto &node, const Inputs 
 
 Outputs rmsNormalization(GraphImporter &importer, const onnx::NodeProto &node,
                          const Inputs &inputs) {
-  const Symbolic &x = inputs.at(0);
+  Symbolic x = importer.asActivation(inputs.at(0), &node);
   int64_t rank = static_cast<int64_t>(x->shape.size());
   if (!isKind(x, Kind::Activation) || !isKind(inputs.at(1), Kind::Constant) ||
       normalizeAxis(intAttribute(node, "axis", -1), rank) != rank - 1)
@@ -455,7 +485,8 @@ Outputs rmsNormalization(GraphImporter &importer, const onnx::NodeProto &node,
 // com.microsoft SkipSimplifiedLayerNormalization: RMSNorm(input + skip).
 Outputs skipRmsNormalization(GraphImporter &importer, const onnx::NodeProto &node,
                              const Inputs &inputs) {
-  const Symbolic &x = inputs.at(0), &skip = inputs.at(1);
+  Symbolic x = importer.asActivation(inputs.at(0), &node);
+  Symbolic skip = importer.asActivation(inputs.at(1), &node);
   if (!isKind(x, Kind::Activation) || !isKind(skip, Kind::Activation) ||
       !isKind(inputs.at(2), Kind::Constant) || (inputs.size() > 3 && inputs[3]))
     failAt(node, "understood only as RMSNorm(input + skip) with a constant scale and no bias");
@@ -491,7 +522,10 @@ Outputs rotaryEmbedding(GraphImporter &importer, const onnx::NodeProto &node,
   const Symbolic &x = inputs.at(0);
   const Symbolic &cos = inputs.at(microsoft ? 2 : 1), &sin = inputs.at(microsoft ? 3 : 2);
   const Symbolic positions = microsoft ? inputs.at(1) : (inputs.size() > 3 ? inputs[3] : nullptr);
-  if (!isKind(x, Kind::Activation))
+  // The first entries of each head (x[..., :r]): partial rotary, the rest
+  // of the head joining by a concatenation.
+  bool headPrefix = isKind(x, Kind::HalfSlice) && x->lo == 0;
+  if (!isKind(x, Kind::Activation) && !headPrefix)
     failAt(node, "rotates something other than an activation");
   std::vector<float> freqs;
   if (isKind(cos, Kind::Trig) && isKind(sin, Kind::Trig) && cos->isCos && !sin->isCos &&
@@ -513,8 +547,18 @@ Outputs rotaryEmbedding(GraphImporter &importer, const onnx::NodeProto &node,
   int64_t rotaryDim = intAttribute(node, "rotary_embedding_dim", 0);
   if (rotaryDim != 0 && rotaryDim != 2 * static_cast<int64_t>(freqs.size()))
     failAt(node, "rotary_embedding_dim does not match the cos/sin caches");
-  return {emitRotary(importer, node, x->value, x->shape, headDim, freqs,
-                     intAttribute(node, "interleaved", 0) != 0)};
+  bool interleaved = intAttribute(node, "interleaved", 0) != 0;
+  if (headPrefix) {
+    if (interleaved || x->shape.back() != 2 * static_cast<int64_t>(freqs.size()))
+      failAt(node, "rotates the first " + std::to_string(x->shape.back()) + " entries of heads " +
+                       "of " + std::to_string(x->axisSize) + " with " +
+                       std::to_string(freqs.size()) + " frequencies" +
+                       (interleaved ? ", interleaved" : ""));
+    auto value = derived(x, Kind::RotaryPrefix);
+    value->freqs = freqs;
+    return {value};
+  }
+  return {emitRotary(importer, node, x->value, x->shape, headDim, freqs, interleaved)};
 }
 
 } // namespace

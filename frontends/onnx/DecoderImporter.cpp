@@ -454,8 +454,9 @@ void GraphImporter::checkOutputs() {
     auto it = values.find(name);
     if (it == values.end())
       fail("graph output '" + name + "' is not produced by any node");
-    const Symbolic &value = it->second;
+    Symbolic value = it->second;
     if (name == "logits") {
+      value = asActivation(value, nullptr);
       if (!isKind(value, SymbolicKind::Activation))
         fail("graph output 'logits' is not computed from the hidden state by a linear map");
       logits = value.get()->value;
@@ -509,6 +510,12 @@ void GraphImporter::checkOutputs() {
     if (mlir::isOpTriviallyDead(&op))
       op.erase();
   }
+  // So may weights: one whose users took a scaled copy or rows of it
+  // (PlainActivations.cpp). Its declaration goes; the table keeps it, as
+  // the source its pieces read on demand.
+  for (auto weight : llvm::make_early_inc_range(module->getOps<WeightOp>()))
+    if (mlir::SymbolTable::symbolKnownUseEmpty(weight, *module))
+      weight.erase();
 }
 
 // Every node whose op neither the constant folder nor a rule knows, named

@@ -16,6 +16,7 @@
 #include <functional>
 #include <optional>
 #include <map>
+#include <tuple>
 #include <string>
 #include <vector>
 
@@ -70,6 +71,20 @@ public:
   // The mk.weight holding `tensor` as [rows, cols] (transposed first when
   // asked); the same initializer used twice gets one weight.
   mlir::FlatSymbolRefAttr weightFor(const Tensor &tensor, bool transpose, const std::string &hint);
+  // The weight `symbol` names with every value times `factor`, as a weight
+  // of its own (PlainActivations.cpp).
+  mlir::FlatSymbolRefAttr scaledWeight(mlir::FlatSymbolRefAttr symbol, double factor);
+  // Rows [begin, end) of the weight `symbol` names, as a weight of its own.
+  mlir::FlatSymbolRefAttr weightRows(mlir::FlatSymbolRefAttr symbol, int64_t begin, int64_t end);
+  // `value` as a plain activation, for a rule that needs one
+  // (PlainActivations.cpp): a scaled activation gets its scale folded into
+  // the op that produced it (an embedding, linear layer or RMSNorm rebuilt
+  // with scaled weights); a slice of a vector becomes a linear layer of the
+  // rows it takes when a linear layer made the vector, else mk.slice. Other kinds
+  // come back as they are, for the rule's own check. The same value asked
+  // for twice gets the same mk value. `node` names the consumer in errors;
+  // nullptr is the graph output 'logits'.
+  Symbolic asActivation(const Symbolic &value, const onnx::NodeProto *node);
 
 private:
   void checkOpsAreKnown() const;
@@ -89,6 +104,8 @@ private:
   std::map<uint64_t, std::vector<std::pair<std::string, mlir::FlatSymbolRefAttr>>>
       weightsByContent;
   std::vector<int64_t> cacheLayers;
+  // asActivation's results, by (mk value, kind, scale, slice bounds).
+  std::map<std::tuple<const void *, int, double, int64_t, int64_t>, mlir::Value> plainValues;
 };
 
 // Small helpers shared by the rules.

@@ -140,10 +140,10 @@ Outputs cast(GraphImporter &, const onnx::NodeProto &node, const Inputs &inputs)
   return {input};
 }
 
-Outputs reshape(GraphImporter &, const onnx::NodeProto &node, const Inputs &inputs) {
+Outputs reshape(GraphImporter &importer, const onnx::NodeProto &node, const Inputs &inputs) {
   if (inputs.size() < 2 || !isKind(inputs[1], SymbolicKind::Constant))
     failAt(node, "the target shape must be constant");
-  const Symbolic &input = inputs[0];
+  Symbolic input = inputs[0];
   std::vector<int64_t> spec = constantOf(inputs[1]).asInts(), shape;
   bool allowZero = intAttribute(node, "allowzero", 0) != 0;
   int64_t inferred = -1, known = 1;
@@ -171,6 +171,11 @@ Outputs reshape(GraphImporter &, const onnx::NodeProto &node, const Inputs &inpu
       failAt(node, "cannot infer the -1 dimension of " + shapeText(spec));
     shape[inferred] = input->numElements() / known;
   }
+  // A slice of a vector split into heads (Phi-3's q out of q | k | v) is
+  // the piece of the vector it is.
+  if (isKind(input, SymbolicKind::HalfSlice) && !shape.empty() &&
+      shape.back() != input->shape.back())
+    input = importer.asActivation(input, &node);
   return {reshapeAny(node, input, shape)};
 }
 
@@ -305,10 +310,15 @@ Outputs expand(GraphImporter &, const onnx::NodeProto &node, const Inputs &input
   return {value};
 }
 
-// Slice of the last axis of an activation: half of rotate_half.
+// Slice of the last axis of an activation: half of rotate_half, the
+// rotated part of a head under partial rotary (and the halves of that), or
+// a piece of a vector (PlainActivations.cpp).
 Symbolic sliceLastAxis(const onnx::NodeProto &node, const Symbolic &input, int64_t lo,
                        int64_t hi) {
-  if (!isKind(input, SymbolicKind::Activation))
+  if (lo == 0 && hi == input->shape.back())
+    return input;
+  bool ofPrefix = isKind(input, SymbolicKind::HalfSlice) && input->lo == 0;
+  if (!isKind(input, SymbolicKind::Activation) && !ofPrefix)
     failAt(node, "slices only activations along their last axis");
   auto value = std::make_shared<SymbolicValue>(*input);
   value->kind = SymbolicKind::HalfSlice;
@@ -397,7 +407,7 @@ Outputs gather(GraphImporter &importer, const onnx::NodeProto &node, const Input
 
 // Concatenations with a meaning: appending this step's key or value to the
 // past cache, rotate_half's halves, and the two copies of the rotary angles.
-Outputs concat(GraphImporter &, const onnx::NodeProto &node, const Inputs &inputs) {
+Outputs concat(GraphImporter &importer, const onnx::NodeProto &node, const Inputs &inputs) {
   std::vector<Symbolic> parts;
   for (const Symbolic &input : inputs)
     if (input && input->numElements() != 0)
@@ -436,6 +446,15 @@ Outputs concat(GraphImporter &, const onnx::NodeProto &node, const Inputs &input
     value->shape.back() = first->axisSize;
     value->lo = second->hi;
     return {value};
+  }
+  // Partial rotary: the rotated first entries of each head, then the rest.
+  if (isKind(first, SymbolicKind::RotaryPrefix) && isKind(second, SymbolicKind::HalfSlice) &&
+      first->value == second->value && second->lo == first->shape.back() &&
+      second->hi == first->axisSize && second->axisSize == first->axisSize) {
+    std::vector<int64_t> shape = first->shape;
+    shape.back() = first->axisSize;
+    return {emitRotary(importer, node, first->value, shape, first->axisSize, first->freqs,
+                       false)};
   }
   if (isKind(first, SymbolicKind::Angles) && isKind(second, SymbolicKind::Angles) &&
       first->shape.back() == static_cast<int64_t>(first->freqs.size()) &&

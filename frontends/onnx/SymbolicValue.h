@@ -45,6 +45,7 @@ enum class SymbolicKind {
   NegatedSlice,   // -x[..., lo:hi]
   RotatedHalf,    // rotate_half(x) = concat(-x[h:], x[:h])
   RopeSin,        // rotate_half(x) * sin(pos * freqs)
+  RotaryPrefix,   // rotary of each head's first entries, waiting for the rest (partial rotary)
   Scores,         // q . k for every cached position, times a scale
   Probabilities,  // softmax of Scores
   NanCheck,       // isnan(Probabilities)
@@ -63,13 +64,15 @@ struct SymbolicValue {
   // The activation this value is built on (Activation and the partial kinds).
   mlir::Value value;
   int64_t axisSize = 0;   // MeanSquare..Normalized: length of the normalized axis;
-                          // HalfSlice..RotatedHalf: the head dimension;
+                          // HalfSlice..RotatedHalf: the width of the axis sliced (the
+                          // head dimension, or the rotated part of it);
+                          // RopeCos, RotaryPrefix: the head dimension;
                           // PastCache, KvSequence: the number of KV heads
   float eps = 0.0f;       // MeanSquareEps..Normalized
   double scale = 1.0;     // ScaledActivation, KvSequence, Scores; Trig amplitude
   bool isFloat = false;   // Position: cast to a float type
   int64_t positionOffset = 0; // Position: the value is pos + positionOffset
-  std::vector<float> freqs; // Angles, Trig, RopeCos, RopeSin
+  std::vector<float> freqs; // Angles, Trig, RopeCos, RopeSin; RotaryPrefix: inv_freq
   bool isCos = false;     // Trig
   int64_t lo = 0, hi = 0; // HalfSlice, NegatedSlice
 

@@ -98,6 +98,19 @@ def main(kind, source, out):
     model = onnx.load(source)
     if kind == "unsupported-op":
         first_node(model, "Sigmoid").op_type = "Tanh"
+    elif kind == "scaled-residual":
+        # The residual stream after layer 0's attention times 0.5: a factor on
+        # a sum, which no weight can absorb.
+        add = next(n for n in model.graph.node if n.name == "/model/model/layers.0/Add")
+        scaled = add.output[0] + ".scaled"
+        for node in model.graph.node:
+            for i, name in enumerate(node.input):
+                if name == add.output[0]:
+                    node.input[i] = scaled
+        model.graph.initializer.append(numpy_helper.from_array(np.array(0.5, np.float32), "half"))
+        model.graph.node.insert(list(model.graph.node).index(add) + 1,
+                                helper.make_node("Mul", [add.output[0], "half"], [scaled],
+                                                 name="scale_residual"))
     elif kind == "float-input-ids":
         for i in model.graph.input:
             if i.name == "input_ids":
