@@ -313,10 +313,15 @@ Outputs expand(GraphImporter &, const onnx::NodeProto &node, const Inputs &input
 // Slice of the last axis of an activation: half of rotate_half, the
 // rotated part of a head under partial rotary (and the halves of that), or
 // a piece of a vector (PlainActivations.cpp).
-Symbolic sliceLastAxis(const onnx::NodeProto &node, const Symbolic &input, int64_t lo,
-                       int64_t hi) {
+Symbolic sliceLastAxis(GraphImporter &importer, const onnx::NodeProto &node, Symbolic input,
+                       int64_t lo, int64_t hi) {
   if (lo == 0 && hi == input->shape.back())
     return input;
+  // A piece of a vector sliced again (one KV head's k out of q | k | v, then
+  // its rotated part) is the plain vector it is; a head's first entries
+  // sliced again are rotate_half's halves of them.
+  if (isKind(input, SymbolicKind::HalfSlice) && input->lo != 0)
+    input = importer.asActivation(input, &node);
   bool ofPrefix = isKind(input, SymbolicKind::HalfSlice) && input->lo == 0;
   if (!isKind(input, SymbolicKind::Activation) && !ofPrefix)
     failAt(node, "slices only activations along their last axis");
@@ -329,7 +334,7 @@ Symbolic sliceLastAxis(const onnx::NodeProto &node, const Symbolic &input, int64
   return value;
 }
 
-Outputs slice(GraphImporter &, const onnx::NodeProto &node, const Inputs &inputs) {
+Outputs slice(GraphImporter &importer, const onnx::NodeProto &node, const Inputs &inputs) {
   const Symbolic &input = inputs.at(0);
   auto operand = [&](size_t i, const char *attribute) -> std::vector<int64_t> {
     if (inputs.size() > i && inputs[i]) {
@@ -354,10 +359,10 @@ Outputs slice(GraphImporter &, const onnx::NodeProto &node, const Inputs &inputs
     return std::clamp<int64_t>(index, 0, size);
   };
   int64_t lo = clampIndex(starts[0]), hi = clampIndex(ends[0]);
-  return {sliceLastAxis(node, input, lo, std::max(lo, hi))};
+  return {sliceLastAxis(importer, node, input, lo, std::max(lo, hi))};
 }
 
-Outputs split(GraphImporter &, const onnx::NodeProto &node, const Inputs &inputs) {
+Outputs split(GraphImporter &importer, const onnx::NodeProto &node, const Inputs &inputs) {
   const Symbolic &input = inputs.at(0);
   int64_t rank = static_cast<int64_t>(input->shape.size());
   if (normalizeAxis(intAttribute(node, "axis", 0), rank) != rank - 1)
@@ -382,7 +387,7 @@ Outputs split(GraphImporter &, const onnx::NodeProto &node, const Inputs &inputs
   for (int64_t part : sizes) {
     if (part < 0 || lo + part > size)
       failAt(node, "split sizes exceed the axis");
-    outputs.push_back(sliceLastAxis(node, input, lo, lo + part));
+    outputs.push_back(sliceLastAxis(importer, node, input, lo, lo + part));
     lo += part;
   }
   return outputs;
@@ -416,7 +421,10 @@ Outputs concat(GraphImporter &importer, const onnx::NodeProto &node, const Input
     return {parts[0]};
   if (parts.size() != 2)
     failAt(node, "concatenation of activations the importer does not know");
-  const Symbolic &first = parts[0], &second = parts[1];
+  const Symbolic &first = parts[0];
+  // This step's entry appended to the cache may be a piece of q | k | v.
+  Symbolic second = isKind(first, SymbolicKind::PastCache)
+                        ? importer.asActivation(parts[1], &node) : parts[1];
   int64_t rank = static_cast<int64_t>(first->shape.size());
   int64_t axis = normalizeAxis(intAttribute(node, "axis", 0), rank);
   if (axis < 0 || second->shape.size() != first->shape.size())
