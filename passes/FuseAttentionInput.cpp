@@ -94,7 +94,7 @@ struct FusePattern : OpRewritePattern<AttentionOp> {
         rotary ? rotary.getRotaryDimAttr() : rewriter.getI64IntegerAttr(0),
         rotary ? rotary.getInvFreqAttr() : DenseElementsAttr(),
         rotary ? rotary.getInterleavedAttr() : UnitAttr(),
-        rotary ? rotary.getThetaAttr() : FloatAttr());
+        rotary ? rotary.getThetaAttr() : FloatAttr(), attention.getWindowAttr());
     return success();
   }
 };

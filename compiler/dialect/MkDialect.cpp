@@ -181,6 +181,8 @@ LogicalResult AttentionOp::verify() {
   if (lengthOf(getK()) != kvHeads * headDim || lengthOf(getV()) != kvHeads * headDim)
     return emitOpError("k and v must have num_kv_heads * head_dim = ") << kvHeads * headDim
                                                                         << " entries";
+  if (auto window = getWindowAttr(); window && window.getInt() <= 0)
+    return emitOpError("window must be positive, not ") << window.getInt();
   return success();
 }
 
@@ -269,6 +271,8 @@ LogicalResult FusedAttentionOp::verify() {
   if (lengthOf(getResult()) != heads * headDim)
     return emitOpError("result must have num_heads * head_dim = ") << heads * headDim
                                                                    << " entries";
+  if (auto window = getWindowAttr(); window && window.getInt() <= 0)
+    return emitOpError("window must be positive, not ") << window.getInt();
   bool normed = getQNormAttr() || getKNormAttr();
   if (normed != bool(getNormEpsAttr()))
     return emitOpError("norm_eps is set exactly when q_norm or k_norm is");

@@ -171,7 +171,8 @@ def Mk_AttentionOp : Mk_Op<"attention"> {
     Writes the new key and value into `cache` at position `pos`, then each of
     the `num_heads` query heads attends over positions 0..pos of KV head
     `h / (num_heads / num_kv_heads)` (GQA; MQA and MHA are its edge cases),
-    with softmax(q.k * scale).
+    with softmax(q.k * scale). With a sliding `window`, only the last
+    `window` positions (pos - window + 1..pos) are attended to.
 
     ```mlir
     %o = mk.attention %q, %k, %v cache %c at %pos {num_heads = 4 : i64,
@@ -181,7 +182,7 @@ def Mk_AttentionOp : Mk_Op<"attention"> {
   }];
   let arguments = (ins Mk_Vector:$q, Mk_Vector:$k, Mk_Vector:$v, Mk_KVCacheType:$cache,
                        Index:$pos, I64Attr:$num_heads, I64Attr:$num_kv_heads,
-                       I64Attr:$head_dim, F32Attr:$scale);
+                       I64Attr:$head_dim, F32Attr:$scale, OptionalAttr<I64Attr>:$window);
   let results = (outs Mk_Vector:$result);
   let assemblyFormat = [{
     $q `,` $k `,` $v `cache` $cache `at` $pos attr-dict `:` type($q) `,` type($k) `,`
@@ -301,7 +302,7 @@ def Mk_FusedAttentionOp : Mk_Op<"fused_attention",
     the first `rotary_dim` entries of each head as mk.rotary does (0: no
     rotary; `inv_freq`, `interleaved` and `theta` as there). What follows is
     exactly mk.attention of q, k, v: k and v are written into `cache` at
-    `pos`, then q attends over 0..pos.
+    `pos`, then q attends over 0..pos (the last `window` positions, when set).
 
     ```mlir
     %o = mk.fused_attention %qkv cache %c at %pos q_norm @qn k_norm @kn {norm_eps = 1.0e-06 : f32,
@@ -318,7 +319,8 @@ def Mk_FusedAttentionOp : Mk_Op<"fused_attention",
                        OptionalAttr<F32Attr>:$norm_eps,
                        I64Attr:$rotary_dim,
                        OptionalAttr<FloatElementsAttr<32>>:$inv_freq,
-                       UnitAttr:$interleaved, OptionalAttr<F64Attr>:$theta);
+                       UnitAttr:$interleaved, OptionalAttr<F64Attr>:$theta,
+                       OptionalAttr<I64Attr>:$window);
   let results = (outs Mk_Vector:$result);
   let assemblyFormat = [{
     $qkv `cache` $cache `at` $pos (`q_norm` $q_norm^)? (`k_norm` $k_norm^)? attr-dict

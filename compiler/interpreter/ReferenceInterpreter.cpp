@@ -386,7 +386,8 @@ llvm::Error ReferenceInterpreter::State::runAttention(AttentionOp op, Frame &fra
     return err;
   std::vector<float> y = vectorFor(op.getResult());
   kernels::attention(frame.vector(op.getQ()), frame.vector(op.getK()), frame.vector(op.getV()),
-                     cache, pos, op.getNumHeads(), op.getScale().convertToFloat(), y);
+                     cache, pos, op.getNumHeads(), op.getScale().convertToFloat(), y,
+                     op.getWindow().value_or(0));
   frame.vectors[op.getResult()] = std::move(y);
   return llvm::Error::success();
 }
@@ -454,7 +455,7 @@ llvm::Error ReferenceInterpreter::State::runFusedAttention(FusedAttentionOp op, 
     config.rotary.invFreq = it->second;
   std::vector<float> y = vectorFor(op.getResult());
   kernels::fusedAttention(frame.vector(op.getQkv()), config, cache, pos,
-                          op.getScale().convertToFloat(), y);
+                          op.getScale().convertToFloat(), y, op.getWindow().value_or(0));
   frame.vectors[op.getResult()] = std::move(y);
   return llvm::Error::success();
 }

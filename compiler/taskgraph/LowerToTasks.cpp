@@ -74,7 +74,10 @@ public:
               .Case([&](ArgmaxOp argmax) { return lowerArgmax(argmax); })
               .Case([&](mlir::func::ReturnOp ret) { return lowerReturn(ret); })
               .Default([&](mlir::Operation *other) {
-                return opError(other, "not a fused op; run the fusion pipeline first");
+                return opError(other, "no task kind runs it: the fusion passes fold such an op "
+                                      "into a gemv or an attention only where a Llama-style "
+                                      "layer has it (a norm of a projection's output, as "
+                                      "OLMo-2 has, stays alone)");
               });
       if (result)
         return std::move(result);
@@ -265,6 +268,14 @@ private:
     Operation op;
     op.kind = OpKind::Attention;
     op.layer = cache.getArgNumber() - 2;
+    // Up to its window's length a sliding window hides nothing; past it the
+    // attention tasks would need to start their spans at pos - window + 1.
+    if (auto window = attention.getWindow(); window && static_cast<int64_t>(*window) < maxContext)
+      return opError(attention, "layer " + llvm::Twine(op.layer) + " attends to its last " +
+                                    llvm::Twine(*window) + " positions only (a sliding window), "
+                                    "which the attention tasks do not run yet: compile for at "
+                                    "most " + llvm::Twine(*window) + " positions (--max-context=" +
+                                    llvm::Twine(*window) + ")");
     auto input = bufferOf(attention, attention.getQkv());
     if (!input)
       return input.takeError();

@@ -97,12 +97,14 @@ void rotary(std::span<const float> x, const RotaryConfig &config, int64_t pos,
 }
 
 void attention(std::span<const float> q, std::span<const float> k, std::span<const float> v,
-               KVCache &cache, int64_t pos, int64_t numHeads, float scale, std::span<float> y) {
+               KVCache &cache, int64_t pos, int64_t numHeads, float scale, std::span<float> y,
+               int64_t window) {
   int64_t headDim = cache.headDim();
   int64_t headsPerKvHead = numHeads / cache.numKvHeads();
   assert(q.size() == static_cast<size_t>(numHeads * headDim) && y.size() == q.size());
   cache.store(pos, k, v);
 
+  int64_t first = window > 0 ? std::max<int64_t>(0, pos + 1 - window) : 0;
   std::vector<float> weights(pos + 1);
   std::vector<double> weightedSum(headDim);
   for (int64_t head = 0; head < numHeads; ++head) {
@@ -110,19 +112,19 @@ void attention(std::span<const float> q, std::span<const float> k, std::span<con
     std::span<const float> query = q.subspan(head * headDim, headDim);
 
     float maxScore = -std::numeric_limits<float>::infinity();
-    for (int64_t t = 0; t <= pos; ++t) {
+    for (int64_t t = first; t <= pos; ++t) {
       weights[t] = static_cast<float>(dot(query, cache.key(t, kvHead))) * scale;
       maxScore = std::max(maxScore, weights[t]);
     }
     // Subtracting the largest score keeps exp from overflowing.
     double total = 0;
-    for (int64_t t = 0; t <= pos; ++t) {
+    for (int64_t t = first; t <= pos; ++t) {
       weights[t] = std::exp(weights[t] - maxScore);
       total += weights[t];
     }
 
     std::fill(weightedSum.begin(), weightedSum.end(), 0.0);
-    for (int64_t t = 0; t <= pos; ++t) {
+    for (int64_t t = first; t <= pos; ++t) {
       std::span<const float> value = cache.value(t, kvHead);
       for (int64_t d = 0; d < headDim; ++d)
         weightedSum[d] += double(weights[t]) * double(value[d]);
@@ -194,7 +196,8 @@ void gemv(std::span<const float> x, const GemvConfig &config, std::span<const fl
 }
 
 void fusedAttention(std::span<const float> qkv, const AttentionInputConfig &config,
-                    KVCache &cache, int64_t pos, float scale, std::span<float> y) {
+                    KVCache &cache, int64_t pos, float scale, std::span<float> y,
+                    int64_t window) {
   size_t qLength = config.numHeads * cache.headDim();
   size_t kvLength = cache.numKvHeads() * cache.headDim();
   assert(qkv.size() == qLength + 2 * kvLength);
@@ -220,7 +223,7 @@ void fusedAttention(std::span<const float> qkv, const AttentionInputConfig &conf
   normalize(k, config.kNorm);
   rotate(q);
   rotate(k);
-  attention(q, k, v, cache, pos, config.numHeads, scale, y);
+  attention(q, k, v, cache, pos, config.numHeads, scale, y, window);
 }
 
 } // namespace mk::kernels

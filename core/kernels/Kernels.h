@@ -58,9 +58,11 @@ void rotary(std::span<const float> x, const RotaryConfig &config, int64_t pos,
             std::span<float> y);
 
 // Stores k, v into `cache` at `pos`, then each of the numHeads query heads
-// attends over positions 0..pos of its KV head.
+// attends over positions 0..pos of its KV head; with a sliding `window`,
+// over the last `window` of them only.
 void attention(std::span<const float> q, std::span<const float> k, std::span<const float> v,
-               KVCache &cache, int64_t pos, int64_t numHeads, float scale, std::span<float> y);
+               KVCache &cache, int64_t pos, int64_t numHeads, float scale, std::span<float> y,
+               int64_t window = 0);
 
 void siluMul(std::span<const float> gate, std::span<const float> up, std::span<float> y);
 
@@ -97,7 +99,8 @@ struct AttentionInputConfig {
 // mk.fused_attention: q | k | v split from `qkv`, q and k normalized and
 // rotated, then attention().
 void fusedAttention(std::span<const float> qkv, const AttentionInputConfig &config,
-                    KVCache &cache, int64_t pos, float scale, std::span<float> y);
+                    KVCache &cache, int64_t pos, float scale, std::span<float> y,
+                    int64_t window = 0);
 
 } // namespace mk::kernels
 

@@ -195,11 +195,14 @@ Outputs add(GraphImporter &importer, const onnx::NodeProto &node, const Inputs &
     }
     if (isKind(a, Kind::Scores) && isKind(b, Kind::Constant)) {
       const Tensor &mask = constantOf(b);
-      for (int64_t i = 0; i < mask.numElements(); ++i)
-        if (mask.at(i) != 0.0)
-          failAt(node, "the attention mask hides cached positions in a decode step; sliding "
-                       "windows and padding are not supported");
-      return GraphImporter::with(*a, broadcastOrFail(node, a, b));
+      if (mask.shape.empty() || mask.shape.back() != a->shape.back())
+        failAt(node, "an attention mask of shape " + shapeText(mask.shape) + " for " +
+                         std::to_string(a->shape.back()) + " positions");
+      auto masked = std::make_shared<SymbolicValue>(*a);
+      masked->shape = broadcastOrFail(node, a, b);
+      if (int64_t window = slidingWindowOf(node, mask))
+        masked->window = masked->window ? std::min(masked->window, window) : window;
+      return masked;
     }
     return nullptr;
   });

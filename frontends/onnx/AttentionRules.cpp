@@ -52,7 +52,7 @@ void checkHeads(const onnx::NodeProto &node, const SymbolicValue &sequence, int6
 
 mlir::Value emitAttention(GraphImporter &importer, const onnx::NodeProto &node, mlir::Value q,
                           const SymbolicValue &keys, const SymbolicValue &values, int64_t heads,
-                          int64_t headDim, double scale) {
+                          int64_t headDim, double scale, int64_t window) {
   if (keys.layer != values.layer || !keys.isKey || values.isKey)
     failAt(node, "keys and values come from different caches");
   int64_t layer = keys.layer;
@@ -64,7 +64,8 @@ mlir::Value emitAttention(GraphImporter &importer, const onnx::NodeProto &node, 
       importer.loc, importer.vectorType(heads * headDim), q, keys.newEntry, values.newEntry,
       importer.cacheArgument(layer), importer.positionArgument(), b.getI64IntegerAttr(heads),
       b.getI64IntegerAttr(keys.axisSize), b.getI64IntegerAttr(headDim),
-      b.getF32FloatAttr(static_cast<float>(scale)));
+      b.getF32FloatAttr(static_cast<float>(scale)),
+      window ? b.getI64IntegerAttr(window) : nullptr);
   return attention.getResult();
 }
 
@@ -107,14 +108,11 @@ Outputs attentionOp(GraphImporter &importer, const onnx::NodeProto &node, const 
     failAt(node, "attention softcap is not supported yet");
   if (input(6))
     failAt(node, "nonpad_kv_seqlen is not supported");
+  int64_t window = 0;
   if (Symbolic mask = input(3)) {
     if (!isKind(mask, Kind::Constant))
       failAt(node, "the attention mask must be constant for a decode step");
-    const Tensor &m = constantOf(mask);
-    for (int64_t i = 0; i < m.numElements(); ++i)
-      if (m.kind == ElementKind::Bool ? m.ints[i] == 0 : m.at(i) != 0.0)
-        failAt(node, "the attention mask hides cached positions in a decode step; sliding "
-                     "windows and padding are not supported");
+    window = slidingWindowOf(node, constantOf(mask));
   }
   auto keys = sequenceOperand(node, inputs.at(1), input(4));
   auto values = sequenceOperand(node, inputs.at(2), input(5));
@@ -137,7 +135,7 @@ Outputs attentionOp(GraphImporter &importer, const onnx::NodeProto &node, const 
     scale = 1.0 / std::sqrt(static_cast<double>(headDim));
   scale *= keys->scale;
   mlir::Value result =
-      emitAttention(importer, node, q->value, *keys, *values, heads, headDim, scale);
+      emitAttention(importer, node, q->value, *keys, *values, heads, headDim, scale, window);
   Outputs outputs = {importer.activation(result, q->shape)};
   if (input(4)) {
     outputs.push_back(keys);
@@ -204,7 +202,7 @@ Outputs groupQueryAttention(GraphImporter &importer, const onnx::NodeProto &node
   double scale = hasAttribute(node, "scale") ? floatAttribute(node, "scale", 0.0f)
                                              : 1.0 / std::sqrt(static_cast<double>(headDim));
   mlir::Value result =
-      emitAttention(importer, node, query, *keys, *values, heads, headDim, scale);
+      emitAttention(importer, node, query, *keys, *values, heads, headDim, scale, 0);
   return {importer.activation(result, q->shape), keys, values};
 }
 
@@ -244,12 +242,39 @@ Outputs attentionMatMul(GraphImporter &importer, const onnx::NodeProto &node,
     keys.isKey = true;
     keys.newEntry = a->keyEntry;
     mlir::Value result =
-        emitAttention(importer, node, a->query, keys, *b, heads, headDim, a->scale);
+        emitAttention(importer, node, a->query, keys, *b, heads, headDim, a->scale, a->window);
     std::vector<int64_t> shape = a->shape;
     shape.back() = headDim;
     return {importer.activation(result, shape)};
   }
   failAt(node, "a matrix product the importer does not understand");
+}
+
+int64_t slidingWindowOf(const onnx::NodeProto &node, const Tensor &mask) {
+  // Hidden: false in a boolean mask, or a large negative number added to the
+  // scores (HF adds the dtype's lowest value, or -inf).
+  auto hidden = [&](int64_t i) {
+    return mask.kind == ElementKind::Bool ? mask.ints[i] == 0 : mask.at(i) <= -1e4;
+  };
+  auto visible = [&](int64_t i) {
+    return mask.kind == ElementKind::Bool ? mask.ints[i] != 0 : mask.at(i) == 0.0;
+  };
+  int64_t positions = mask.shape.empty() ? 1 : mask.shape.back();
+  int64_t rows = positions == 0 ? 0 : mask.numElements() / positions;
+  int64_t hiddenPrefix = -1;
+  for (int64_t row = 0; row < rows; ++row) {
+    int64_t base = row * positions, t = 0;
+    while (t < positions && hidden(base + t))
+      ++t;
+    int64_t prefix = t;
+    while (t < positions && visible(base + t))
+      ++t;
+    if (t != positions || prefix == positions || (hiddenPrefix >= 0 && prefix != hiddenPrefix))
+      failAt(node, "the attention mask of a decode step hides positions other than the oldest "
+                   "(only a sliding window is supported, not padding or other masks)");
+    hiddenPrefix = prefix;
+  }
+  return hiddenPrefix > 0 ? positions - hiddenPrefix : 0;
 }
 
 void addAttentionRules(std::map<std::string, Rule> &rules) {

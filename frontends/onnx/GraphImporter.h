@@ -41,6 +41,12 @@ Symbolic emitRotary(GraphImporter &importer, const onnx::NodeProto &node, mlir::
 std::vector<float> freqsFromTables(const onnx::NodeProto &node, const Tensor &cos,
                                    const Tensor &sin);
 
+// The sliding window an attention mask of a decode step leaves, over the
+// last axis of `mask` (the cached positions and this step's): 0 when it
+// hides nothing, W when it hides all but the last W positions in every row;
+// any other mask is refused (AttentionRules.cpp).
+int64_t slidingWindowOf(const onnx::NodeProto &node, const Tensor &mask);
+
 // MatMul on attention's operands: q.k^T and softmax(..).v (AttentionRules.cpp).
 std::vector<Symbolic> attentionMatMul(GraphImporter &importer, const onnx::NodeProto &node,
                                       const Inputs &inputs);

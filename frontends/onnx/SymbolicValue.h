@@ -75,6 +75,7 @@ struct SymbolicValue {
   std::vector<float> freqs; // Angles, Trig, RopeCos, RopeSin; RotaryPrefix: inv_freq
   bool isCos = false;     // Trig
   int64_t lo = 0, hi = 0; // HalfSlice, NegatedSlice
+  int64_t window = 0;     // Scores, Probabilities: a sliding window's length (0: none)
 
   // PastCache, KvSequence, Scores, Probabilities.
   int64_t layer = -1;

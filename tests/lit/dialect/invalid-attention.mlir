@@ -47,3 +47,11 @@ func.func @f(%q: tensor<64xf32>, %k: tensor<32xf32>, %v: tensor<32xf32>, %c: !mk
   %o = mk.attention %q, %k, %v cache %c at %pos {num_heads = 4 : i64, num_kv_heads = 2 : i64, head_dim = 16 : i64, scale = 0.25 : f32} : tensor<64xf32>, tensor<32xf32>, tensor<32xf32>, !mk.kv_cache<1, 32> -> tensor<64xf32>
   return %o : tensor<64xf32>
 }
+
+// -----
+
+func.func @f(%q: tensor<64xf32>, %k: tensor<32xf32>, %v: tensor<32xf32>, %c: !mk.kv_cache<2, 16>, %pos: index) -> tensor<64xf32> {
+  // expected-error @+1 {{'mk.attention' op window must be positive, not 0}}
+  %o = mk.attention %q, %k, %v cache %c at %pos {num_heads = 4 : i64, num_kv_heads = 2 : i64, head_dim = 16 : i64, scale = 0.25 : f32, window = 0 : i64} : tensor<64xf32>, tensor<32xf32>, tensor<32xf32>, !mk.kv_cache<2, 16> -> tensor<64xf32>
+  return %o : tensor<64xf32>
+}
