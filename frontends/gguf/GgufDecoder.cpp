@@ -208,16 +208,14 @@ std::string readDecoderConfig(const GgufFile &file, GgufDecoderConfig &config) {
   if (std::string error = readRotary(file, config.architecture, base, config); !error.empty())
     return error;
 
-  // A sliding window narrower than the context hides positions that mk
-  // attention attends to (the ONNX importer refuses such masks too).
+  // A sliding window narrower than the context is the attention's window
+  // (a window as long as the context hides nothing).
   int64_t window = 0;
   if (std::string error = positive(file, p + "attention.sliding_window", window, false);
       !error.empty())
     return error;
   if (window && window < config.contextLength)
-    return "metadata key '" + p + "attention.sliding_window' is " + std::to_string(window) +
-           ", shorter than the context (" + std::to_string(config.contextLength) +
-           "): sliding-window attention is not supported";
+    config.slidingWindow = window;
 
   const GgufTensor *embedding = file.findTensor("token_embd.weight");
   if (!embedding)

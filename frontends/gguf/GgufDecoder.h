@@ -20,6 +20,9 @@ struct GgufDecoderConfig {
   std::string architecture; // general.architecture
   int64_t hidden = 0, layers = 0, heads = 0, kvHeads = 0, headDim = 0, ffn = 0, vocab = 0;
   int64_t contextLength = 0;
+  // attention.sliding_window when shorter than the context: each position
+  // attends to the last `slidingWindow` (mk.attention's window); 0: all.
+  int64_t slidingWindow = 0;
   float rmsEps = 0;
   // rotary_dim / 2 frequencies, as the model rotates (scaling applied);
   // `ropeTheta` is set only when they are the plain base^(-2i/rotary_dim).

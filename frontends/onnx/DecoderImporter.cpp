@@ -23,11 +23,12 @@ namespace mk::onnx_import {
 
 namespace {
 
-// The past length the abstract run uses. Long enough that a sliding-window
-// mask (4096 in the common configs) hides something and is refused rather
-// than imported as full attention; above 1 so the time axis is never a unit
-// axis.
-constexpr int64_t kAbstractPastLength = 4097;
+// The past length the abstract run uses. Long enough that the mask of a
+// sliding window up to 2^18 positions (Mistral's 4096, Phi-3.5's 262144)
+// hides something, so that the window is seen rather than the model read as
+// full attention; above 1 so the time axis is never a unit axis. The masks
+// the run folds are this long, a megabyte each.
+constexpr int64_t kAbstractPastLength = (int64_t{1} << 18) + 1;
 
 struct CacheInput {
   int64_t layer;

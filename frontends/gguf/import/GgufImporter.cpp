@@ -192,7 +192,9 @@ mlir::Value GgufBuilder::layer(int64_t index, mlir::Value x) {
                                function.getArgument(1), builder.getI64IntegerAttr(config.heads),
                                builder.getI64IntegerAttr(config.kvHeads),
                                builder.getI64IntegerAttr(config.headDim),
-                               builder.getF32FloatAttr(scale), /*window=*/nullptr)
+                               builder.getF32FloatAttr(scale),
+                               config.slidingWindow ? builder.getI64IntegerAttr(config.slidingWindow)
+                                                    : nullptr)
           .getResult();
   mlir::Value o = linear(attended, p + "attn_output.weight", qRows, hidden, "o_proj" + shapes);
   mlir::Value h = builder.create<AddOp>(loc, x.getType(), x, o).getResult();
