@@ -195,9 +195,6 @@ Outputs add(GraphImporter &importer, const onnx::NodeProto &node, const Inputs &
     }
     if (isKind(a, Kind::Scores) && isKind(b, Kind::Constant)) {
       const Tensor &mask = constantOf(b);
-      if (mask.shape.empty() || mask.shape.back() != a->shape.back())
-        failAt(node, "an attention mask of shape " + shapeText(mask.shape) + " for " +
-                         std::to_string(a->shape.back()) + " positions");
       auto masked = std::make_shared<SymbolicValue>(*a);
       masked->shape = broadcastOrFail(node, a, b);
       if (int64_t window = slidingWindowOf(node, mask))
