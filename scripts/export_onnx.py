@@ -46,8 +46,13 @@ def make_config(spec):
         "mistral": transformers.MistralConfig,
         "phi3": transformers.Phi3Config,
         "granite": transformers.GraniteConfig,
+        "gemma": transformers.GemmaConfig,
+        "gemma3": transformers.Gemma3TextConfig,
     }
     attention = spec.pop("attn_implementation", "sdpa")
+    # Without rope_theta the family's own rope settings stay (Gemma 3's
+    # differ between its sliding and its full layers).
+    own_rope = "rope_theta" not in spec and "rope_scaling" not in spec
     rope_theta = spec.pop("rope_theta", 10000.0)
     rope_scaling = spec.pop("rope_scaling", None)
     config = classes[family](**spec)
@@ -60,7 +65,9 @@ def make_config(spec):
     # rope parameters.
     if "partial_rotary_factor" in spec:
         params["partial_rotary_factor"] = spec["partial_rotary_factor"]
-    if hasattr(config, "rope_parameters"):
+    if own_rope:
+        pass
+    elif hasattr(config, "rope_parameters"):
         config.rope_parameters = params
     else:
         config.rope_theta = rope_theta

@@ -203,6 +203,20 @@ def Mk_SiluMulOp : Mk_Op<"silu_mul", [NoSideEffect, SameOperandsAndResultType]> 
   let assemblyFormat = "$gate `,` $up attr-dict `:` type($result)";
 }
 
+def Mk_GeluTanhMulOp : Mk_Op<"gelu_tanh_mul", [NoSideEffect, SameOperandsAndResultType]> {
+  let summary = "gelu(gate) * up with GELU's tanh approximation (Gemma's gated MLP)";
+  let description = [{
+    `gelu(x) = 0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3)))`.
+
+    ```mlir
+    %h = mk.gelu_tanh_mul %gate, %up : tensor<160xf32>
+    ```
+  }];
+  let arguments = (ins Mk_Vector:$gate, Mk_Vector:$up);
+  let results = (outs Mk_Vector:$result);
+  let assemblyFormat = "$gate `,` $up attr-dict `:` type($result)";
+}
+
 def Mk_AddOp : Mk_Op<"add", [NoSideEffect, SameOperandsAndResultType, Commutative]> {
   let summary = "Residual add";
   let description = [{

@@ -112,6 +112,7 @@ struct ReferenceInterpreter::State {
   llvm::Error runRotary(RotaryOp op, Frame &frame);
   llvm::Error runAttention(AttentionOp op, Frame &frame);
   llvm::Error runSiluMul(SiluMulOp op, Frame &frame);
+  llvm::Error runGeluTanhMul(GeluTanhMulOp op, Frame &frame);
   llvm::Error runAdd(AddOp op, Frame &frame);
   llvm::Error runLogits(LogitsOp op, Frame &frame);
   llvm::Error runArgmax(ArgmaxOp op, Frame &frame);
@@ -322,7 +323,7 @@ llvm::Error ReferenceInterpreter::State::prepareOp(mlir::Operation *op) {
       .Case([&](AttentionOp attention) { return resolveCache(op, attention.getCache()); })
       .Case([&](GemvOp gemv) { return prepareGemv(gemv); })
       .Case([&](FusedAttentionOp attention) { return prepareFusedAttention(attention); })
-      .Case<SiluMulOp, AddOp, ArgmaxOp, SliceOp, mlir::func::ReturnOp>(
+      .Case<SiluMulOp, GeluTanhMulOp, AddOp, ArgmaxOp, SliceOp, mlir::func::ReturnOp>(
           [](mlir::Operation *) { return llvm::Error::success(); })
       .Default([&](mlir::Operation *) {
         return opError(op, "the reference interpreter does not know this op");
@@ -399,6 +400,13 @@ llvm::Error ReferenceInterpreter::State::runSiluMul(SiluMulOp op, Frame &frame) 
   return llvm::Error::success();
 }
 
+llvm::Error ReferenceInterpreter::State::runGeluTanhMul(GeluTanhMulOp op, Frame &frame) {
+  std::vector<float> y = vectorFor(op.getResult());
+  kernels::geluTanhMul(frame.vector(op.getGate()), frame.vector(op.getUp()), y);
+  frame.vectors[op.getResult()] = std::move(y);
+  return llvm::Error::success();
+}
+
 llvm::Error ReferenceInterpreter::State::runAdd(AddOp op, Frame &frame) {
   std::vector<float> y = vectorFor(op.getResult());
   kernels::add(frame.vector(op.getLhs()), frame.vector(op.getRhs()), y);
@@ -469,6 +477,7 @@ llvm::Error ReferenceInterpreter::State::runOp(mlir::Operation *op, Frame &frame
       .Case([&](RotaryOp rotary) { return runRotary(rotary, frame); })
       .Case([&](AttentionOp attention) { return runAttention(attention, frame); })
       .Case([&](SiluMulOp siluMul) { return runSiluMul(siluMul, frame); })
+      .Case([&](GeluTanhMulOp geluMul) { return runGeluTanhMul(geluMul, frame); })
       .Case([&](AddOp add) { return runAdd(add, frame); })
       .Case([&](LogitsOp logits) { return runLogits(logits, frame); })
       .Case([&](ArgmaxOp argmax) { return runArgmax(argmax, frame); })

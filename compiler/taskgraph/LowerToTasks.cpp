@@ -76,8 +76,8 @@ public:
               .Default([&](mlir::Operation *other) {
                 return opError(other, "no task kind runs it: the fusion passes fold such an op "
                                       "into a gemv or an attention only where a Llama-style "
-                                      "layer has it (a norm of a projection's output, as "
-                                      "OLMo-2 has, stays alone)");
+                                      "layer has it (docs/model-families.md: what the other "
+                                      "families need)");
               });
       if (result)
         return std::move(result);

@@ -140,6 +140,15 @@ void siluMul(std::span<const float> gate, std::span<const float> up, std::span<f
     y[i] = gate[i] / (1.0f + std::exp(-gate[i])) * up[i];
 }
 
+void geluTanhMul(std::span<const float> gate, std::span<const float> up, std::span<float> y) {
+  assert(gate.size() == up.size() && y.size() == gate.size());
+  const float inner = std::sqrt(2.0f / static_cast<float>(M_PI));
+  for (size_t i = 0; i < gate.size(); ++i) {
+    float x = gate[i];
+    y[i] = 0.5f * x * (1.0f + std::tanh(inner * (x + 0.044715f * x * x * x))) * up[i];
+  }
+}
+
 void add(std::span<const float> lhs, std::span<const float> rhs, std::span<float> y) {
   assert(lhs.size() == rhs.size() && y.size() == lhs.size());
   for (size_t i = 0; i < lhs.size(); ++i)

@@ -65,6 +65,8 @@ void attention(std::span<const float> q, std::span<const float> k, std::span<con
                int64_t window = 0);
 
 void siluMul(std::span<const float> gate, std::span<const float> up, std::span<float> y);
+// gelu(gate) * up, GELU by its tanh approximation (mk.gelu_tanh_mul).
+void geluTanhMul(std::span<const float> gate, std::span<const float> up, std::span<float> y);
 
 void add(std::span<const float> lhs, std::span<const float> rhs, std::span<float> y);
 

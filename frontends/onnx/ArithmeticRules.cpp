@@ -152,6 +152,8 @@ Outputs add(GraphImporter &importer, const onnx::NodeProto &node, const Inputs &
   Inputs inputs = {importer.asActivation(given.at(0), &node),
                    importer.asActivation(given.at(1), &node)};
   Symbolic result = eitherOrder(inputs, [&](const Symbolic &a, const Symbolic &b) -> Symbolic {
+    if (Symbolic gelu = addGeluPart(importer, node, a, b))
+      return gelu;
     if (isKind(a, Kind::Position) && scalarOf(b)) {
       auto value = derived(a, Kind::Position);
       value->positionOffset += static_cast<int64_t>(*scalarOf(b));
@@ -215,7 +217,7 @@ Outputs mul(GraphImporter &importer, const onnx::NodeProto &node, const Inputs &
   Inputs inputs = given;
   for (size_t i = 0; i < 2; ++i) {
     const Symbolic &other = given.at(1 - i);
-    if (!(isKind(given[i], Kind::ScaledActivation) && scalarOf(other)) &&
+    if (!(isKind(given[i], Kind::ScaledActivation) && (scalarOf(other) || isGeluPart(other))) &&
         !(isKind(given[i], Kind::HalfSlice) && isKind(other, Kind::Trig)))
       inputs[i] = importer.asActivation(given[i], &node);
   }
@@ -232,6 +234,8 @@ Outputs mul(GraphImporter &importer, const onnx::NodeProto &node, const Inputs &
     return value;
   };
   Symbolic result = eitherOrder(inputs, [&](const Symbolic &a, const Symbolic &b) -> Symbolic {
+    if (Symbolic gelu = mulGeluPart(importer, node, a, b))
+      return gelu;
     std::optional<double> scalar = scalarOf(b);
     switch (a->kind) {
     case Kind::Activation:
@@ -377,6 +381,11 @@ Outputs pow(GraphImporter &importer, const onnx::NodeProto &node, const Inputs &
   std::optional<double> exponent = scalarOf(inputs.at(1));
   if (isKind(base, Kind::Activation) && exponent == 2.0)
     return {derived(base, Kind::Square)};
+  if (isKind(base, Kind::Activation) && exponent == 3.0) { // GELU's cube (GeluRules.cpp)
+    auto cube = derived(base, Kind::Cube);
+    cube->scale = 1.0;
+    return {cube};
+  }
   if (isKind(base, Kind::MeanSquareEps) && exponent == 0.5)
     return {derived(base, Kind::RootMeanSquare)};
   if (isKind(base, Kind::MeanSquareEps) && exponent == -0.5)

@@ -114,6 +114,7 @@ GraphImporter::GraphImporter(mlir::MLIRContext &context, LoadedModel &model,
   addLayoutRules(rules);
   addArithmeticRules(rules);
   addAttentionRules(rules);
+  addGeluRules(rules);
 }
 
 mlir::Value GraphImporter::cacheArgument(int64_t layer) {

@@ -31,6 +31,16 @@ using Rule = std::function<std::vector<Symbolic>(GraphImporter &, const onnx::No
 void addLayoutRules(std::map<std::string, Rule> &rules);
 void addArithmeticRules(std::map<std::string, Rule> &rules);
 void addAttentionRules(std::map<std::string, Rule> &rules);
+void addGeluRules(std::map<std::string, Rule> &rules);
+// GELU's pieces combined by Add and Mul (GeluRules.cpp), or nullptr when
+// `a` and `b` are none of them. `b` is the other operand.
+Symbolic addGeluPart(GraphImporter &importer, const onnx::NodeProto &node, const Symbolic &a,
+                     const Symbolic &b);
+Symbolic mulGeluPart(GraphImporter &importer, const onnx::NodeProto &node, const Symbolic &a,
+                     const Symbolic &b);
+// Whether `value` is one of GELU's pieces (a multiplication keeps a scaled
+// activation beside it as it is).
+bool isGeluPart(const Symbolic &value);
 
 // Rotary embedding of a heads x head_dim activation with rotary_dim / 2
 // frequencies (ArithmeticRules.cpp).

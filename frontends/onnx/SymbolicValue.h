@@ -46,6 +46,13 @@ enum class SymbolicKind {
   RotatedHalf,    // rotate_half(x) = concat(-x[h:], x[:h])
   RopeSin,        // rotate_half(x) * sin(pos * freqs)
   RotaryPrefix,   // rotary of each head's first entries, waiting for the rest (partial rotary)
+  // GELU's tanh approximation, 0.5 x (1 + tanh(c (x + 0.044715 x^3))), as it
+  // is built (GeluRules.cpp); `scale` is the factor in front of each.
+  Cube,           // scale * x^3
+  CubicSum,       // scale * (x + 0.044715 x^3)
+  GeluTanh,       // scale * tanh(sqrt(2 / pi) (x + 0.044715 x^3))
+  GeluOnePlus,    // scale * (1 + tanh(...))
+  Gelu,           // scale * x * (1 + tanh(...)): GELU when scale is 0.5
   Scores,         // q . k for every cached position, times a scale
   Probabilities,  // softmax of Scores
   NanCheck,       // isnan(Probabilities)

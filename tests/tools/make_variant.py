@@ -97,7 +97,7 @@ def main(kind, source, out):
         return
     model = onnx.load(source)
     if kind == "unsupported-op":
-        first_node(model, "Sigmoid").op_type = "Tanh"
+        first_node(model, "Sigmoid").op_type = "Exp"
     elif kind == "scaled-residual":
         # The residual stream after layer 0's attention times 0.5: a factor on
         # a sum, which no weight can absorb.

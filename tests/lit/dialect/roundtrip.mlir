@@ -31,12 +31,14 @@ func.func @decode_step(%token: i64, %pos: index, %cache: !mk.kv_cache<2, 16>) ->
   %qn = mk.head_rms_norm %q weight @qn {eps = 1.0e-06 : f32, head_dim = 16 : i64} : tensor<64xf32>
   // CHECK: mk.rotary %{{.*}} at %{{.*}} {
   %qr = mk.rotary %qn at %pos {head_dim = 16 : i64, rotary_dim = 16 : i64, theta = 1.0e+04 : f64, inv_freq = dense<[1.0, 0.5, 0.25, 0.125, 0.0625, 0.03125, 0.015625, 0.0078125]> : tensor<8xf32>} : tensor<64xf32>
-  // CHECK: mk.attention %{{.*}}, %{{.*}}, %{{.*}} cache %{{.*}} at %{{.*}} {
-  %o = mk.attention %qr, %k, %v cache %cache at %pos {num_heads = 4 : i64, num_kv_heads = 2 : i64, head_dim = 16 : i64, scale = 0.25 : f32} : tensor<64xf32>, tensor<32xf32>, tensor<32xf32>, !mk.kv_cache<2, 16> -> tensor<64xf32>
+  // CHECK: mk.attention %{{.*}}, %{{.*}}, %{{.*}} cache %{{.*}} at %{{.*}} {{{.*}}window = 4096 : i64}
+  %o = mk.attention %qr, %k, %v cache %cache at %pos {num_heads = 4 : i64, num_kv_heads = 2 : i64, head_dim = 16 : i64, scale = 0.25 : f32, window = 4096 : i64} : tensor<64xf32>, tensor<32xf32>, tensor<32xf32>, !mk.kv_cache<2, 16> -> tensor<64xf32>
   %h = mk.add %x, %o : tensor<64xf32>
   %m = mk.silu_mul %h, %h : tensor<64xf32>
+  // CHECK: mk.gelu_tanh_mul %{{.*}}, %{{.*}} : tensor<64xf32>
+  %g = mk.gelu_tanh_mul %m, %h : tensor<64xf32>
   // CHECK: mk.logits %{{.*}} weight @embed : tensor<64xf32> -> tensor<256xf32>
-  %l = mk.logits %m weight @embed : tensor<64xf32> -> tensor<256xf32>
+  %l = mk.logits %g weight @embed : tensor<64xf32> -> tensor<256xf32>
   // CHECK: mk.argmax %{{.*}} : tensor<256xf32>
   %t = mk.argmax %l : tensor<256xf32>
   return %l, %t : tensor<256xf32>, i64
