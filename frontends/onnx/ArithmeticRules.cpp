@@ -447,9 +447,9 @@ Outputs reduceMean(GraphImporter &, const onnx::NodeProto &node, const Inputs &i
 
 Outputs matMul(GraphImporter &importer, const onnx::NodeProto &node, const Inputs &inputs) {
   const Symbolic &a = inputs.at(0), &b = inputs.at(1);
-  if (isKind(b, Kind::Constant) && isKind(importer.asActivation(a, &node), Kind::Activation))
-    return {emitLinear(importer, node, importer.asActivation(a, &node), constantOf(b), false,
-                       nullptr)};
+  if (isKind(b, Kind::Constant))
+    if (Symbolic x = importer.asActivation(a, &node); isKind(x, Kind::Activation))
+      return {emitLinear(importer, node, x, constantOf(b), false, nullptr)};
   // inv_freq[:, None] @ pos[None, :]: the rotary angles.
   if (isKind(a, Kind::Constant) && isKind(b, Kind::Position) && !a->shape.empty() &&
       a->shape.back() == 1) {

@@ -28,13 +28,19 @@ std::string factorText(double factor) {
   return text;
 }
 
+// The weight an mk.weight symbol names, which the import registered.
+const Weight &tableWeight(const WeightTable &weights, mlir::FlatSymbolRefAttr symbol) {
+  const Weight *weight = weights.find(symbol.getValue().str());
+  if (!weight)
+    fail("weight '" + symbol.getValue().str() + "' is not in the weight table");
+  return *weight;
+}
+
 } // namespace
 
 mlir::FlatSymbolRefAttr GraphImporter::scaledWeight(mlir::FlatSymbolRefAttr symbol,
                                                     double factor) {
-  const Weight *weight = weights.find(symbol.getValue().str());
-  if (!weight)
-    fail("weight '" + symbol.getValue().str() + "' is not in the weight table");
+  const Weight *weight = &tableWeight(weights, symbol);
   Tensor scaled;
   scaled.shape = weight->shape;
   scaled.storage = weight->storage;
@@ -50,9 +56,7 @@ mlir::FlatSymbolRefAttr GraphImporter::scaledWeight(mlir::FlatSymbolRefAttr symb
 
 mlir::FlatSymbolRefAttr GraphImporter::weightRows(mlir::FlatSymbolRefAttr symbol, int64_t begin,
                                                   int64_t end) {
-  const Weight *weight = weights.find(symbol.getValue().str());
-  if (!weight)
-    fail("weight '" + symbol.getValue().str() + "' is not in the weight table");
+  const Weight *weight = &tableWeight(weights, symbol);
   int64_t rows = weight->shape.empty() ? 0 : weight->shape[0];
   int64_t cols = weight->shape.size() == 2 ? weight->shape[1] : 1;
   if (weight->shape.size() > 2 || begin < 0 || begin >= end || end > rows)
