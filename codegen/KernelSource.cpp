@@ -91,7 +91,7 @@ uint32_t gemvEarlySlots(const KernelVariants &variants, uint64_t limitBytes,
       continue;
     const int loads = static_cast<int>(options.gemvLoadsInFlight);
     GemvGeometry g = gemvGeometry(static_cast<int>(variant.arguments[0]),
-                                  variant.arguments[1] == MK_EPILOGUE_SILU_MUL ? 2 : 1,
+                                  MK_EPILOGUE_GATED(variant.arguments[1]) ? 2 : 1,
                                   kMegakernelThreads, loads);
     const uint64_t batch = static_cast<uint64_t>(gemvBatchChunks(g));
     const bool shortRows = gemvShortRows(g, loads);
@@ -121,7 +121,7 @@ uint64_t weightRingSlotBytes(const KernelVariants &variants, uint32_t consumers)
   uint64_t longest = 0;
   for (const KernelVariant &variant : variants.variants)
     if (variant.kind == TaskKind::Gemv) {
-      int rows = variant.arguments[1] == MK_EPILOGUE_SILU_MUL ? 2 : 1;
+      int rows = MK_EPILOGUE_GATED(variant.arguments[1]) ? 2 : 1;
       longest = std::max<uint64_t>(longest, gemvWarpPassBytes(gemvGeometry(
                                       static_cast<int>(variant.arguments[0]), rows,
                                       static_cast<int>(consumers), 1)));

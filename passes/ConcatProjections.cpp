@@ -1,7 +1,7 @@
 // mk-concat-projections: the projections that read the same vector and feed
 // the same consumer become one gemv, so the vector is loaded (and later
 // normalized) once: q, k, v of an mk.attention (possibly through a per-head
-// norm and mk.rotary), and gate, up of an mk.silu_mul. A per-head norm is
+// norm and mk.rotary), and gate, up of an mk.silu_mul or mk.gelu_tanh_mul. A per-head norm is
 // what mk-fuse-attention-input folds: an mk.head_rms_norm of the attention's
 // head_dim, or an mk.rms_norm of one head (PassDetail.h, HeadNorm). The
 // stacked gemv's weights and biases are the parts' in that order, and each
@@ -94,19 +94,21 @@ struct AttentionPattern : OpRewritePattern<AttentionOp> {
   }
 };
 
-struct SiluMulPattern : OpRewritePattern<SiluMulOp> {
-  using OpRewritePattern::OpRewritePattern;
+// The gate and up of a gated activation (mk.silu_mul, mk.gelu_tanh_mul).
+template <class GatedOp> struct GatePattern : OpRewritePattern<GatedOp> {
+  using OpRewritePattern<GatedOp>::OpRewritePattern;
 
-  LogicalResult matchAndRewrite(SiluMulOp siluMul, PatternRewriter &rewriter) const override {
-    GemvOp parts[] = {siluMul.getGate().getDefiningOp<GemvOp>(),
-                      siluMul.getUp().getDefiningOp<GemvOp>()};
+  LogicalResult matchAndRewrite(GatedOp gated, PatternRewriter &rewriter) const override {
+    GemvOp parts[] = {gated.getGate().template getDefiningOp<GemvOp>(),
+                      gated.getUp().template getDefiningOp<GemvOp>()};
     return stack(parts, rewriter);
   }
 };
 
 struct ConcatProjectionsPass : ConcatProjectionsBase<ConcatProjectionsPass> {
   void runOnOperation() override {
-    if (failed(applyPatterns<AttentionPattern, SiluMulPattern>(getOperation())))
+    if (failed(applyPatterns<AttentionPattern, GatePattern<SiluMulOp>,
+                                GatePattern<GeluTanhMulOp>>(getOperation())))
       signalPassFailure();
   }
 };

@@ -284,9 +284,10 @@ __device__ bool attentionChunkRow(const TaskContext &context, const MkTaskRecord
   static_assert(kValueLanes <= kWarpSize, "at most 32 dimensions of o per warp");
 
   unsigned long long group = task.begin, chunk = task.end;
-  const long long span = attentionSpan(row.position, op.chunksPerRound, op.numChunks, kChunk);
-  long long first = static_cast<long long>(chunk) * span;
-  long long last = min(first + span, row.position + 1);
+  const AttentionChunkPositions positions = attentionChunkPositions(
+      row.position, op.window, static_cast<long long>(chunk), op.chunksPerRound, op.numChunks,
+      kChunk);
+  const long long first = positions.first, last = positions.last;
   // An idle row attends to nothing: its partials are an empty chunk's.
   int count = row.active && last > first ? static_cast<int>(last - first) : 0;
   float *queries = team.shared;                     // [kGroup][kHeadDim]
@@ -311,9 +312,9 @@ __device__ bool attentionChunkRow(const TaskContext &context, const MkTaskRecord
   int valueDim = warp * kValueLanes + lane % kValueLanes, valueSlice = lane / kValueLanes;
 
   // This step's k and v, normed and rotated: for the caches (chunk 0) and
-  // for the chunk that holds the position. Chunk 0 always holds position 0,
-  // so an empty chunk has none; the empty path still checks, in case spans
-  // ever start elsewhere.
+  // for the chunk that holds the position. Chunk 0 always holds the
+  // window's first position, so an empty chunk has none; the empty path
+  // still checks.
   const bool holdsPosition = first <= position && position < first + count;
   const bool newEntries = row.active && (chunk == 0 || holdsPosition);
   const float *qkv = row.qkv;

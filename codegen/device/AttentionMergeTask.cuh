@@ -36,8 +36,8 @@ __device__ __forceinline__ void attentionMergeElement(const TaskContext &context
   const AttentionLayout layout = Layout::of(op);
   constexpr int kBatch = 12;
   unsigned long long group = task.begin;
-  long long chunks = attentionChunksInUse(row.position, op.chunksPerRound, op.numChunks,
-                                        op.chunkSize);
+  long long chunks = attentionWindowChunksInUse(row.position, op.window, op.chunksPerRound,
+                                              op.numChunks, op.chunkSize);
   out += layout.query(group);
   if (!row.active) {
     out[i] = 0.0f;

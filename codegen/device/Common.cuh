@@ -58,6 +58,18 @@ struct TaskContext {
 
 __device__ __forceinline__ float negativeInfinity() { return __int_as_float(0xff800000); }
 
+// A gated epilogue's activation of its gate sum, as core/kernels/Kernels.cpp
+// computes it: silu, or GELU's tanh approximation (Gemma).
+template <int kEpilogue> __device__ __forceinline__ float gateActivation(float gate) {
+  static_assert(MK_EPILOGUE_GATED(kEpilogue), "a gated epilogue");
+  if constexpr (kEpilogue == MK_EPILOGUE_GELU_TANH_MUL) {
+    constexpr float kInner = 0.7978845608028654f; // sqrt(2 / pi)
+    return 0.5f * gate * (1.0f + tanhf(kInner * (gate + 0.044715f * gate * gate * gate)));
+  } else {
+    return gate / (1.0f + expf(-gate));
+  }
+}
+
 __device__ __forceinline__ bool isFinite(float value) {
   return (__float_as_uint(value) & 0x7f800000u) != 0x7f800000u;
 }

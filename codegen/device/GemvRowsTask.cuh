@@ -170,7 +170,7 @@ struct GemvRowsInput {
   }
 };
 
-// A step row's output: the bias, the epilogue (silu(gate) * up, or the
+// A step row's output: the bias, the epilogue (act(gate) * up, or the
 // residual of that row added) and the store; returns what it stored.
 template <int kEpilogue, bool kBias>
 struct GemvRowsOutput {
@@ -183,12 +183,12 @@ struct GemvRowsOutput {
                                          float up = 0.0f) const {
     if constexpr (kBias) {
       gate += context.params[op.bias + row];
-      if constexpr (kEpilogue == MK_EPILOGUE_SILU_MUL)
+      if constexpr (MK_EPILOGUE_GATED(kEpilogue))
         up += context.params[op.bias + op.outputLength + row];
     }
     float result = gate;
-    if constexpr (kEpilogue == MK_EPILOGUE_SILU_MUL)
-      result = gate / (1.0f + expf(-gate)) * up;
+    if constexpr (MK_EPILOGUE_GATED(kEpilogue))
+      result = gateActivation<kEpilogue>(gate) * up;
     const unsigned long long at = static_cast<unsigned long long>(m) * op.outputLength + row;
     if constexpr (kEpilogue == MK_EPILOGUE_RESIDUAL)
       result = context.activations[op.residual + at] + result;
@@ -208,7 +208,7 @@ __device__ void gemvRowsTensorCores(const TaskContext &context, const MkTaskReco
   static_assert(Input::kSlices == 1 || Input::kSlice % 32 == 0, "a slice is whole steps");
   constexpr int kWarps = kThreads / kWarpSize;
   static_assert(kWarps * 128 <= kGemvRowsScratchFloats, "the warps' partial sums fit");
-  constexpr bool kGated = kEpilogue == MK_EPILOGUE_SILU_MUL;
+  constexpr bool kGated = MK_EPILOGUE_GATED(kEpilogue);
   constexpr int kGroupRows = kGated ? 8 : 16; // output rows of a warp's 16 weight rows
   constexpr int kSteps = (kInput + 31) / 32;  // of 32 input elements
   constexpr int kInFlight = static_cast<int>(kGemvRowsBatchSteps); // steps loaded at once
@@ -431,7 +431,7 @@ __device__ void gemvRowsCudaCores(const TaskContext &context, const MkTaskRecord
                                   const MkOperationRecord &op, const AwaitInputs &awaitInputs) {
   static_assert(kThreads % kWarpSize == 0, "whole warps");
   // A SiluMul output row needs the gate row j and the up row N + j.
-  constexpr int kRows = kEpilogue == MK_EPILOGUE_SILU_MUL ? 2 : 1;
+  constexpr int kRows = MK_EPILOGUE_GATED(kEpilogue) ? 2 : 1;
   // Fewer loads in flight than one row's gemv from 4 rows on: the step
   // rows' sums take the registers (the Qwen3-0.6B shape's kernel for 8 rows
   // spilled 216 bytes with the full batch of loads, 16 with half).

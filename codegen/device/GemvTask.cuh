@@ -197,7 +197,7 @@ __device__ void gemvOneRowTask(const TaskContext &context, const MkTaskRecord &t
   static_assert(kInput == gemvSharedFloats(kInput, kEpilogue, kNorm, kBias, kPicks),
                 "x is what core/protocol/SharedMemory.h reserves");
   // A SiluMul output row needs the gate row j and the up row N + j.
-  constexpr int kRows = kEpilogue == MK_EPILOGUE_SILU_MUL ? 2 : 1;
+  constexpr int kRows = MK_EPILOGUE_GATED(kEpilogue) ? 2 : 1;
   using Stream = RowStream<kInput, kRows, kThreads, kLoadsInFlight>;
   constexpr int kLanes = Stream::kLanes;
   constexpr int kRowsPerWarp = Stream::kGeometry.rowsPerWarp;
@@ -315,8 +315,8 @@ __device__ void gemvOneRowTask(const TaskContext &context, const MkTaskRecord &t
         sums[r] += active ? context.params[op.bias + r * op.outputLength + row] : 0.0f;
     }
     float result = sums[0];
-    if constexpr (kEpilogue == MK_EPILOGUE_SILU_MUL)
-      result = sums[0] / (1.0f + expf(-sums[0])) * sums[1];
+    if constexpr (MK_EPILOGUE_GATED(kEpilogue))
+      result = gateActivation<kEpilogue>(sums[0]) * sums[1];
     else if constexpr (kEpilogue == MK_EPILOGUE_RESIDUAL)
       result = residual + result;
     if (active && lane == 0) {

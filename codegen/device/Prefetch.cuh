@@ -63,7 +63,7 @@ __device__ inline void prefetchTaskWeights(const TaskContext &context, const MkT
   // Rows that are not whole 16-byte units cannot be bulk-copied.
   if ((op.inputLength * sizeof(unsigned short)) % 16 != 0)
     return;
-  if (op.epilogue == MK_EPILOGUE_SILU_MUL) {
+  if (MK_EPILOGUE_GATED(op.epilogue)) {
     prefetchStackedRows(context, op, task.begin, task.end, budget / 2);
     prefetchStackedRows(context, op, op.outputLength + task.begin, op.outputLength + task.end,
                         budget / 2);

@@ -2,7 +2,7 @@
 // (runtime/format/PrefillArgs.h): the rows' k and v are in the cache
 // already (PrefillKernels.cuh's prepare), so row r attends to the slots
 // [0, firstPosition + r] of its KV head, earlier prompts' and its own
-// chunk's alike.
+// chunk's alike; with a sliding window, the last `window` of them only.
 //
 // A CTA takes MK_PREFILL_ATTENTION_ROWS query rows of one KV head, a
 // query row being a prompt row and one q head of the head's group, so the
@@ -26,6 +26,7 @@
 #include "codegen/device/Common.cuh"
 #include "codegen/device/Fragments.cuh"
 #include "codegen/device/PrefillKernels.cuh"
+#include "core/protocol/AttentionLayout.h"
 
 namespace mk::gpu {
 
@@ -83,6 +84,12 @@ __device__ void prefillAttention(const MkPrefillAttentionArgs &args) {
       firstPosition + (min(tileRow + MK_PREFILL_ATTENTION_ROWS, queryRows) - 1) / group;
   const int warpFirst = firstPosition + min(warpRow, queryRows - 1) / group;
   const int warpLast = firstPosition + min(warpRow + kWarpRows - 1, queryRows - 1) / group;
+  // A sliding window (0: none): row p keeps the keys [p + 1 - window, p].
+  // The tile's blocks start at its first row's oldest key.
+  const int window = static_cast<int>(args.window);
+  const int tileFirst = firstPosition + min(tileRow, queryRows - 1) / group;
+  const int firstBlock = static_cast<int>(attentionWindowStart(tileFirst, window)) / kKeys;
+  const int warpOldest = static_cast<int>(attentionWindowStart(warpFirst, window));
   const Cache *keyCache = deviceAddress<const Cache>(args.keyCache);
   const Cache *valueCache = deviceAddress<const Cache>(args.valueCache);
   const float scale = args.scale * 1.44269504088896340736f; // log2(e)
@@ -161,8 +168,8 @@ __device__ void prefillAttention(const MkPrefillAttentionArgs &args) {
 
   const int blocks = lastPosition / kKeys + 1;
   if constexpr (kCacheBytes == 2)
-    stage(0);
-  for (int block = 0; block < blocks; ++block) {
+    stage(firstBlock);
+  for (int block = firstBlock; block < blocks; ++block) {
     const int firstKey = block * kKeys;
     // Every warp is done with the stage the next block takes.
     __syncthreads();
@@ -176,9 +183,9 @@ __device__ void prefillAttention(const MkPrefillAttentionArgs &args) {
       stage(block);
     }
     __syncthreads();
-    // A warp whose rows all precede the block (or that has no rows) has
-    // nothing in it.
-    if (firstKey > warpLast || warpRow >= queryRows)
+    // A warp whose rows all precede the block, whose windows all start
+    // past it, or that has no rows, has nothing in it.
+    if (firstKey > warpLast || firstKey + kKeys - 1 < warpOldest || warpRow >= queryRows)
       continue;
     const unsigned short *keys = staged + (block % 2) * 2 * kStage, *values = keys + kStage;
 
@@ -203,11 +210,13 @@ __device__ void prefillAttention(const MkPrefillAttentionArgs &args) {
       }
     }
     // Compute: the softmax's running max and sum, masked past each row
-    // where the block reaches past the warp's first row, then weights
+    // where the block reaches past the warp's first row (and before each
+    // row's window where it reaches before its last row's), then weights
     // exp2(s scale - max scale) in place, one multiply-add and one ex2 a
     // score (the scale is positive, Prefill.cpp checks, so the max of the
     // raw scores is the max of the scaled ones).
-    const bool masked = firstKey + kKeys - 1 > warpFirst;
+    const bool masked =
+        firstKey + kKeys - 1 > warpFirst || (window > 0 && firstKey <= warpLast - window);
 #pragma unroll
     for (int i = 0; i < kTiles; ++i) {
       float blockMax[2] = {negativeInfinity(), negativeInfinity()};
@@ -216,7 +225,8 @@ __device__ void prefillAttention(const MkPrefillAttentionArgs &args) {
 #pragma unroll
         for (int e = 0; e < 4; ++e) {
           const int key = firstKey + n * 8 + 2 * t + (e & 1), half = e / 2;
-          if (masked && key > position[i][half])
+          if (masked && (key > position[i][half] ||
+                         (window > 0 && key <= position[i][half] - window)))
             s[i][n][e] = negativeInfinity();
           blockMax[half] = fmaxf(blockMax[half], s[i][n][e]);
         }

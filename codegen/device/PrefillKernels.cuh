@@ -131,7 +131,7 @@ __device__ void prefillEpilogue(const MkPrefillEpilogueArgs &args) {
       const float4 b = *reinterpret_cast<const float4 *>(bias + j);
       y[0] += b.x, y[1] += b.y, y[2] += b.z, y[3] += b.w;
     }
-    if (args.epilogue == MK_EPILOGUE_SILU_MUL) {
+    if (MK_EPILOGUE_GATED(args.epilogue)) {
       const float4 u = loadFourProducts(args.products, bf16Products, productRow + length + j, true);
       gate[0] = u.x, gate[1] = u.y, gate[2] = u.z, gate[3] = u.w;
       if (bias) {
@@ -150,7 +150,7 @@ __device__ void prefillEpilogue(const MkPrefillEpilogueArgs &args) {
     };
     for (int e = 0; e < 4 && j + e < length; ++e) {
       y[e] = product(j + e) + (bias ? bias[j + e] : 0.0f);
-      if (args.epilogue == MK_EPILOGUE_SILU_MUL)
+      if (MK_EPILOGUE_GATED(args.epilogue))
         gate[e] = product(length + j + e) + (bias ? bias[length + j + e] : 0.0f);
       else if (args.epilogue == MK_EPILOGUE_RESIDUAL)
         extra[e] = residual[j + e];
@@ -160,7 +160,9 @@ __device__ void prefillEpilogue(const MkPrefillEpilogueArgs &args) {
 #pragma unroll
   for (int e = 0; e < 4; ++e) {
     if (args.epilogue == MK_EPILOGUE_SILU_MUL)
-      y[e] = y[e] / (1.0f + expf(-y[e])) * gate[e];
+      y[e] = gateActivation<MK_EPILOGUE_SILU_MUL>(y[e]) * gate[e];
+    else if (args.epilogue == MK_EPILOGUE_GELU_TANH_MUL)
+      y[e] = gateActivation<MK_EPILOGUE_GELU_TANH_MUL>(y[e]) * gate[e];
     else if (args.epilogue == MK_EPILOGUE_RESIDUAL)
       y[e] = extra[e] + y[e];
   }

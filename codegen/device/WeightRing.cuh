@@ -102,7 +102,7 @@ __device__ __forceinline__ void bulkCopy(void *target, const void *source, unsig
 // matter here).
 template <int kThreads>
 __device__ __forceinline__ GemvGeometry gemvGeometryOf(const MkOperationRecord &op) {
-  return gemvGeometry(static_cast<int>(op.inputLength), op.epilogue == MK_EPILOGUE_SILU_MUL ? 2 : 1,
+  return gemvGeometry(static_cast<int>(op.inputLength), MK_EPILOGUE_GATED(op.epilogue) ? 2 : 1,
                       kThreads, 1);
 }
 

@@ -188,8 +188,10 @@ LogicalResult AttentionOp::verify() {
 
 LogicalResult GemvOp::verify() {
   StringRef epilogue = getEpilogue();
-  if (epilogue != "none" && epilogue != "silu_mul" && epilogue != "residual")
-    return emitOpError("epilogue must be \"none\", \"silu_mul\" or \"residual\", got \"")
+  if (epilogue != "none" && epilogue != "silu_mul" && epilogue != "gelu_tanh_mul" &&
+      epilogue != "residual")
+    return emitOpError("epilogue must be \"none\", \"silu_mul\", \"gelu_tanh_mul\" or "
+                       "\"residual\", got \"")
            << epilogue << "\"";
   if (getWeights().empty())
     return emitOpError("needs at least one weight");
@@ -205,9 +207,9 @@ LogicalResult GemvOp::verify() {
     return emitOpError("has a residual operand exactly when the epilogue is \"residual\"");
   if (getResidual() && getResidual().getType() != getResult().getType())
     return emitOpError("residual must have the result's type");
-  if (epilogue == "silu_mul" && getWeights().size() != 2)
-    return emitOpError("epilogue \"silu_mul\" needs exactly two weights (gate, up), got ")
-           << getWeights().size();
+  if ((epilogue == "silu_mul" || epilogue == "gelu_tanh_mul") && getWeights().size() != 2)
+    return emitOpError("epilogue \"") << epilogue << "\" needs exactly two weights (gate, up), got "
+                                      << getWeights().size();
   return success();
 }
 
@@ -237,12 +239,12 @@ LogicalResult GemvOp::verifySymbolUses(SymbolTableCollection &symbols) {
       return failure();
   }
   int64_t out = lengthOf(getResult());
-  if (getEpilogue() == "silu_mul") {
+  if (StringRef gated = getEpilogue(); gated == "silu_mul" || gated == "gelu_tanh_mul") {
     if (rows[0] != rows[1])
-      return emitOpError("silu_mul needs gate and up of equal rows, got ")
-             << rows[0] << " and " << rows[1];
+      return emitOpError() << gated << " needs gate and up of equal rows, got " << rows[0]
+                           << " and " << rows[1];
     if (out != rows[0])
-      return emitOpError("result has ") << out << " entries, silu_mul gives " << rows[0];
+      return emitOpError("result has ") << out << " entries, " << gated << " gives " << rows[0];
     return success();
   }
   int64_t total = 0;

@@ -270,6 +270,8 @@ def Mk_GemvOp : Mk_WeightUserOp<"gemv"> {
 
     - `"none"`: `y`;
     - `"silu_mul"`: two weights of N rows each; `silu(y[j]) * y[N + j]`, N entries;
+    - `"gelu_tanh_mul"`: the same with GELU's tanh approximation in place of
+      silu (mk.gelu_tanh_mul);
     - `"residual"`: `residual + y`; the `residual` operand is present exactly
       for this epilogue.
 

@@ -82,7 +82,7 @@ void operation(std::ostream &os, const Operation &op) {
     os << ", \"keyCache\": " << op.keyCache << ", \"valueCache\": " << op.valueCache
        << ", \"partials\": " << op.partials
        << ", \"chunkSize\": " << op.chunkSize << ", \"numChunks\": " << op.numChunks
-       << ", \"chunksPerRound\": " << op.chunksPerRound;
+       << ", \"chunksPerRound\": " << op.chunksPerRound << ", \"window\": " << op.window;
   }
   if (op.picks != kNoBuffer)
     os << ", \"picks\": " << op.picks << ", \"numPicks\": " << op.numPicks;

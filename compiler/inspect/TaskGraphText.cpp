@@ -219,6 +219,8 @@ void printTaskListing(std::ostream &os, const TaskGraph &graph) {
       os << ", " << op.numHeads << " heads, " << op.numKvHeads << " kv heads, head dim "
          << op.headDim << ", " << op.numChunks << " chunks of " << op.chunkSize << " ("
          << op.chunksPerRound << " a round)";
+      if (op.window > 0)
+        os << ", a sliding window of " << op.window << " positions";
       const int64_t group = op.numKvHeads > 0 ? op.numHeads / op.numKvHeads : 0;
       const BufferElement element = graph.buffers[op.keyCache].element;
       const int64_t cacheBytes = static_cast<int64_t>(bytesPerElement(element));

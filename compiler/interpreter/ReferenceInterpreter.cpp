@@ -277,6 +277,7 @@ llvm::Error ReferenceInterpreter::State::prepareGemv(GemvOp op) {
   }
   config.epilogue = llvm::StringSwitch<kernels::Epilogue>(op.getEpilogue())
                         .Case("silu_mul", kernels::Epilogue::SiluMul)
+                        .Case("gelu_tanh_mul", kernels::Epilogue::GeluTanhMul)
                         .Case("residual", kernels::Epilogue::Residual)
                         .Default(kernels::Epilogue::None);
   gemvOf[op] = std::move(config);

@@ -176,6 +176,8 @@ private:
     llvm::StringRef epilogue = gemv.getEpilogue();
     if (epilogue == "silu_mul")
       op.epilogue = Epilogue::SiluMul;
+    else if (epilogue == "gelu_tanh_mul")
+      op.epilogue = Epilogue::GeluTanhMul;
     else if (epilogue == "residual")
       op.epilogue = Epilogue::Residual;
     else if (epilogue != "none")
@@ -268,14 +270,9 @@ private:
     Operation op;
     op.kind = OpKind::Attention;
     op.layer = cache.getArgNumber() - 2;
-    // Up to its window's length a sliding window hides nothing; past it the
-    // attention tasks would need to start their spans at pos - window + 1.
+    // A sliding window the context never outgrows hides nothing.
     if (auto window = attention.getWindow(); window && static_cast<int64_t>(*window) < maxContext)
-      return opError(attention, "layer " + llvm::Twine(op.layer) + " attends to its last " +
-                                    llvm::Twine(*window) + " positions only (a sliding window), "
-                                    "which the attention tasks do not run yet: compile for at "
-                                    "most " + llvm::Twine(*window) + " positions (--max-context=" +
-                                    llvm::Twine(*window) + ")");
+      op.window = static_cast<int64_t>(*window);
     auto input = bufferOf(attention, attention.getQkv());
     if (!input)
       return input.takeError();
@@ -393,11 +390,11 @@ private:
           role = "lm_head";
         } else {
           op.layer = layer;
-          if (op.epilogue == Epilogue::SiluMul)
+          if (isGated(op.epilogue))
             role = "gate_up";
           else if (input && input->kind == OpKind::Attention)
             role = "o_proj";
-          else if (input && input->kind == OpKind::Gemv && input->epilogue == Epilogue::SiluMul)
+          else if (input && input->kind == OpKind::Gemv && isGated(input->epilogue))
             role = "down";
           else
             role = "gemv";

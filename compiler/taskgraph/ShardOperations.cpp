@@ -74,7 +74,7 @@ private:
             rowParallel[g] = a;
         }
       }
-      if (ops[a].kind == OpKind::Gemv && ops[a].epilogue == Epilogue::SiluMul) {
+      if (ops[a].kind == OpKind::Gemv && isGated(ops[a].epilogue)) {
         gateUp.insert(a);
         for (uint32_t g = 0; g < ops.size(); ++g)
           if (ops[g].kind == OpKind::Gemv && ops[g].input == ops[a].output)
@@ -137,7 +137,7 @@ private:
   }
 
   llvm::Error columnParallel(const Operation &op, const Rows &rows) {
-    if (op.epilogue == Epilogue::SiluMul)
+    if (isGated(op.epilogue))
       if (auto failed = divides(op, op.outputLength, "channels"))
         return failed;
     Operation sharded = op;
@@ -148,7 +148,7 @@ private:
       takeRows(op, begin, end, sharded);
       kept += end - begin;
     }
-    sharded.outputLength = op.epilogue == Epilogue::SiluMul ? kept / 2 : kept;
+    sharded.outputLength = isGated(op.epilogue) ? kept / 2 : kept;
     graph.buffers[op.output].elements = graph.rows * sharded.outputLength;
     graph.operations.push_back(std::move(sharded));
     return llvm::Error::success();

@@ -194,7 +194,7 @@ private:
   std::vector<uint64_t> gemvCuts(uint32_t opIndex) const {
     const Operation &op = graph.operations[opIndex];
     std::vector<uint64_t> cuts;
-    if (op.epilogue == Epilogue::SiluMul)
+    if (isGated(op.epilogue))
       return cuts; // output row j needs row j of both weights
     uint64_t row = 0;
     for (const WeightRef &weight : op.weights)
@@ -251,9 +251,11 @@ int64_t longestAttentionChunkFor(int64_t group, uint64_t longestChunk) {
 
 void cutAttentionIntoChunks(Operation &op, int64_t maxContext, const TargetDescription &target) {
   int64_t group = op.numKvHeads > 0 ? op.numHeads / op.numKvHeads : 1;
-  op.chunkSize = attentionChunkSize(maxContext, op.numKvHeads, target.numSms,
+  // A sliding window shorter than the context: the chunks cover the window.
+  int64_t reach = attentionReach(maxContext, op.window);
+  op.chunkSize = attentionChunkSize(reach, op.numKvHeads, target.numSms,
                                     longestAttentionChunkFor(group, target.longestAttentionChunk));
-  op.numChunks = (maxContext + op.chunkSize - 1) / op.chunkSize;
+  op.numChunks = (reach + op.chunkSize - 1) / op.chunkSize;
   op.chunksPerRound = std::min(op.numChunks, attentionChunksPerRound(op.numKvHeads, target.numSms));
 }
 

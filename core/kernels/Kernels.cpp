@@ -198,6 +198,12 @@ void gemv(std::span<const float> x, const GemvConfig &config, std::span<const fl
     siluMul(gateAndUp.first(half), gateAndUp.subspan(half), y);
     break;
   }
+  case Epilogue::GeluTanhMul: {
+    std::span<const float> gateAndUp(stacked);
+    size_t half = stacked.size() / 2;
+    geluTanhMul(gateAndUp.first(half), gateAndUp.subspan(half), y);
+    break;
+  }
   case Epilogue::Residual:
     add(residual, stacked, y);
     break;

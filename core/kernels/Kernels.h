@@ -76,7 +76,7 @@ int64_t argmax(std::span<const float> x);
 // The fused ops below are compositions of the kernels above, in the order
 // the unfused ops run, so that they give the same floats.
 
-enum class Epilogue { None, SiluMul, Residual };
+enum class Epilogue { None, SiluMul, Residual, GeluTanhMul };
 
 struct GemvConfig {
   std::vector<std::span<const float>> weights; // each [rows_i, x.size()]

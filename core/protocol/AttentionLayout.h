@@ -8,11 +8,13 @@
 //   partials          [numHeads][numChunks][headDim + 2]: one chunk's o
 //                     (headDim), then its max score and its sum of exponentials
 //   chunks            at a step at position p, chunk c covers the positions
-//                     [c * span, min((c + 1) * span, p + 1)), span =
-//                     attentionSpan(p, ...): the positions up to p split evenly
-//                     over the chunks of one round of tasks over the SMs, so
-//                     that the work follows the position, not the compiled
-//                     context; the chunks past p are empty
+//                     [s + c * span, min(s + (c + 1) * span, p + 1)), s =
+//                     attentionWindowStart(p, window) (0 without a sliding
+//                     window), span = attentionSpan(p - s, ...): the positions
+//                     the step attends to split evenly over the chunks of one
+//                     round of tasks over the SMs, so that the work follows
+//                     the position, not the compiled context; the chunks past
+//                     p are empty (attentionChunkPositions)
 //
 // All offsets count elements from the start of their buffer. The device
 // builds the layout with headDim and group as compile-time constants, so
@@ -106,6 +108,43 @@ MK_HOST_DEVICE constexpr mk_i64 attentionSpan(mk_i64 position, mk_i64 chunksPerR
 MK_HOST_DEVICE constexpr mk_i64 attentionChunksInUse(mk_i64 position, mk_i64 chunksPerRound,
                                                      mk_i64 numChunks, mk_i64 chunkSize) {
   return attentionCeilDiv(position, attentionSpan(position, chunksPerRound, numChunks, chunkSize));
+}
+
+// The oldest position a step at `position` attends to: 0, or with a
+// sliding window of `window` positions (0: none) the oldest it keeps.
+MK_HOST_DEVICE constexpr mk_i64 attentionWindowStart(mk_i64 position, mk_i64 window) {
+  return window > 0 && position >= window ? position + 1 - window : 0;
+}
+
+// The positions [first, last) of chunk `chunk` at a step at `position`: the
+// window's positions, split as attentionSpan splits positions 0..position
+// without one. Empty (last <= first) past the chunks in use.
+struct AttentionChunkPositions {
+  mk_i64 first, last;
+};
+
+MK_HOST_DEVICE constexpr AttentionChunkPositions
+attentionChunkPositions(mk_i64 position, mk_i64 window, mk_i64 chunk, mk_i64 chunksPerRound,
+                        mk_i64 numChunks, mk_i64 chunkSize) {
+  mk_i64 start = attentionWindowStart(position, window);
+  mk_i64 span = attentionSpan(position - start, chunksPerRound, numChunks, chunkSize);
+  mk_i64 first = start + chunk * span;
+  mk_i64 last = first + span < position + 1 ? first + span : position + 1;
+  return {first, last};
+}
+
+// The chunks holding a position at a step at `position` with a window.
+MK_HOST_DEVICE constexpr mk_i64 attentionWindowChunksInUse(mk_i64 position, mk_i64 window,
+                                                           mk_i64 chunksPerRound,
+                                                           mk_i64 numChunks, mk_i64 chunkSize) {
+  return attentionChunksInUse(position - attentionWindowStart(position, window), chunksPerRound,
+                              numChunks, chunkSize);
+}
+
+// The most positions one step attends to: the compiled context, or a
+// shorter window. The operation's chunks cover this many.
+MK_HOST_DEVICE constexpr mk_i64 attentionReach(mk_i64 maxContext, mk_i64 window) {
+  return window > 0 && window < maxContext ? window : maxContext;
 }
 
 } // namespace mk

@@ -85,10 +85,16 @@ enum class OpKind : uint8_t {
 };
 
 enum class Epilogue : uint8_t {
-  None,     // out[j] = y[j]
-  SiluMul,  // out[j] = silu(y[j]) * y[N + j], two weights of N rows each
-  Residual, // out[j] = residual[j] + y[j]
+  None,        // out[j] = y[j]
+  SiluMul,     // out[j] = silu(y[j]) * y[N + j], two weights of N rows each
+  Residual,    // out[j] = residual[j] + y[j]
+  GeluTanhMul, // out[j] = gelu_tanh(y[j]) * y[N + j], as SiluMul (Gemma)
 };
+
+// A gated MLP's activation: two weights (gate, up) of N rows each, N outputs.
+constexpr bool isGated(Epilogue epilogue) {
+  return epilogue == Epilogue::SiluMul || epilogue == Epilogue::GeluTanhMul;
+}
 
 // A weight of the weight table, by name, with its shape.
 struct WeightRef {
@@ -128,8 +134,11 @@ struct Operation {
   bool interleaved = false;
   uint32_t keyCache = 0, valueCache = 0; // KVCache buffers
   uint32_t partials = 0; // Scratch [numHeads][numChunks][headDim + 2]: o, max, sum
+  // A sliding window: a step attends to its last `window` positions only
+  // (0: to every position up to it).
+  int64_t window = 0;
   int64_t chunkSize = 0; // positions per AttentionChunk task (attentionChunkSize)
-  int64_t numChunks = 0; // ceil(maxContext / chunkSize)
+  int64_t numChunks = 0; // ceil(attentionReach(maxContext, window) / chunkSize)
   // The chunks a step spreads its positions over (attentionSpan): those of
   // a KV head that one round of chunk tasks over the SMs runs at once,
   // numSms / numKvHeads, at most numChunks.

@@ -30,6 +30,8 @@ std::string spellEpilogue(int64_t value) {
     return "MK_EPILOGUE_SILU_MUL";
   case Epilogue::Residual:
     return "MK_EPILOGUE_RESIDUAL";
+  case Epilogue::GeluTanhMul:
+    return "MK_EPILOGUE_GELU_TANH_MUL";
   }
   return std::to_string(value);
 }

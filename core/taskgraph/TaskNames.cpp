@@ -62,6 +62,8 @@ const char *epilogueName(Epilogue epilogue) {
     return "silu_mul";
   case Epilogue::Residual:
     return "residual";
+  case Epilogue::GeluTanhMul:
+    return "gelu_tanh_mul";
   }
   return "unknown epilogue";
 }

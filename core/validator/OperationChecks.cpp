@@ -2,6 +2,7 @@
 // they name and against the shapes of their weights, so that the derived
 // accesses of every tile (TaskFootprint.cpp) stay inside their buffers and
 // the executors can index weights without checking again.
+#include "core/protocol/AttentionLayout.h"
 #include "core/taskgraph/TaskKind.h"
 #include "core/taskgraph/TaskNames.h"
 #include "core/validator/ValidatorChecks.h"
@@ -159,7 +160,7 @@ std::string OperationCheck::gemvWeights() {
       return "its weights stack more than 2^64 rows";
   }
   uint64_t expected = 0;
-  uint64_t factor = op.epilogue == Epilogue::SiluMul ? 2 : 1;
+  uint64_t factor = isGated(op.epilogue) ? 2 : 1;
   if (!multiply(op.outputLength, factor, expected) || stackedRows != expected)
     return cat("its weights stack ", stackedRows, " rows, expected ", factor, " x outputLength ",
                op.outputLength, " for epilogue ", epilogueName(op.epilogue));
@@ -167,8 +168,7 @@ std::string OperationCheck::gemvWeights() {
 }
 
 std::string OperationCheck::gemv() {
-  if (op.epilogue != Epilogue::None && op.epilogue != Epilogue::SiluMul &&
-      op.epilogue != Epilogue::Residual)
+  if (op.epilogue != Epilogue::None && !isGated(op.epilogue) && op.epilogue != Epilogue::Residual)
     return cat("has an unknown epilogue (", int(op.epilogue), ")");
   if (op.inputLength == 0 || op.outputLength == 0)
     return cat("has inputLength ", op.inputLength, " and outputLength ", op.outputLength,
@@ -274,9 +274,15 @@ std::string OperationCheck::attention() {
     return cat("has scale ", op.scale, ", not finite");
   if (op.chunkSize <= 0)
     return cat("has chunkSize ", op.chunkSize, ", expected a positive number");
-  int64_t chunks = graph.maxContext / op.chunkSize + (graph.maxContext % op.chunkSize != 0);
+  if (op.window < 0 || op.window > INT32_MAX)
+    return cat("has window ", op.window, ", expected a number in [0, 2^31) (0: none)");
+  // The chunks cover the positions one step attends to at most.
+  int64_t reach = attentionReach(graph.maxContext, op.window);
+  int64_t chunks = reach / op.chunkSize + (reach % op.chunkSize != 0);
   if (op.numChunks != chunks)
-    return cat("has numChunks ", op.numChunks, ", expected ceil(maxContext ", graph.maxContext,
+    return cat("has numChunks ", op.numChunks, ", expected ceil(", reach,
+               op.window > 0 && op.window < graph.maxContext ? " positions of its window"
+                                                              : " positions of maxContext",
                " / chunkSize ", op.chunkSize, ") = ", chunks);
   if (op.chunksPerRound < 1 || op.chunksPerRound > op.numChunks)
     return cat("has chunksPerRound ", op.chunksPerRound, ", expected a number in [1, numChunks ",

@@ -7,13 +7,17 @@ namespace mk {
 namespace {
 
 // `slice` of `source`, a [rows, cols] matrix (cols 1 for a vector),
-// row-major. `source` must outlive the values (a weight of a table that
-// stays).
+// row-major: a weight of a table that stays (which must outlive the values),
+// or values the slice keeps alive.
 class SlicedValues : public WeightValues {
 public:
   SlicedValues(const Weight &source, uint64_t cols, uint64_t rowBegin, uint64_t colBegin,
                uint64_t width)
-      : source(source), cols(cols), rowBegin(rowBegin), colBegin(colBegin), width(width) {}
+      : weight(&source), cols(cols), rowBegin(rowBegin), colBegin(colBegin), width(width) {}
+  SlicedValues(std::shared_ptr<const WeightValues> source, uint64_t cols, uint64_t rowBegin,
+               uint64_t colBegin, uint64_t width)
+      : values(std::move(source)), cols(cols), rowBegin(rowBegin), colBegin(colBegin),
+        width(width) {}
 
   // Element i of the slice is row i / width, column i % width of it: each
   // row's run of the range is one read of the source.
@@ -21,7 +25,11 @@ public:
     while (count > 0) {
       uint64_t row = begin / width, column = begin % width;
       uint64_t run = std::min(count, width - column);
-      source.readValues((rowBegin + row) * cols + colBegin + column, run, out);
+      uint64_t at = (rowBegin + row) * cols + colBegin + column;
+      if (weight)
+        weight->readValues(at, run, out);
+      else
+        values->read(at, run, out);
       begin += run;
       count -= run;
       out += run;
@@ -29,7 +37,8 @@ public:
   }
 
 private:
-  const Weight &source;
+  const Weight *weight = nullptr;
+  std::shared_ptr<const WeightValues> values;
   uint64_t cols, rowBegin, colBegin, width;
 };
 
@@ -39,6 +48,12 @@ std::shared_ptr<const WeightValues> slicedValues(const Weight &source, uint64_t 
                                                  uint64_t rowBegin, uint64_t colBegin,
                                                  uint64_t width) {
   return std::make_shared<SlicedValues>(source, cols, rowBegin, colBegin, width);
+}
+
+std::shared_ptr<const WeightValues> slicedValues(std::shared_ptr<const WeightValues> source,
+                                                 uint64_t cols, uint64_t rowBegin,
+                                                 uint64_t colBegin, uint64_t width) {
+  return std::make_shared<SlicedValues>(std::move(source), cols, rowBegin, colBegin, width);
 }
 
 std::string checkWeightSlice(const WeightSlice &slice, uint64_t rows, uint64_t cols) {

@@ -28,6 +28,10 @@ struct WeightSlice {
 std::shared_ptr<const WeightValues> slicedValues(const Weight &source, uint64_t cols,
                                                  uint64_t rowBegin, uint64_t colBegin,
                                                  uint64_t width);
+// The same of values read on demand, which the slice keeps alive.
+std::shared_ptr<const WeightValues> slicedValues(std::shared_ptr<const WeightValues> source,
+                                                 uint64_t cols, uint64_t rowBegin,
+                                                 uint64_t colBegin, uint64_t width);
 
 // "" when `slice` lies inside a [rows, cols] source and is not empty, else why not.
 std::string checkWeightSlice(const WeightSlice &slice, uint64_t rows, uint64_t cols);

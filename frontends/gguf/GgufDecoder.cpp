@@ -14,13 +14,18 @@ namespace {
 struct Architecture {
   const char *name;
   bool permutedQK, qkvBias, qkNorm;
+  bool fusedProjections = false, geluMlp = false, multipliers = false, scaledEmbedding = false;
 };
 constexpr Architecture kArchitectures[] = {
     {"llama", true, false, false},
     {"mistral", true, false, false},
     {"qwen2", false, true, false},
     {"qwen3", false, false, true},
+    {"phi3", false, false, false, /*fusedProjections=*/true},
+    {"granite", true, false, false, false, false, /*multipliers=*/true},
+    {"gemma", false, false, false, false, /*geluMlp=*/true, false, /*scaledEmbedding=*/true},
 };
+constexpr const char *kArchitectureNames = "llama, mistral, qwen2, qwen3, phi3, granite, gemma";
 
 std::string dimsText(const std::vector<uint64_t> &dims) {
   std::string text = "[";
@@ -135,11 +140,13 @@ std::string readDecoderConfig(const GgufFile &file, GgufDecoderConfig &config) {
       arch = &candidate;
   if (!arch)
     return "general.architecture is '" + std::string(archName) +
-           "': mkc compiles the llama family only (llama, mistral, qwen2, qwen3)";
+           "': mkc compiles the llama family only (" + kArchitectureNames + ")";
   config.architecture = std::string(archName);
   config.permutedQK = arch->permutedQK;
   config.qkvBias = arch->qkvBias;
   config.qkNorm = arch->qkNorm;
+  config.fusedProjections = arch->fusedProjections;
+  config.geluMlp = arch->geluMlp;
   const std::string p = config.architecture + ".";
 
   for (auto [key, field] : {std::pair{"embedding_length", &config.hidden},
@@ -216,6 +223,25 @@ std::string readDecoderConfig(const GgufFile &file, GgufDecoderConfig &config) {
     return error;
   if (window && window < config.contextLength)
     config.slidingWindow = window;
+
+  if (arch->scaledEmbedding)
+    config.embeddingScale = std::sqrt(static_cast<double>(config.hidden));
+  if (arch->multipliers) {
+    // Absent keys leave llama.cpp's defaults: factors of 1, and the
+    // attention's 1 / sqrt(head dim).
+    float embedding = 1.0f, residual = 1.0f, logit = 1.0f, attention = 0.0f;
+    for (auto [key, field] : {std::pair{"embedding_scale", &embedding},
+                              {"residual_scale", &residual},
+                              {"logit_scale", &logit},
+                              {"attention.scale", &attention}})
+      if (std::string error = positiveFloat(file, p + key, *field, false); !error.empty())
+        return error;
+    config.embeddingScale = embedding;
+    config.residualScale = residual;
+    config.logitScale = 1.0 / static_cast<double>(logit);
+    if (attention != 0.0f)
+      config.attentionScale = attention;
+  }
 
   const GgufTensor *embedding = file.findTensor("token_embd.weight");
   if (!embedding)

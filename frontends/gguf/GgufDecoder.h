@@ -1,5 +1,6 @@
 // What a GGUF file of the llama family (llama.cpp's architectures `llama`,
-// `mistral`, `qwen2`, `qwen3`) says about its decoder: the hyperparameters
+// `mistral`, `qwen2`, `qwen3`, and `phi3`, `granite`, `gemma`, which differ
+// from it in ways the importer folds away) says about its decoder: the hyperparameters
 // under `<arch>.*`, the rotary frequencies (rope scaling included), which
 // optional parts the architecture has, and the tokenizer's special tokens
 // and chat template. No MLIR: the importer (frontends/gguf/import/) turns
@@ -36,6 +37,17 @@ struct GgufDecoderConfig {
   bool qkvBias = false; // qwen2: attn_q/k/v.bias
   bool qkNorm = false;  // qwen3: attn_q_norm/attn_k_norm.weight
   bool tied = false;    // no output.weight: the lm_head is token_embd
+  // phi3: q | k | v in one attn_qkv, gate | up in one ffn_up of 2 x ffn rows.
+  bool fusedProjections = false;
+  bool geluMlp = false; // gemma: GELU's tanh approximation gates the MLP, not SiLU
+  // Factors llama.cpp multiplies by in its graph: the looked-up embedding
+  // (granite's embedding_scale, gemma's sqrt(embedding_length)), each
+  // block's attention and MLP outputs before the residual adds (granite's
+  // residual_scale) and the logits (1 / granite's logit_scale). The importer
+  // folds them into the weights that make those vectors.
+  double embeddingScale = 1.0, residualScale = 1.0, logitScale = 1.0;
+  // The attention's scale: granite's attention.scale, else 1 / sqrt(headDim).
+  std::optional<double> attentionScale;
 };
 
 // Reads and checks the hyperparameters against each other and against the

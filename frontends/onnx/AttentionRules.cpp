@@ -175,8 +175,12 @@ Outputs groupQueryAttention(GraphImporter &importer, const onnx::NodeProto &node
   }
   if (!k || !v || q->numElements() % heads != 0)
     failAt(node, "needs key and value, or a packed q|k|v query");
-  if (intAttribute(node, "local_window_size", -1) != -1)
-    failAt(node, "sliding-window attention is not supported");
+  int64_t localWindow = intAttribute(node, "local_window_size", -1);
+  if (localWindow != -1 && localWindow <= 0)
+    failAt(node, "local_window_size is " + std::to_string(localWindow) +
+                     ": expected -1 (none) or a positive number of positions");
+  // onnxruntime's window counts the step's own position, as mk.attention's does.
+  int64_t window = localWindow == -1 ? 0 : localWindow;
   if (floatAttribute(node, "softcap", 0.0f) != 0.0f)
     failAt(node, "attention softcap is not supported yet");
   Symbolic seqlens = input(5);
@@ -202,7 +206,7 @@ Outputs groupQueryAttention(GraphImporter &importer, const onnx::NodeProto &node
   double scale = hasAttribute(node, "scale") ? floatAttribute(node, "scale", 0.0f)
                                              : 1.0 / std::sqrt(static_cast<double>(headDim));
   mlir::Value result =
-      emitAttention(importer, node, query, *keys, *values, heads, headDim, scale, 0);
+      emitAttention(importer, node, query, *keys, *values, heads, headDim, scale, window);
   return {importer.activation(result, q->shape), keys, values};
 }
 

@@ -130,9 +130,8 @@ std::vector<float> attendRow(TaskContext &context, const AttentionLayout &layout
           -std::numeric_limits<float>::infinity();
     return partials;
   }
-  int64_t span = attentionSpan(row.position, op.chunksPerRound, op.numChunks, op.chunkSize);
-  int64_t first = chunk * span;
-  int64_t last = std::min<int64_t>(first + span, row.position + 1);
+  auto [first, last] = attentionChunkPositions(row.position, op.window, chunk, op.chunksPerRound,
+                                               op.numChunks, op.chunkSize);
 
   std::vector<float> queries = rotated(
       normalized(context.load(op.input, r, layout.query(group), layout.groupLength()),

@@ -83,13 +83,17 @@ void runGemvTask(TaskContext &context) {
   case Epilogue::None:
     stackedRows(xs, context.weights, op, begin, end, outs);
     break;
-  case Epilogue::SiluMul: {
-    // Output row j is silu(gate row j) * up row j: rows j and N + j of the stack.
+  case Epilogue::SiluMul:
+  case Epilogue::GeluTanhMul: {
+    // Output row j is act(gate row j) * up row j: rows j and N + j of the stack.
     std::vector<std::vector<float>> gates(count, std::vector<float>(rows)), ups = gates;
     stackedRows(xs, context.weights, op, begin, end, gates);
     stackedRows(xs, context.weights, op, op.outputLength + begin, op.outputLength + end, ups);
     for (uint64_t r = 0; r < count; ++r)
-      kernels::siluMul(gates[r], ups[r], outs[r]);
+      if (op.epilogue == Epilogue::SiluMul)
+        kernels::siluMul(gates[r], ups[r], outs[r]);
+      else
+        kernels::geluTanhMul(gates[r], ups[r], outs[r]);
     break;
   }
   case Epilogue::Residual: {

@@ -103,7 +103,8 @@ typedef struct MkPrefillPrepareArgs {
   float eps;
 } MkPrefillPrepareArgs;
 
-/* Causal attention of every row over the cache's positions up to its own:
+/* Causal attention of every row over the cache's positions up to its own
+ * (the last `window` of them with a sliding window):
  * output[r][h] = softmax(q . k * scale) v, on tensor cores (bf16 q, k, v and
  * weights; f32 sums); grid (numKvHeads, ceil(rows x numHeads / numKvHeads /
  * MK_PREFILL_ATTENTION_ROWS)), 32 x MK_PREFILL_ATTENTION_WARPS(headDim) threads,
@@ -117,6 +118,7 @@ typedef struct MkPrefillAttentionArgs {
   mk_u64 numHeads, numKvHeads;
   float scale;
   mk_u32 bf16Output; /* 1: `output` is bf16, the next Gemv's GEMM input */
+  mk_u32 window;     /* a sliding window's positions (attentionWindowStart), 0: none */
 } MkPrefillAttentionArgs;
 
 #if defined(__cplusplus) && !defined(__CUDACC_RTC__)

@@ -26,14 +26,21 @@
 #include "core/protocol/TaskKindList.h"
 
 #define MK_BLOB_MAGIC 0x42534b4du /* "MKSB" */
-#define MK_BLOB_VERSION 10u /* 2: task records carry their kernel variant; 3: no attention prepare; 4: queue entries; 5: chunksPerRound; 6: bf16 KV caches packed in the KV arena, task ordinals, the logits' picks; 7: inline tasks' entries; 8: Mlp operations, fixed64 buffers (two f32 elements each), seeds; 9: rows and sequences of the step; 10: ranks, waits on every rank, releases to every rank */
+#define MK_BLOB_VERSION 11u /* 2: task records carry their kernel variant; 3: no attention prepare; 4: queue entries; 5: chunksPerRound; 6: bf16 KV caches packed in the KV arena, task ordinals, the logits' picks; 7: inline tasks' entries; 8: Mlp operations, fixed64 buffers (two f32 elements each), seeds; 9: rows and sequences of the step; 10: ranks, waits on every rank, releases to every rank; 11: attention windows */
 
 /* TaskKind values (core/protocol/TaskKindList.h) and Epilogue values, as in
  * core/taskgraph/TaskGraph.h. */
 #define MK_BLOB_TASK_KIND(Name, NAME, opcode) MK_TASK_##NAME = opcode,
 enum MkBlobTaskKind { MK_TASK_KINDS(MK_BLOB_TASK_KIND) };
 #undef MK_BLOB_TASK_KIND
-enum MkBlobEpilogue { MK_EPILOGUE_NONE = 0, MK_EPILOGUE_SILU_MUL = 1, MK_EPILOGUE_RESIDUAL = 2 };
+enum MkBlobEpilogue {
+  MK_EPILOGUE_NONE = 0,
+  MK_EPILOGUE_SILU_MUL = 1,
+  MK_EPILOGUE_RESIDUAL = 2,
+  MK_EPILOGUE_GELU_TANH_MUL = 3
+};
+/* The gated epilogues (isGated): output row j reads gate row j and up row N + j. */
+#define MK_EPILOGUE_GATED(e) ((e) == MK_EPILOGUE_SILU_MUL || (e) == MK_EPILOGUE_GELU_TANH_MUL)
 
 #define MK_NO_OFFSET 0xffffffffffffffffull
 #define MK_MAX_RANKS 8 /* of tensor parallelism a kernel runs (codegen/device/Ranks.cuh) */
@@ -106,7 +113,9 @@ typedef struct MkOperationRecord {
   mk_u64 norm; /* params offset of the RMSNorm weight [inputLength], or MK_NO_OFFSET */
   float eps, scale;
   /* Attention */
-  mk_i64 numHeads, numKvHeads, headDim, rotaryDim, chunkSize;
+  mk_i64 numHeads, numKvHeads, headDim, rotaryDim;
+  mk_i32 chunkSize;      /* below 2^31, as maxContext */
+  mk_i32 window;         /* a sliding window's positions, 0: none (attentionChunkPositions) */
   mk_i32 numChunks;      /* below 2^31, as maxContext (the validator); a Gemv or
                             Argmax with picks: numPicks */
   mk_i32 chunksPerRound; /* the chunks a step's positions spread over (attentionSpan) */

@@ -125,7 +125,8 @@ public:
     record.numKvHeads = op.numKvHeads;
     record.headDim = op.headDim;
     record.rotaryDim = op.rotaryDim;
-    record.chunkSize = op.chunkSize;
+    record.chunkSize = narrowCount(op.chunkSize, "chunkSize");
+    record.window = narrowCount(op.window, "window");
     bool picks = op.picks != kNoBuffer;
     record.numChunks =
         narrowCount(picks ? op.numPicks : op.numChunks, picks ? "numPicks" : "numChunks");

@@ -156,7 +156,7 @@ template <class Codec, class Op> void codeOperation(Codec &c, Op &op) {
   c.list(op.biases, "bias", kMinWeightRef, weightRef);
   weightRef(op.norm);
   c.f32(op.eps);
-  c.enumeration(op.epilogue, Epilogue::Residual);
+  c.enumeration(op.epilogue, Epilogue::GeluTanhMul);
   c.u64(op.inputLength);
   c.u64(op.outputLength);
   c.i64(op.numHeads);
@@ -171,6 +171,7 @@ template <class Codec, class Op> void codeOperation(Codec &c, Op &op) {
   c.u32(op.keyCache);
   c.u32(op.valueCache);
   c.u32(op.partials);
+  c.i64(op.window);
   c.i64(op.chunkSize);
   c.i64(op.numChunks);
   c.i64(op.chunksPerRound);

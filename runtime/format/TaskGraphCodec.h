@@ -21,7 +21,7 @@
 namespace mk {
 
 constexpr uint32_t kTaskGraphMagic = 0x47544b4du; // "MKTG"
-constexpr uint32_t kTaskGraphVersion = 7; // 2: no roped q buffer, no AttentionPrepare; 3: rows, sequences; 4: ranks, AllReduce; 5: chunksPerRound; 6: a buffer's element type, the logits' picks, task ordinals, inline tasks; 7: Mlp operations, seeds, additions, fixed64 buffers
+constexpr uint32_t kTaskGraphVersion = 8; // 2: no roped q buffer, no AttentionPrepare; 3: rows, sequences; 4: ranks, AllReduce; 5: chunksPerRound; 6: a buffer's element type, the logits' picks, task ordinals, inline tasks; 7: Mlp operations, seeds, additions, fixed64 buffers; 8: attention windows
 
 std::vector<uint8_t> encodeTaskGraph(const TaskGraph &graph, const Schedule &schedule);
 

@@ -28,7 +28,12 @@ int64_t gemmRows(int64_t rows) {
 // Attention's multiply-adds counted causally, as the profile reports them:
 // row r's q . k and P v over its firstPosition + r + 1 positions, every head.
 double causalFlops(const Operation &op, uint64_t rows, int64_t firstPosition) {
-  const double keys = double(rows) * double(firstPosition) + double(rows) * double(rows + 1) / 2;
+  double keys = double(rows) * double(firstPosition) + double(rows) * double(rows + 1) / 2;
+  if (op.window > 0) { // each row's last `window` positions only
+    keys = 0;
+    for (uint64_t r = 0; r < rows; ++r)
+      keys += double(std::min<int64_t>(firstPosition + int64_t(r) + 1, op.window));
+  }
   return 4.0 * double(op.headDim) * double(op.numHeads) * keys;
 }
 
@@ -162,11 +167,16 @@ void GpuPrefill::chooseAttention() {
     return;
   }
   std::string whyNot;
-  for (const Operation &op : graph.operations)
-    if (op.kind == OpKind::Attention &&
-        graph.buffers[op.keyCache].element != BufferElement::BF16 && whyNot.empty())
+  for (const Operation &op : graph.operations) {
+    if (op.kind != OpKind::Attention || !whyNot.empty())
+      continue;
+    if (graph.buffers[op.keyCache].element != BufferElement::BF16)
       whyNot = "attention '" + op.name + "' keeps f32 caches; cuDNN's takes bf16 ones "
                "(mkc compile --kv-cache=bf16)";
+    else if (op.window > 0)
+      whyNot = "attention '" + op.name + "' has a sliding window of " +
+               std::to_string(op.window) + " positions, which the cuDNN graph here does not mask";
+  }
   if (whyNot.empty())
     cudnn = CudnnAttention::create(cuda, whyNot);
   // A shape cuDNN refuses is found here, not in the first prompt: each
@@ -402,7 +412,7 @@ bool GpuPrefill::gemv(const Operation &op, const MkOperationRecord &record, CUde
   // A SiLU-mul's products go to bf16, as the next GEMM's input does: its
   // epilogue reads half the bytes (the gate's and up's 2 x intermediate a
   // row), which at long prompts took 11 of 296 ms at 32000 tokens.
-  const bool bf16Products = op.epilogue == Epilogue::SiluMul;
+  const bool bf16Products = isGated(op.epilogue);
   const uint64_t productBytes = bf16Products ? 2 : 4;
   const CUdeviceptr accumulate = direct && op.epilogue == Epilogue::Residual ? residual : 0;
   // Weights stored one after the other (q, k and v; gate and up) are one
@@ -555,7 +565,8 @@ bool GpuPrefill::pass(const PrefillPlan &plan, std::span<const int64_t> tokens,
                                   static_cast<uint64_t>(op.numHeads),
                                   static_cast<uint64_t>(op.numKvHeads),
                                   record.scale,
-                                  feedsNext ? 1u : 0u};
+                                  feedsNext ? 1u : 0u,
+                                  static_cast<uint32_t>(op.window)};
       const uint64_t queryRows = rows * static_cast<uint64_t>(op.numHeads / op.numKvHeads);
       unsigned tiles = static_cast<unsigned>((queryRows + MK_PREFILL_ATTENTION_ROWS - 1) /
                                              MK_PREFILL_ATTENTION_ROWS);

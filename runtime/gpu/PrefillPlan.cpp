@@ -59,7 +59,7 @@ void placeBuffers(const TaskGraph &graph, PrefillPlan &plan) {
 // SiLU-mul. (Without either the GEMMs write the output, adding a residual
 // themselves.)
 bool hasEpilogueKernel(const Operation &op) {
-  return !op.biases.empty() || op.epilogue == Epilogue::SiluMul;
+  return !op.biases.empty() || isGated(op.epilogue);
 }
 
 // Which operations write their successor's GEMM input (PrefillPlan's

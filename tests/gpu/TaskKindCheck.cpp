@@ -189,18 +189,19 @@ private:
                       sizeof value);
         }
     }
-    // Partials as the chunks leave them: a positive sum where the chunk
-    // holds positions up to `position`, the empty chunk's (o 0, max -inf,
-    // sum 0) past it.
+    // Partials as the chunks leave them: a positive sum in the chunks in
+    // use at `position`, the empty chunk's (o 0, max -inf, sum 0) past them.
     for (const Operation &op : graph.operations) {
       if (op.kind != OpKind::Attention)
         continue;
       const AttentionLayout attention = attentionLayout(op);
       float *partials = arenas.activations.data() + layout.offset[op.partials];
+      const int64_t inUse = attentionWindowChunksInUse(position, op.window, op.chunksPerRound,
+                                                       op.numChunks, op.chunkSize);
       for (int64_t head = 0; head < op.numHeads; ++head)
         for (int64_t chunk = 0; chunk < op.numChunks; ++chunk) {
           float *partial = partials + attention.partial(head, chunk);
-          if (chunk * op.chunkSize <= position) {
+          if (chunk < inUse) {
             float &sum = partial[attention.partialSum()];
             sum = 0.5f + std::fabs(sum);
           } else {

@@ -6,8 +6,13 @@ convert_hf_to_gguf lays it out:
 
   - tensor names token_embd, blk.N.attn_q, ..., output_norm, output (absent
     when the embeddings are tied), numpy shape [out, in] (ggml ne = [in, out]);
-  - q and k rows of `llama`/`mistral` permuted from HF's rotate-half order to
-    ggml's adjacent pairs, per head (k over the KV heads);
+  - q and k rows of `llama`/`mistral`/`granite` permuted from HF's
+    rotate-half order to ggml's adjacent pairs, per head (k over the KV heads);
+  - phi3's fused qkv_proj and gate_up_proj as attn_qkv and ffn_up, its
+    partial rotary as rope.dimension_count; granite's multipliers as its
+    embedding_scale, residual_scale, attention.scale and logit_scale keys;
+    gemma's (1 + w) norms as the weights the norms multiply by (the
+    converter adds the 1; the TorchScript export has folded it);
   - Llama 3's rope scaling as a rope_freqs.weight tensor of divisors;
   - 2-D weights in --type where their rows are whole blocks of it, else F16
     (as the converter falls back), 1-D ones in F32.
@@ -44,8 +49,10 @@ from gguf import GGMLQuantizationType as T
 from gguf.quants import dequantize, quantize
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-ARCH = {"llama": "llama", "mistral": "mistral", "qwen2": "qwen2", "qwen3": "qwen3"}
-PERMUTED = {"llama", "mistral"}
+ARCH = {"llama": "llama", "mistral": "mistral", "qwen2": "qwen2", "qwen3": "qwen3",
+        "phi3": "phi3", "granite": "granite", "gemma": "gemma"}
+PERMUTED = {"llama", "mistral", "granite"}
+TIED_BY_DEFAULT = {"gemma"}  # transformers' default tie_word_embeddings for the family
 TYPES = {"F32": T.F32, "F16": T.F16, "BF16": T.BF16, "Q8_0": T.Q8_0, "Q4_0": T.Q4_0,
          "Q4_1": T.Q4_1}
 
@@ -56,6 +63,8 @@ ROLES = [
     (r"/layers\.(\d+)/self_attn/q_proj/MatMul$", "blk.{}.attn_q.weight", True),
     (r"/layers\.(\d+)/self_attn/k_proj/MatMul$", "blk.{}.attn_k.weight", True),
     (r"/layers\.(\d+)/self_attn/v_proj/MatMul$", "blk.{}.attn_v.weight", True),
+    (r"/layers\.(\d+)/self_attn/qkv_proj/MatMul$", "blk.{}.attn_qkv.weight", True),
+    (r"/layers\.(\d+)/mlp/gate_up_proj/MatMul$", "blk.{}.ffn_up.weight", True),
     (r"/layers\.(\d+)/self_attn/q_proj/Add$", "blk.{}.attn_q.bias", False),
     (r"/layers\.(\d+)/self_attn/k_proj/Add$", "blk.{}.attn_k.bias", False),
     (r"/layers\.(\d+)/self_attn/v_proj/Add$", "blk.{}.attn_v.bias", False),
@@ -72,9 +81,16 @@ ROLES = [
 
 
 def family_config(fixture):
+    """The fixture's config: tests/fixtures/configs.json's, or the extra
+    fixtures' own tests/fixtures/extra/FAMILY.json."""
     family = os.path.basename(fixture).split("_")[0]
-    with open(os.path.join(ROOT, "tests", "fixtures", "configs.json")) as f:
-        return family, json.load(f)[family]
+    fixtures = os.path.join(ROOT, "tests", "fixtures")
+    with open(os.path.join(fixtures, "configs.json")) as f:
+        configs = json.load(f)
+    if family in configs:
+        return family, configs[family]
+    with open(os.path.join(fixtures, "extra", family + ".json")) as f:
+        return family, json.load(f)
 
 
 def onnx_weights(model):
@@ -200,7 +216,8 @@ def write_gguf(fixture, path, type_name, damage=(), arch=None, bpe_tokenizer=Non
 
     tensors = {name: array for name, (_, _, array) in weights.items()}
     # A tied lm_head is exported as its own transposed copy: GGUF leaves it out.
-    if config.get("tie_word_embeddings") and "output.weight" in tensors:
+    tied = config.get("tie_word_embeddings", config["family"] in TIED_BY_DEFAULT)
+    if tied and "output.weight" in tensors:
         assert np.array_equal(tensors["output.weight"], tensors["token_embd.weight"])
         del tensors["output.weight"]
     if arch in PERMUTED:
@@ -216,7 +233,9 @@ def write_gguf(fixture, path, type_name, damage=(), arch=None, bpe_tokenizer=Non
     apply_tensor_damage(damage, tensors, types)
 
     writer = gguf.GGUFWriter(path, arch)
-    writer.add_name(f"mkc-{family}-from-onnx")
+    # Not the family's name: llama.cpp gives a model named like "phi3" Phi-3's
+    # special tokens (</s>, <|endoftext|>), which the placeholder vocabulary lacks.
+    writer.add_name("mkc fixture from ONNX")
     writer.add_context_length(config["max_position_embeddings"])
     writer.add_embedding_length(hidden)
     writer.add_block_count(config["num_hidden_layers"])
@@ -226,8 +245,13 @@ def write_gguf(fixture, path, type_name, damage=(), arch=None, bpe_tokenizer=Non
     if config.get("head_dim"):
         writer.add_key_length(head_dim)
         writer.add_value_length(head_dim)
-    writer.add_rope_dimension_count(head_dim)
+    writer.add_rope_dimension_count(int(head_dim * config.get("partial_rotary_factor", 1.0)))
     writer.add_rope_freq_base(config["rope_theta"])
+    if arch == "granite":
+        writer.add_float32("granite.embedding_scale", config["embedding_multiplier"])
+        writer.add_float32("granite.residual_scale", config["residual_multiplier"])
+        writer.add_float32("granite.attention.scale", config["attention_multiplier"])
+        writer.add_float32("granite.logit_scale", config["logits_scaling"])
     writer.add_layer_norm_rms_eps(config["rms_norm_eps"])
     vocab = config["vocab_size"]
     if bpe_tokenizer:

@@ -309,6 +309,55 @@ TEST(AttentionSpanTest, ChunksCoverThePositionAndFollowIt) {
   EXPECT_EQ(attentionSpan(32767, 64, 64, 512), 512);
 }
 
+// With a sliding window, at every position the chunks in use cover exactly
+// the window's positions [max(0, p + 1 - window), p], each once and in
+// order, no chunk holds more than its compiled size, and the chunks past
+// those in use are empty: chunks cut for the window (attentionReach), not
+// the context, whatever position the step has reached.
+TEST(AttentionSpanTest, WindowChunksCoverTheWindowOnly) {
+  for (int64_t maxContext : {64, 544, 4096, 32800})
+    for (int64_t window : {1, 6, 31, 32, 33, 500, 4096})
+      for (int64_t kvHeads : {1, 8})
+        for (uint32_t sms : {8u, 132u}) {
+          int64_t reach = attentionReach(maxContext, window);
+          ASSERT_EQ(reach, std::min(maxContext, window));
+          int64_t chunkSize = attentionChunkSize(reach, kvHeads, sms);
+          int64_t numChunks = (reach + chunkSize - 1) / chunkSize;
+          int64_t round = std::min(numChunks, attentionChunksPerRound(kvHeads, sms));
+          for (int64_t p = 0; p < maxContext; p += (p < 300 ? 1 : 89)) {
+            std::string where = std::to_string(maxContext) + " " + std::to_string(window) + " " +
+                                std::to_string(p);
+            int64_t start = std::max<int64_t>(0, p + 1 - window);
+            ASSERT_EQ(attentionWindowStart(p, window), start) << where;
+            int64_t used = attentionWindowChunksInUse(p, window, round, numChunks, chunkSize);
+            ASSERT_GE(used, 1) << where;
+            ASSERT_LE(used, numChunks) << where;
+            int64_t next = start;
+            for (int64_t c = 0; c < numChunks; ++c) {
+              auto [first, last] =
+                  attentionChunkPositions(p, window, c, round, numChunks, chunkSize);
+              if (c >= used) {
+                ASSERT_LE(last, first) << where << ": chunk " << c << " past those in use";
+                continue;
+              }
+              ASSERT_EQ(first, next) << where << ": chunk " << c;
+              ASSERT_GT(last, first) << where << ": chunk " << c << " in use but empty";
+              ASSERT_LE(last - first, chunkSize) << where << ": chunk " << c;
+              next = last;
+            }
+            ASSERT_EQ(next, p + 1) << where << ": the window's positions not all covered";
+          }
+        }
+  // Without a window (0) the chunks are attentionSpan's.
+  EXPECT_EQ(attentionWindowStart(100, 0), 0);
+  EXPECT_EQ(attentionChunkPositions(100, 0, 1, 64, 64, 512).first, 32);
+  EXPECT_EQ(attentionWindowChunksInUse(100, 0, 64, 64, 512), 4);
+  // A window of 4096 at position 10000: [5905, 10000], 4096 positions.
+  EXPECT_EQ(attentionChunkPositions(10000, 4096, 0, 16, 16, 256).first, 5905);
+  EXPECT_EQ(attentionReach(32800, 0), 32800);
+  EXPECT_EQ(attentionReach(32800, 40000), 32800);
+}
+
 // The 1B shape built for 32800 positions on 132 SMs: 16 chunks of 2064
 // per KV head, one round at every position. With chunks of at most 1024
 // positions: 33 chunks of 1008, 16 of them a round. At position 512 the

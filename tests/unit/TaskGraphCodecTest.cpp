@@ -41,7 +41,7 @@ void expectSameGraph(const TaskGraph &a, const TaskGraph &b) {
                 x.interleaved == y.interleaved && x.keyCache == y.keyCache &&
                 x.valueCache == y.valueCache && x.partials == y.partials &&
                 x.chunkSize == y.chunkSize && x.numChunks == y.numChunks &&
-                x.chunksPerRound == y.chunksPerRound)
+                x.chunksPerRound == y.chunksPerRound && x.window == y.window)
         << "operation " << i;
     EXPECT_TRUE(sameRef(x.norm, y.norm) && sameRef(x.qNorm, y.qNorm) && sameRef(x.kNorm, y.kNorm));
     ASSERT_EQ(x.weights.size(), y.weights.size());

@@ -75,6 +75,7 @@ TEST(TaskGraphValidator, RefusesCountersThatWouldPassThirtyTwoBits) {
             buffer.elements = buffer.elements / graph.maxContext * longer;
         for (Operation &op : graph.operations)
           if (op.kind == OpKind::Attention) {
+            op.window = 0; // chunks for the whole context
             op.numChunks = (longer + op.chunkSize - 1) / op.chunkSize;
             graph.buffers[op.partials].elements =
                 uint64_t(op.numHeads) * op.numChunks * (op.headDim + 2);
@@ -263,6 +264,11 @@ TEST(TaskGraphValidator, RefusesHugeAndInconsistentSizes) {
         attention(graph).chunksPerRound = attention(graph).numChunks + 1;
       },
       {"chunksPerRound", "[1, numChunks"});
+  // The toy's layer 1 has a window of 9: its 3 chunks of 4 cover the window.
+  expectRefused([&](TaskGraph &graph, Schedule &) { attention(graph).window = -1; },
+                {"window -1", "[0, 2^31)"});
+  expectRefused([&](TaskGraph &graph, Schedule &) { attention(graph).window = 4; },
+                {"numChunks 3", "ceil(4 positions of its window / chunkSize 4) = 1"});
   expectRefused([&](TaskGraph &graph, Schedule &) { attention(graph).numKvHeads = 3; },
                 {"not a multiple"});
   expectRefused([&](TaskGraph &graph, Schedule &) { attention(graph).invFreq.pop_back(); },
@@ -470,7 +476,7 @@ TEST(TaskGraphValidator, SurvivesRandomCorruption) {
     TaskGraph &graph = model.graph;
     Task &task = graph.tasks[random() % graph.tasks.size()];
     Operation &op = graph.operations[random() % graph.operations.size()];
-    switch (random() % 17) {
+    switch (random() % 18) {
     case 0: task.begin = pick(); break;
     case 1: task.end = pick(); break;
     case 2: task.op = pick(); break;
@@ -488,6 +494,7 @@ TEST(TaskGraphValidator, SurvivesRandomCorruption) {
     case 14: model.schedule.queues[0].push_back(pick()); break;
     case 15: op.output = pick(); break;
     case 16: op.chunksPerRound = pick(); break;
+    case 17: op.window = pick(); break;
     }
     if (!validateSchedule(graph, model.schedule).empty()) {
       ++refused;

@@ -1,5 +1,6 @@
 #include "ToyTaskGraph.h"
 
+#include "core/protocol/AttentionLayout.h"
 #include "core/taskgraph/TaskFootprint.h"
 #include "core/taskgraph/TaskKind.h"
 
@@ -17,9 +18,11 @@ struct LayerShape {
   bool qkvBias;
   int64_t rotaryDim;
   bool interleaved;
+  int64_t window; // a sliding window's positions, 0: none
 };
 
-const LayerShape kLayerShapes[kLayers] = {{true, false, kHeadDim, false}, {false, true, 4, true}};
+const LayerShape kLayerShapes[kLayers] = {{true, false, kHeadDim, false, 0},
+                                          {false, true, 4, true, 9}};
 
 std::vector<float> inverseFrequencies(int64_t rotaryDim) {
   std::vector<float> invFreq;
@@ -129,8 +132,9 @@ uint32_t Builder::attention(int64_t layer, uint32_t qkv, uint32_t output, uint32
   uint64_t slot = kKvHeads * kHeadDim;
   op.keyCache = buffer(layerName(layer, "keys"), BufferKind::KVCache, kMaxContext * slot);
   op.valueCache = buffer(layerName(layer, "values"), BufferKind::KVCache, kMaxContext * slot);
+  op.window = shape.window;
   op.chunkSize = kChunkSize;
-  op.numChunks = (kMaxContext + kChunkSize - 1) / kChunkSize;
+  op.numChunks = (attentionReach(kMaxContext, shape.window) + kChunkSize - 1) / kChunkSize;
   op.chunksPerRound = op.numChunks;
   uint64_t partial = kHeadDim + 2, chunks = op.numChunks, group = kHeads / kKvHeads;
   op.partials = buffer(layerName(layer, "partials"), BufferKind::Scratch, kHeads * chunks * partial);
@@ -393,7 +397,7 @@ std::vector<float> ToyReference::step(int64_t token) {
     kernels::rotary(k, rotary, position, kr);
     vector<float> attended(kHeads * kHeadDim);
     kernels::attention(qr, kr, v, caches[layer], position, kHeads,
-                       1.0f / std::sqrt(float(kHeadDim)), attended);
+                       1.0f / std::sqrt(float(kHeadDim)), attended, shape.window);
     vector<float> hidden(kHidden);
     kernels::add(x, linear(attended, name("o"), kHidden), hidden);
     vector<float> postNormed = rmsNorm(hidden, name("post_norm"));

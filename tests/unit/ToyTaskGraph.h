@@ -3,8 +3,9 @@
 // Embed -> Gemv(qkv, norm) -> AttentionChunk/Merge -> Gemv(o,
 // residual) -> Gemv(gate|up, norm, silu_mul) -> Gemv(down, residual) -> ...
 // -> Gemv(lm_head, norm) -> Argmax, a few tiles per operation. Layer 0 has
-// q/k head norms and full rotary; layer 1 qkv biases and partial,
-// interleaved rotary. Tasks are dealt round-robin to the SMs. Every task's
+// q/k head norms and full rotary; layer 1 qkv biases, partial, interleaved
+// rotary and a sliding window of 9 positions (its 3 chunks cover the
+// window). Tasks are dealt round-robin to the SMs. Every task's
 // reads and writes are written out by hand, apart from the task kinds'
 // descriptions, so that they are an oracle for them (TaskKindsTest.cpp, and
 // the validator's dataflow checks in TaskGraphValidatorTest.cpp).

@@ -35,6 +35,8 @@ for m in L Q; do
   lg $m-c gpu $W/d.npy 30000; rel "$m-m vs $m-c at 30000" $W/a.npy $W/d.npy
 done
 lg Q-m cpu $W/b.npy 30000; rel "Q-m GPU vs CPU executor at 30000" $W/a.npy $W/b.npy; rel "Q-c GPU vs CPU executor at 30000" $W/d.npy $W/b.npy
+# Timings only once the checks run beside this call (call1-families.sh) are done.
+while [ -e $W/families.running ]; do sleep 1; done
 run() { echo "$1 position $2: $(timeout 60 $R $W/$1.mk --device gpu --start-position $2 --prompt-tokens 1 -n 33 2>&1 | grep -E '^generation|error')"; }
 for r in 1 2; do
   for m in L Q; do for p in c m; do for x in 512 4096 16000 32700; do run $m-$p $x; done; done; done

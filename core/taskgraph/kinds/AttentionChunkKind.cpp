@@ -1,6 +1,7 @@
 // AttentionChunk: KV head `begin`, chunk `end`: the positions the chunk
-// covers at the step (at most chunkSize of them, by attentionSpan in
-// core/protocol/AttentionLayout.h). Each chunk normalizes and rotates its
+// covers at the step (at most chunkSize of them, by attentionChunkPositions
+// in core/protocol/AttentionLayout.h; with a sliding window, of the
+// window's positions only). Each chunk normalizes and rotates its
 // group's q heads itself, and this step's k when it holds the step's
 // position, so no phase of its own stands between the qkv gemv and the
 // chunks; each q head of the group gets the chunk's partial result

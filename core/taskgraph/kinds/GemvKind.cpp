@@ -38,7 +38,7 @@ std::string checkTile(const Operation &op, const Task &task) {
 // the biases, and the whole norm vector.
 uint64_t weightElements(const Operation &op, const Task &task) {
   uint64_t perRow = op.inputLength + (op.biases.empty() ? 0 : 1);
-  uint64_t stacked = op.epilogue == Epilogue::SiluMul ? 2 : 1;
+  uint64_t stacked = isGated(op.epilogue) ? 2 : 1;
   return stacked * (task.end - task.begin) * perRow + (op.norm.name.empty() ? 0 : op.inputLength);
 }
 

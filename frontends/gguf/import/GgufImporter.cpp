@@ -5,8 +5,12 @@
 //
 //   embedding; per layer: rms_norm, q/k/v linears (biases for qwen2, per-head
 //   q/k norms for qwen3), rotary on q and k, attention, o_proj, add, rms_norm,
-//   gate and up linears, silu_mul, down, add; the final rms_norm, logits
-//   (on token_embd when there is no output.weight), argmax.
+//   gate and up linears, silu_mul (gelu_tanh_mul for gemma), down, add; the
+//   final rms_norm, logits (on token_embd when there is no output.weight),
+//   argmax. phi3's fused attn_qkv and ffn_up are read as the linears' row
+//   blocks, and the factors granite and gemma multiply by in llama.cpp's graph
+//   are folded into the weights that make the scaled vectors, as the ONNX
+//   importer folds them.
 #include "frontends/gguf/import/GgufImporter.h"
 #include "frontends/gguf/import/GgufTokenizer.h"
 
@@ -14,6 +18,8 @@
 #include "frontends/gguf/GgufDecoder.h"
 #include "frontends/gguf/GgufTypes.h"
 #include "frontends/gguf/GgufWeights.h"
+#include "core/weights/ScaledValues.h"
+#include "core/weights/SlicedValues.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
@@ -32,6 +38,13 @@ struct GgufImportError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// Which part of a tensor a weight is, and a factor folded into it: rows
+// [rowBegin, rowEnd) of its [out, in] matrix (rowEnd 0: all of them).
+struct Part {
+  uint64_t rowBegin = 0, rowEnd = 0;
+  double factor = 1.0;
+};
+
 class GgufBuilder {
 public:
   GgufBuilder(mlir::MLIRContext &context, std::shared_ptr<const GgufFile> shared,
@@ -47,10 +60,14 @@ private:
   // weight [out, in] is ne = [in, out]); q and k rows of permuting
   // architectures are put back in HF's order over `permuteHeads` heads.
   mlir::FlatSymbolRefAttr weight(const std::string &name, const Dims &dims,
-                                 const std::string &what, int64_t permuteHeads = 0);
+                                 const std::string &what, int64_t permuteHeads = 0,
+                                 Part part = {});
   mlir::Value linear(mlir::Value input, const std::string &name, int64_t in, int64_t out,
                      const std::string &what, const std::string &biasName = "",
-                     int64_t permuteHeads = 0);
+                     int64_t permuteHeads = 0, double factor = 1.0);
+  // Rows [begin, begin + out) of the fused [rows, in] tensor `name`, as a linear.
+  mlir::Value linearRows(mlir::Value input, const std::string &name, int64_t in, int64_t rows,
+                         int64_t begin, int64_t out, const std::string &what);
   mlir::Value rmsNorm(mlir::Value input, const std::string &name, const std::string &what);
   mlir::Value rotary(mlir::Value input, int64_t length);
   mlir::Value layer(int64_t index, mlir::Value x);
@@ -71,8 +88,15 @@ private:
   std::string nonFinite;      // the first tensor holding a NaN or infinity
 };
 
+std::string factorText(double factor) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%g", factor);
+  return text;
+}
+
 mlir::FlatSymbolRefAttr GgufBuilder::weight(const std::string &name, const Dims &dims,
-                                            const std::string &what, int64_t permuteHeads) {
+                                            const std::string &what, int64_t permuteHeads,
+                                            Part part) {
   Weight w;
   w.name = name;
   // mk weights are [out, in] row-major: ggml's dims reversed.
@@ -96,6 +120,26 @@ mlir::FlatSymbolRefAttr GgufBuilder::weight(const std::string &name, const Dims 
                           w.shape.size() == 2 ? w.shape[1] : 1);
     w.values = std::move(matrix.values);
   }
+  // The part asked for: its rows, then its factor, lazily where the tensor is.
+  const uint64_t rows = w.shape.empty() ? 1 : w.shape[0];
+  const uint64_t cols = w.shape.size() == 2 ? w.shape[1] : 1;
+  if (part.rowEnd != 0 && (part.rowBegin != 0 || part.rowEnd != rows)) {
+    if (w.source)
+      w.source = slicedValues(w.source, cols, part.rowBegin, 0, cols);
+    else
+      w.values = std::vector<float>(w.values.begin() + part.rowBegin * cols,
+                                    w.values.begin() + part.rowEnd * cols);
+    w.shape[0] = part.rowEnd - part.rowBegin;
+    w.name += ".rows" + std::to_string(part.rowBegin) + "-" + std::to_string(part.rowEnd);
+  }
+  if (part.factor != 1.0) {
+    if (w.source)
+      w.source = scaledValues(w.source, part.factor);
+    else
+      for (float &value : w.values)
+        value = static_cast<float>(value * part.factor);
+    w.name += ".times" + factorText(part.factor);
+  }
   used.insert(name);
   // Plain float types keep their width (the .mk rounds to bf16 either
   // way); quantized ones were dequantized to f32.
@@ -118,13 +162,23 @@ mlir::FlatSymbolRefAttr GgufBuilder::weight(const std::string &name, const Dims 
 
 mlir::Value GgufBuilder::linear(mlir::Value input, const std::string &name, int64_t in,
                                 int64_t out, const std::string &what,
-                                const std::string &biasName, int64_t permuteHeads) {
+                                const std::string &biasName, int64_t permuteHeads,
+                                double factor) {
   auto w = weight(name, {static_cast<uint64_t>(in), static_cast<uint64_t>(out)}, what,
-                  permuteHeads);
+                  permuteHeads, {0, 0, factor});
   mlir::FlatSymbolRefAttr bias;
   if (!biasName.empty())
-    bias = weight(biasName, {static_cast<uint64_t>(out)}, "the bias of " + name, permuteHeads);
+    bias = weight(biasName, {static_cast<uint64_t>(out)}, "the bias of " + name, permuteHeads,
+                  {0, 0, factor});
   return builder.create<LinearOp>(loc, vector(out), input, w, bias).getResult();
+}
+
+mlir::Value GgufBuilder::linearRows(mlir::Value input, const std::string &name, int64_t in,
+                                    int64_t rows, int64_t begin, int64_t out,
+                                    const std::string &what) {
+  auto w = weight(name, {static_cast<uint64_t>(in), static_cast<uint64_t>(rows)}, what, 0,
+                  {static_cast<uint64_t>(begin), static_cast<uint64_t>(begin + out)});
+  return builder.create<LinearOp>(loc, vector(out), input, w, nullptr).getResult();
 }
 
 mlir::Value GgufBuilder::rmsNorm(mlir::Value input, const std::string &name,
@@ -166,8 +220,17 @@ mlir::Value GgufBuilder::layer(int64_t index, mlir::Value x) {
   };
   int64_t qHeads = config.permutedQK ? config.heads : 0;
   int64_t kHeads = config.permutedQK ? config.kvHeads : 0;
-  mlir::Value q = linear(normed, p + "attn_q.weight", hidden, qRows, "q_proj" + shapes,
-                         bias("attn_q"), qHeads);
+  // phi3: q | k | v are the row blocks of one attn_qkv.
+  const int64_t qkvRows = qRows + 2 * kvRows;
+  auto projection = [&](const char *name, int64_t begin, int64_t rows, const std::string &what,
+                        int64_t permuteHeads) {
+    if (config.fusedProjections)
+      return linearRows(normed, p + "attn_qkv.weight", hidden, qkvRows, begin, rows,
+                        "q | k | v" + shapes);
+    return linear(normed, p + name + ".weight", hidden, rows, what + shapes, bias(name),
+                  permuteHeads);
+  };
+  mlir::Value q = projection("attn_q", 0, qRows, "q_proj", qHeads);
   auto headNorm = [&](mlir::Value v, const std::string &name) {
     auto w = weight(name, {static_cast<uint64_t>(config.headDim)}, "a per-head norm of " +
                     key("attention.key_length") + " entries");
@@ -178,14 +241,13 @@ mlir::Value GgufBuilder::layer(int64_t index, mlir::Value x) {
   };
   if (config.qkNorm)
     q = headNorm(q, p + "attn_q_norm.weight");
-  mlir::Value k = linear(normed, p + "attn_k.weight", hidden, kvRows, "k_proj" + shapes,
-                         bias("attn_k"), kHeads);
+  mlir::Value k = projection("attn_k", qRows, kvRows, "k_proj", kHeads);
   if (config.qkNorm)
     k = headNorm(k, p + "attn_k_norm.weight");
-  mlir::Value v = linear(normed, p + "attn_v.weight", hidden, kvRows, "v_proj" + shapes,
-                         bias("attn_v"));
+  mlir::Value v = projection("attn_v", qRows + kvRows, kvRows, "v_proj", 0);
   mlir::Value qr = rotary(q, qRows), kr = rotary(k, kvRows);
-  float scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(config.headDim)));
+  float scale = static_cast<float>(
+      config.attentionScale.value_or(1.0 / std::sqrt(static_cast<double>(config.headDim))));
   mlir::Value attended =
       builder
           .create<AttentionOp>(loc, vector(qRows), qr, kr, v, function.getArgument(2 + index),
@@ -196,16 +258,29 @@ mlir::Value GgufBuilder::layer(int64_t index, mlir::Value x) {
                                config.slidingWindow ? builder.getI64IntegerAttr(config.slidingWindow)
                                                     : nullptr)
           .getResult();
-  mlir::Value o = linear(attended, p + "attn_output.weight", qRows, hidden, "o_proj" + shapes);
+  mlir::Value o = linear(attended, p + "attn_output.weight", qRows, hidden, "o_proj" + shapes, "",
+                         0, config.residualScale);
   mlir::Value h = builder.create<AddOp>(loc, x.getType(), x, o).getResult();
 
   const std::string ffn = " (from " + key("embedding_length") + " and " +
                           key("feed_forward_length") + ")";
   mlir::Value post = rmsNorm(h, p + "ffn_norm.weight", "the MLP norm" + width);
-  mlir::Value gate = linear(post, p + "ffn_gate.weight", hidden, config.ffn, "gate_proj" + ffn);
-  mlir::Value up = linear(post, p + "ffn_up.weight", hidden, config.ffn, "up_proj" + ffn);
-  mlir::Value act = builder.create<SiluMulOp>(loc, gate.getType(), gate, up).getResult();
-  mlir::Value down = linear(act, p + "ffn_down.weight", config.ffn, hidden, "down_proj" + ffn);
+  mlir::Value gate, up;
+  if (config.fusedProjections) { // phi3: gate | up in one ffn_up
+    gate = linearRows(post, p + "ffn_up.weight", hidden, 2 * config.ffn, 0, config.ffn,
+                      "gate | up" + ffn);
+    up = linearRows(post, p + "ffn_up.weight", hidden, 2 * config.ffn, config.ffn, config.ffn,
+                    "gate | up" + ffn);
+  } else {
+    gate = linear(post, p + "ffn_gate.weight", hidden, config.ffn, "gate_proj" + ffn);
+    up = linear(post, p + "ffn_up.weight", hidden, config.ffn, "up_proj" + ffn);
+  }
+  mlir::Value act =
+      config.geluMlp
+          ? builder.create<GeluTanhMulOp>(loc, gate.getType(), gate, up).getResult()
+          : builder.create<SiluMulOp>(loc, gate.getType(), gate, up).getResult();
+  mlir::Value down = linear(act, p + "ffn_down.weight", config.ffn, hidden, "down_proj" + ffn, "",
+                            0, config.residualScale);
   return builder.create<AddOp>(loc, h.getType(), h, down).getResult();
 }
 
@@ -221,16 +296,22 @@ mlir::OwningOpRef<mlir::ModuleOp> GgufBuilder::build() {
   builder.setInsertionPointToEnd(function.addEntryBlock());
 
   const auto hidden = static_cast<uint64_t>(config.hidden), vocab = static_cast<uint64_t>(config.vocab);
-  auto table = weight("token_embd.weight", {hidden, vocab}, "the embedding table");
+  auto table = weight("token_embd.weight", {hidden, vocab}, "the embedding table", 0,
+                      {0, 0, config.embeddingScale});
   mlir::Value x = builder.create<EmbeddingOp>(loc, vector(config.hidden), table,
                                               function.getArgument(0))
                       .getResult();
   for (int64_t i = 0; i < config.layers; ++i)
     x = layer(i, x);
   x = rmsNorm(x, "output_norm.weight", "the final norm (" + key("embedding_length") + ")");
-  auto head = config.tied ? table
+  // A tied lm_head reads the table without the lookup's factor.
+  auto head = config.tied ? (config.embeddingScale == 1.0 && config.logitScale == 1.0
+                                 ? table
+                                 : weight("token_embd.weight", {hidden, vocab},
+                                          "the embedding table", 0, {0, 0, config.logitScale}))
                           : weight("output.weight", {hidden, vocab},
-                                   "the lm_head (token_embd.weight's shape)");
+                                   "the lm_head (token_embd.weight's shape)", 0,
+                                   {0, 0, config.logitScale});
   auto logits = builder.create<LogitsOp>(loc, vector(config.vocab), x, head).getResult();
   auto next = builder.create<ArgmaxOp>(loc, builder.getI64Type(), logits).getResult();
   builder.create<mlir::func::ReturnOp>(loc, mlir::ValueRange{logits, next});

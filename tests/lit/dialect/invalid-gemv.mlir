@@ -6,7 +6,7 @@
 mk.weight @w : tensor<32x64xf32>
 
 func.func @f(%x: tensor<64xf32>) -> tensor<32xf32> {
-  // expected-error @+1 {{'mk.gemv' op epilogue must be "none", "silu_mul" or "residual", got "gelu"}}
+  // expected-error @+1 {{'mk.gemv' op epilogue must be "none", "silu_mul", "gelu_tanh_mul" or "residual", got "gelu"}}
   %y = mk.gemv %x weights [@w] {epilogue = "gelu"} : tensor<64xf32> -> tensor<32xf32>
   return %y : tensor<32xf32>
 }
