@@ -18,6 +18,7 @@ std::unique_ptr<mlir::Pass> createFuseAttentionInputPass();
 std::unique_ptr<mlir::Pass> createFuseSwigluPass();
 std::unique_ptr<mlir::Pass> createFoldRMSNormPass();
 std::unique_ptr<mlir::Pass> createFoldResidualPass();
+std::unique_ptr<mlir::Pass> createPostNormAsGemvPass();
 
 #define GEN_PASS_REGISTRATION
 #include "passes/Passes.h.inc"

@@ -145,4 +145,23 @@ def FoldResidual : Mk_FunctionPass<"mk-fold-residual"> {
   let constructor = "::mk::createFoldResidualPass()";
 }
 
+def PostNormAsGemv : Pass<"mk-post-norm-as-gemv", "::mlir::ModuleOp"> {
+  let summary = "Makes a norm before a residual add a gemv through an identity";
+  let description = [{
+    `mk.add(x, mk.rms_norm(y))` (either order), the norm used only there,
+    becomes a gemv of y with the norm as its prologue and x as its residual,
+    through an N x N identity weight `@mk.identity.N` (source
+    "mk.identity"), declared once a width: a norm after attention or MLP
+    (Gemma 3) then runs as the Gemv task kind does.
+
+    ```mlir
+    %h = mk.gemv %o residual %x weights [@mk.identity.64] norm @post
+           {epilogue = "residual", eps = 1.0e-06 : f32}
+           : tensor<64xf32>, tensor<64xf32> -> tensor<64xf32>
+    ```
+  }];
+  let constructor = "::mk::createPostNormAsGemvPass()";
+  let dependentDialects = ["::mk::MkDialect"];
+}
+
 #endif // MK_PASSES

@@ -2,6 +2,8 @@
 
 #include "passes/Passes.h"
 
+#include "core/weights/IdentityValues.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Pass/PassRegistry.h"
 
@@ -18,9 +20,25 @@ void buildFusionPipeline(mlir::OpPassManager &pm) {
   function.addPass(createFuseSwigluPass());
   function.addPass(createFoldRMSNormPass());
   function.addPass(createFoldResidualPass());
+  pm.addPass(createPostNormAsGemvPass());
 }
 
-mlir::LogicalResult runFusionPipeline(mlir::ModuleOp module, bool printIrAfterAll) {
+void addIdentityWeights(mlir::ModuleOp module, WeightTable &weights) {
+  module.walk([&](WeightOp weight) {
+    if (weight.getSource() != llvm::StringRef(kIdentitySource) ||
+        weights.find(weight.getSymName().str()))
+      return;
+    auto type = weight.getType().cast<mlir::RankedTensorType>();
+    Weight identity;
+    identity.name = weight.getSymName().str();
+    identity.shape = {type.getDimSize(0), type.getDimSize(1)};
+    identity.source = identityValues(static_cast<uint64_t>(type.getDimSize(0)));
+    weights.add(std::move(identity));
+  });
+}
+
+mlir::LogicalResult runFusionPipeline(mlir::ModuleOp module, bool printIrAfterAll,
+                                      WeightTable *weights) {
   mlir::PassManager pm(module.getContext());
   buildFusionPipeline(pm);
   if (printIrAfterAll) {
@@ -29,7 +47,11 @@ mlir::LogicalResult runFusionPipeline(mlir::ModuleOp module, bool printIrAfterAl
                         [](mlir::Pass *, mlir::Operation *) { return true; },
                         /*printModuleScope=*/true, /*printAfterOnlyOnChange=*/false);
   }
-  return pm.run(module);
+  if (mlir::failed(pm.run(module)))
+    return mlir::failure();
+  if (weights)
+    addIdentityWeights(module, *weights);
+  return mlir::success();
 }
 
 void registerFusionPipeline() {

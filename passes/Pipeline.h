@@ -3,6 +3,8 @@
 #ifndef MKC_PASSES_PIPELINE_H
 #define MKC_PASSES_PIPELINE_H
 
+#include "core/weights/WeightTable.h"
+
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/PassManager.h"
 
@@ -14,8 +16,13 @@ void buildFusionPipeline(mlir::OpPassManager &pm);
 // Runs the fusion pipeline on `module`, verifying after each pass; with
 // `printIrAfterAll`, prints the module to llvm::errs() after every pass
 // (which turns off the context's multithreading, as module-scope printing
-// requires).
-mlir::LogicalResult runFusionPipeline(mlir::ModuleOp module, bool printIrAfterAll);
+// requires). With `weights`, adds the values of the weights the passes
+// declared (mk-post-norm-as-gemv's identities) to them.
+mlir::LogicalResult runFusionPipeline(mlir::ModuleOp module, bool printIrAfterAll,
+                                      WeightTable *weights = nullptr);
+
+// The values of every identity weight `module` declares that `weights` lacks.
+void addIdentityWeights(mlir::ModuleOp module, WeightTable &weights);
 
 // Makes the pipeline available to mk-opt as -mk-fusion.
 void registerFusionPipeline();

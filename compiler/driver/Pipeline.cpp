@@ -132,7 +132,8 @@ llvm::Expected<CompiledModel> compileToSchedule(mlir::MLIRContext &context,
     return imported->takeError();
   {
     Phase phase(options.phases, "passes");
-    if (mlir::failed(runFusionPipeline((*imported)->module.get(), options.printIrAfterAll)))
+    if (mlir::failed(runFusionPipeline((*imported)->module.get(), options.printIrAfterAll,
+                                       &(*imported)->weights)))
       return error("the fusion pipeline failed on '" + modelPath + "'");
   }
   std::optional<CompiledModel> compiled;

@@ -392,6 +392,8 @@ private:
           op.layer = layer;
           if (isGated(op.epilogue))
             role = "gate_up";
+          else if (op.weights.size() == 1 && op.weights[0].name.rfind("mk.identity.", 0) == 0)
+            role = "post_norm"; // mk-post-norm-as-gemv's
           else if (input && input->kind == OpKind::Attention)
             role = "o_proj";
           else if (input && input->kind == OpKind::Gemv && isGated(input->epilogue))

@@ -202,7 +202,8 @@ int evalCommand(int argc, char **argv) {
     auto imported = importModel(context, args.model);
     if (!imported)
       return refuse(llvm::toString(imported.takeError()));
-    if (args.engine == "fused" && mlir::failed(runFusionPipeline(imported->module.get(), false)))
+    if (args.engine == "fused" &&
+        mlir::failed(runFusionPipeline(imported->module.get(), false, &imported->weights)))
       return refuse("the fusion pipeline failed on '" + args.model + "'");
     if (llvm::Error error = materializeWeights(imported->weights))
       return refuse(llvm::toString(std::move(error)));

@@ -32,7 +32,7 @@ windows() {
   for k in AttentionChunk AttentionMerge; do check X=1 mk-task-kind-check $k $m --max-context=10000 --num-sms=8 --kv-cache=bf16; done
   check X=1 mk-task-kind-check AttentionChunk $m --max-context=10000 --num-sms=8 --kv-cache=bf16 --chunk-attention=tensor-cores
   check X=1 mk-task-kind-check AttentionChunk $m --max-context=10000
-  for f in mistral_window6_ts17 mistral_window6_dynamo23 gemma_ts17 gemma_dynamo23; do
+  for f in mistral_window6_ts17 mistral_window6_dynamo23 gemma_ts17 gemma_dynamo23 gemma3_ts17; do
     check X=1 mk-gpu-check tests/fixtures/extra/$f.onnx --max-context=64
     check X=1 mk-gpu-prefill-check tests/fixtures/extra/$f.onnx --max-context=256 --prompt=200
     check X=1 mk-gpu-batch-check tests/fixtures/extra/$f.onnx --batch=3 --max-context=64
