@@ -36,6 +36,13 @@ public:
     }
   }
 
+  // Values it keeps (a mapped tensor's) let their pages go; another slice of
+  // them reads them again from the file.
+  void release() const override {
+    if (values)
+      values->release();
+  }
+
 private:
   const Weight *weight = nullptr;
   std::shared_ptr<const WeightValues> values;
