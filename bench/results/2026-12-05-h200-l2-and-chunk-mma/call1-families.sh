@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Call 1 as run: beside call1.sh's compiles and kind checks (main's binaries,
-# .gpu/m1), the checks of what no GPU had run (binaries .gpu/w1: main with
-# sliding windows in the task kinds and the prompt kernels, and Gemma's
-# GELU-gated MLP):
+# .gpu/m1), the checks of what no GPU had run (binaries .gpu/w1, main's as
+# well since the work landed, 3be33e5: sliding windows in the task kinds and
+# the prompt kernels, Gemma's GELU-gated MLP, Gemma 3):
 #   families  bench/NOTES.md, item 17: the Phi-3 and Granite fixtures through
 #             the decode kernel at 64 and 2048 positions and through the
 #             prompt kernels;
