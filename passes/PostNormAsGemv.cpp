@@ -23,7 +23,7 @@ namespace {
 
 // The module's identity weight of `n` rows, declared before `function`.
 FlatSymbolRefAttr identityWeight(ModuleOp module, func::FuncOp function, int64_t n) {
-  std::string name = "mk.identity." + std::to_string(n);
+  std::string name = identityWeightName(static_cast<uint64_t>(n));
   if (!module.lookupSymbol(name)) {
     OpBuilder builder(function);
     auto type = RankedTensorType::get({n, n}, builder.getF32Type());

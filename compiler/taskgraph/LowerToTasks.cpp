@@ -2,6 +2,7 @@
 
 #include "compiler/dialect/MkDialect.h"
 #include "compiler/taskgraph/TileOperations.h"
+#include "core/weights/IdentityValues.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/DenseMap.h"
@@ -392,7 +393,7 @@ private:
           op.layer = layer;
           if (isGated(op.epilogue))
             role = "gate_up";
-          else if (op.weights.size() == 1 && op.weights[0].name.rfind("mk.identity.", 0) == 0)
+          else if (op.weights.size() == 1 && isIdentityWeightName(op.weights[0].name))
             role = "post_norm"; // mk-post-norm-as-gemv's
           else if (input && input->kind == OpKind::Attention)
             role = "o_proj";

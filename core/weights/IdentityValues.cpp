@@ -21,6 +21,14 @@ private:
 
 } // namespace
 
+std::string identityWeightName(uint64_t n) {
+  return std::string(kIdentitySource) + "." + std::to_string(n);
+}
+
+bool isIdentityWeightName(const std::string &name) {
+  return name.rfind(std::string(kIdentitySource) + ".", 0) == 0;
+}
+
 std::shared_ptr<const WeightValues> identityValues(uint64_t n) {
   return std::make_shared<IdentityValues>(n);
 }

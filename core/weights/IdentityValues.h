@@ -9,11 +9,16 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 
 namespace mk {
 
 // What an mk.weight's `source` says for these values.
 constexpr const char *kIdentitySource = "mk.identity";
+
+// The weight of the n x n identity, `mk.identity.<n>`, and whether a name is one.
+std::string identityWeightName(uint64_t n);
+bool isIdentityWeightName(const std::string &name);
 
 std::shared_ptr<const WeightValues> identityValues(uint64_t n);
 

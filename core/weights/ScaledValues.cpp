@@ -41,4 +41,14 @@ std::shared_ptr<const WeightValues> scaledValues(std::shared_ptr<const WeightVal
   return std::make_shared<ScaledValues>(std::move(source), factor);
 }
 
+std::string factorText(double factor) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%g", factor);
+  return text;
+}
+
+std::string scaledWeightName(const std::string &name, double factor) {
+  return name + ".times" + factorText(factor);
+}
+
 } // namespace mk

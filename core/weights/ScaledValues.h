@@ -8,12 +8,18 @@
 #include "core/weights/WeightValues.h"
 
 #include <memory>
+#include <string>
 
 namespace mk {
 
 // The values of `source`, each times `factor` (rounded to f32).
 std::shared_ptr<const WeightValues> scaledValues(std::shared_ptr<const WeightValues> source,
                                                  double factor);
+
+// `factor` as the importers print it (%g), and the name of weight `name`
+// times it: `<name>.times<factor>`, whichever front end folded it.
+std::string factorText(double factor);
+std::string scaledWeightName(const std::string &name, double factor);
 
 } // namespace mk
 

@@ -57,6 +57,10 @@ std::shared_ptr<const WeightValues> slicedValues(const Weight &source, uint64_t 
   return std::make_shared<SlicedValues>(source, cols, rowBegin, colBegin, width);
 }
 
+std::string rowsWeightName(const std::string &name, uint64_t begin, uint64_t end) {
+  return name + ".rows" + std::to_string(begin) + "-" + std::to_string(end);
+}
+
 std::shared_ptr<const WeightValues> slicedValues(std::shared_ptr<const WeightValues> source,
                                                  uint64_t cols, uint64_t rowBegin,
                                                  uint64_t colBegin, uint64_t width) {

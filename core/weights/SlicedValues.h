@@ -28,6 +28,8 @@ struct WeightSlice {
 std::shared_ptr<const WeightValues> slicedValues(const Weight &source, uint64_t cols,
                                                  uint64_t rowBegin, uint64_t colBegin,
                                                  uint64_t width);
+// The name of rows [begin, end) of weight `name`: `<name>.rows<begin>-<end>`.
+std::string rowsWeightName(const std::string &name, uint64_t begin, uint64_t end);
 // The same of values read on demand, which the slice keeps alive.
 std::shared_ptr<const WeightValues> slicedValues(std::shared_ptr<const WeightValues> source,
                                                  uint64_t cols, uint64_t rowBegin,

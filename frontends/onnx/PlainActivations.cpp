@@ -22,12 +22,6 @@ namespace mk::onnx_import {
 
 namespace {
 
-std::string factorText(double factor) {
-  char text[32];
-  std::snprintf(text, sizeof(text), "%g", factor);
-  return text;
-}
-
 // The weight an mk.weight symbol names, which the import registered.
 const Weight &tableWeight(const WeightTable &weights, mlir::FlatSymbolRefAttr symbol) {
   const Weight *weight = weights.find(symbol.getValue().str());
@@ -51,7 +45,7 @@ mlir::FlatSymbolRefAttr GraphImporter::scaledWeight(mlir::FlatSymbolRefAttr symb
     for (float &value : scaled.floats)
       value = static_cast<float>(value * factor);
   }
-  return weightFor(scaled, false, weight->name + ".times" + factorText(factor));
+  return weightFor(scaled, false, scaledWeightName(weight->name, factor));
 }
 
 mlir::FlatSymbolRefAttr GraphImporter::weightRows(mlir::FlatSymbolRefAttr symbol, int64_t begin,
@@ -72,7 +66,8 @@ mlir::FlatSymbolRefAttr GraphImporter::weightRows(mlir::FlatSymbolRefAttr symbol
   else
     piece.floats.assign(weight->values.begin() + begin * cols, weight->values.begin() + end * cols);
   return weightFor(piece, false,
-                   weight->name + ".rows" + std::to_string(begin) + "-" + std::to_string(end));
+                   rowsWeightName(weight->name, static_cast<uint64_t>(begin),
+                                  static_cast<uint64_t>(end)));
 }
 
 Symbolic GraphImporter::asActivation(const Symbolic &value, const onnx::NodeProto *node) {

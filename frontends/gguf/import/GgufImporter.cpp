@@ -88,12 +88,6 @@ private:
   std::string nonFinite;      // the first tensor holding a NaN or infinity
 };
 
-std::string factorText(double factor) {
-  char text[32];
-  std::snprintf(text, sizeof(text), "%g", factor);
-  return text;
-}
-
 mlir::FlatSymbolRefAttr GgufBuilder::weight(const std::string &name, const Dims &dims,
                                             const std::string &what, int64_t permuteHeads,
                                             Part part) {
@@ -130,7 +124,7 @@ mlir::FlatSymbolRefAttr GgufBuilder::weight(const std::string &name, const Dims 
       w.values = std::vector<float>(w.values.begin() + part.rowBegin * cols,
                                     w.values.begin() + part.rowEnd * cols);
     w.shape[0] = part.rowEnd - part.rowBegin;
-    w.name += ".rows" + std::to_string(part.rowBegin) + "-" + std::to_string(part.rowEnd);
+    w.name = rowsWeightName(w.name, part.rowBegin, part.rowEnd);
   }
   if (part.factor != 1.0) {
     if (w.source)
@@ -138,7 +132,7 @@ mlir::FlatSymbolRefAttr GgufBuilder::weight(const std::string &name, const Dims 
     else
       for (float &value : w.values)
         value = static_cast<float>(value * part.factor);
-    w.name += ".times" + factorText(part.factor);
+    w.name = scaledWeightName(w.name, part.factor);
   }
   used.insert(name);
   // Plain float types keep their width (the .mk rounds to bf16 either
