@@ -258,12 +258,16 @@ __device__ __forceinline__ float groupSum(float value) {
 
 __device__ __forceinline__ float warpSum(float value) { return groupSum<kWarpSize>(value); }
 
-__device__ __forceinline__ float warpMax(float value) {
+// The max over groups of kLanes consecutive lanes, as groupSum.
+template <int kLanes>
+__device__ __forceinline__ float groupMax(float value) {
 #pragma unroll
-  for (int offset = kWarpSize / 2; offset > 0; offset /= 2)
+  for (int offset = kLanes / 2; offset > 0; offset /= 2)
     value = fmaxf(value, __shfl_xor_sync(kFullMask, value, offset));
   return value;
 }
+
+__device__ __forceinline__ float warpMax(float value) { return groupMax<kWarpSize>(value); }
 
 // The barrier of the kThreads threads that run tasks (the consumers):
 // named barrier 1, which the weight ring's producer warp, outside it, never

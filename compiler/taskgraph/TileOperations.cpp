@@ -139,10 +139,23 @@ private:
     case TaskKind::Gemv:
       rows(tileRows(op.outputLength, gemvCuts(opIndex), target.numSms));
       break;
-    case TaskKind::AttentionMerge:
-      for (uint64_t g = 0; g < kvHeads; ++g)
-        tiles.push_back({g, g + 1});
+    case TaskKind::AttentionMerge: {
+      // At most MK_MERGE_TILE_ELEMENTS of one q head's dimensions a tile
+      // (core/protocol/AttentionLayout.h), or, for an inline merge, the
+      // whole of a KV head's q heads.
+      const uint64_t headDim = op.headDim, heads = op.numHeads;
+      if (target.inlineMerge) {
+        const uint64_t groupLength = heads / kvHeads * headDim;
+        for (uint64_t g = 0; g < kvHeads; ++g)
+          tiles.push_back({g * groupLength, (g + 1) * groupLength});
+        break;
+      }
+      const uint64_t parts = ceilDiv(headDim, MK_MERGE_TILE_ELEMENTS);
+      for (uint64_t h = 0; h < heads; ++h)
+        for (uint64_t p = 0; p < parts; ++p)
+          tiles.push_back({h * headDim + p * headDim / parts, h * headDim + (p + 1) * headDim / parts});
       break;
+    }
     case TaskKind::AttentionChunk:
       for (uint64_t g = 0; g < kvHeads; ++g)
         for (uint64_t c = 0; c < static_cast<uint64_t>(op.numChunks); ++c)

@@ -58,6 +58,17 @@ struct AttentionLayout {
   }
 };
 
+// The attention merge's tiles: elements [begin, end) of the attention's
+// output, [numHeads][headDim]. A queued merge takes at most
+// kMergeTileElements of one q head's dimensions, so that the device spreads
+// each element's chunks over several threads (codegen/device/
+// AttentionMergeTask.cuh) and an operation's merges spread over the SMs: a
+// merge a KV head took 13 us of the Qwen2.5-1.5B shape's 25 us attention at
+// 4096 (2 KV heads, 63 chunks: each thread's (head, dimension) read them
+// in 12 rounds to L2). An inline merge (Task::runsInline) takes its whole
+// KV head's q heads, as the one task its event runs.
+#define MK_MERGE_TILE_ELEMENTS 64
+
 // Positions per chunk at a step at `position`. The positions up to it split
 // evenly over the chunks of one round of tasks over the SMs (the
 // operation's chunksPerRound, at most numChunks) while that fits the

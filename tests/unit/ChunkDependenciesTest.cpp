@@ -94,7 +94,9 @@ TEST_F(ChunkDependenciesTest, AttentionWaitsOnlyOnItsOwnKvGroup) {
     if (graph.operations[task.op].name != "layer0.attention")
       continue;
     ++attentionTasks[task.kind];
-    uint64_t g = task.begin;
+    // A chunk's KV head is its begin; a merge's, that of the q heads of its
+    // output elements.
+    uint64_t g = task.kind == TaskKind::AttentionMerge ? task.begin / groupRows : task.begin;
     std::set<uint32_t> expected;
     for (const Task &other : graph.tasks) {
       const std::string &op = graph.operations[other.op].name;

@@ -91,7 +91,8 @@ TEST(MissingDependency, EveryRemovedEdgeIsRefusedOrCaught) {
 
 TEST(MissingDependency, TheReportNamesTheTaskAndTheExecutorStops) {
   toy::ToyModel model = toy::buildToyModel(4);
-  uint32_t reader = toy::findTask(model.graph, TaskKind::AttentionMerge, "layer1.attention", 1);
+  // The merge of KV head 1: q heads 2 and 3, output elements [16, 32).
+  uint32_t reader = toy::findTask(model.graph, TaskKind::AttentionMerge, "layer1.attention", 16);
   model.graph.tasks[reader].waits.clear();
   // First on SM 0, so that round-robin reaches it before its chunks.
   for (auto &queue : model.schedule.queues)
@@ -105,7 +106,7 @@ TEST(MissingDependency, TheReportNamesTheTaskAndTheExecutorStops) {
   } catch (const ExecutionError &error) {
     std::string message = error.what();
     EXPECT_NE(message.find("task " + std::to_string(reader) +
-                           " (AttentionMerge 'layer1.attention', kv head 1)"),
+                           " (AttentionMerge 'layer1.attention', output [16, 32))"),
               std::string::npos)
         << message;
     EXPECT_NE(message.find("buffer 'layer1.partials'"), std::string::npos) << message;

@@ -368,7 +368,9 @@ TEST(TaskGraphValidator, PlacesInlineTasksOnlyWhereTheyCanRun) {
     EXPECT_EQ(validateSchedule(model.graph, model.schedule), "") << sms << " SMs";
   }
   auto merge = [](TaskGraph &graph, uint64_t group) -> Task & {
-    return graph.tasks[findTask(graph, TaskKind::AttentionMerge, "layer0.attention", group)];
+    constexpr uint64_t kGroupLength = toy::kHeads / toy::kKvHeads * toy::kHeadDim;
+    return graph.tasks[findTask(graph, TaskKind::AttentionMerge, "layer0.attention",
+                                group * kGroupLength)];
   };
   auto inlined = [](const std::function<void(TaskGraph &, Schedule &)> &mutate) {
     return [mutate](TaskGraph &graph, Schedule &schedule) {

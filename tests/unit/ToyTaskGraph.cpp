@@ -158,7 +158,9 @@ uint32_t Builder::attention(int64_t layer, uint32_t qkv, uint32_t output, uint32
         writes.push_back({op.partials, (h * chunks + c) * partial, (h * chunks + c + 1) * partial});
       task(TaskKind::AttentionChunk, index, g, c, {{ready, 0}}, chunked, inputs, writes);
     }
-    task(TaskKind::AttentionMerge, index, g, g + 1, {{chunked, 0}}, done,
+    // The merge of the group's q heads, whole (as an inline merge's tile).
+    task(TaskKind::AttentionMerge, index, g * group * kHeadDim, (g + 1) * group * kHeadDim,
+         {{chunked, 0}}, done,
          {{op.partials, g * group * chunks * partial, (g + 1) * group * chunks * partial}},
          {{output, g * group * kHeadDim, (g + 1) * group * kHeadDim}});
   }

@@ -1,5 +1,7 @@
-// AttentionMerge: KV head `begin`. Combines the chunks' partials of each of
-// its q heads, in chunk order, into the attention's output, row by row.
+// AttentionMerge: elements [begin, end) of the attention's output
+// ([numHeads][headDim]; core/protocol/AttentionLayout.h says how they are
+// cut). Combines the chunks' partials of each element's q head, in chunk
+// order, into the output, row by row.
 #include "core/protocol/SharedMemory.h"
 #include "core/taskgraph/kinds/KindHelpers.h"
 
@@ -10,9 +12,11 @@ namespace {
 TaskFootprint footprint(const TaskGraph &graph, const Operation &op, const Task &task) {
   AttentionLayout layout = attentionLayout(op);
   TaskFootprint footprint;
-  addRowRanges(footprint.reads, graph, op.partials, layout.groupPartials(task.begin),
-               layout.groupPartialsLength());
-  addRowRanges(footprint.writes, graph, op.output, layout.query(task.begin), layout.groupLength());
+  // Every chunk's partials of the q heads it takes a part of.
+  const uint64_t firstHead = task.begin / layout.headDim, lastHead = (task.end - 1) / layout.headDim;
+  addRowRanges(footprint.reads, graph, op.partials, layout.partial(firstHead, 0),
+               (lastHead + 1 - firstHead) * layout.numChunks * layout.partialLength());
+  addRowRanges(footprint.writes, graph, op.output, task.begin, task.end - task.begin);
   return footprint;
 }
 
@@ -31,8 +35,8 @@ extern const TaskKindDescription kAttentionMergeKind = {
     .name = "AttentionMerge",
     .operation = OpKind::Attention,
     .phaseEvent = nullptr,
-    .describeTile = describeKvHead,
-    .checkTile = checkKvHead,
+    .describeTile = describeHeadElements,
+    .checkTile = checkHeadElements,
     .footprint = footprint,
     .weightElements = noElements,
     .cacheElements = noElements,

@@ -13,6 +13,23 @@ std::string checkRows(const Operation &op, const Task &task) {
   return "";
 }
 
+std::string describeHeadElements(const Task &task) {
+  return "output [" + std::to_string(task.begin) + ", " + std::to_string(task.end) + ")";
+}
+
+std::string checkHeadElements(const Operation &op, const Task &task) {
+  const uint64_t headDim = static_cast<uint64_t>(op.headDim);
+  const uint64_t length = static_cast<uint64_t>(op.numHeads) * headDim;
+  if (headDim == 0 || task.begin >= task.end || task.end > length)
+    return "its output is not a non-empty part of the operation's " + std::to_string(length) +
+           " elements";
+  const bool wholeHeads = task.begin % headDim == 0 && task.end % headDim == 0;
+  if (!wholeHeads && task.begin / headDim != (task.end - 1) / headDim)
+    return "its output [" + std::to_string(task.begin) + ", " + std::to_string(task.end) +
+           ") is neither whole q heads nor part of one";
+  return "";
+}
+
 std::string describeKvHead(const Task &task) { return "kv head " + std::to_string(task.begin); }
 
 std::string checkKvHead(const Operation &op, const Task &task) {

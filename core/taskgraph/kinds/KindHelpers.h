@@ -15,6 +15,11 @@ namespace mk::kinds {
 std::string describeRows(const Task &task);
 std::string checkRows(const Operation &op, const Task &task);
 
+// Tiles of the elements [begin, end) of an attention's output
+// ([numHeads][headDim]), in whole q heads' dimensions.
+std::string describeHeadElements(const Task &task);
+std::string checkHeadElements(const Operation &op, const Task &task);
+
 // Tiles of one KV head, `begin`.
 std::string describeKvHead(const Task &task);
 std::string checkKvHead(const Operation &op, const Task &task);
