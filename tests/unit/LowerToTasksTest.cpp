@@ -389,7 +389,7 @@ TEST(AttentionSpanTest, TheOneBShapeTakesOneRoundWhileOneRoundHoldsTheStep) {
   EXPECT_EQ(attentionChunksPerRound(0, 132), 132);
 }
 
-TEST_F(LowerToTasksTest, AttentionHasChunksAndAMergePerKvHead) {
+TEST_F(LowerToTasksTest, AttentionHasChunksAndMergesOfEachHead) {
   // qwen3's shape has 2 KV heads: 8 SMs ask for 4 chunks per KV head.
   for (auto [maxContext, chunkSize] : {std::pair<int64_t, int64_t>{64, 16},
                                        {100, 32},
