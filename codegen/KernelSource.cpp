@@ -279,12 +279,12 @@ llvm::Error checkSupported(const TaskGraph &graph, const ModelShapes &shapes,
   return llvm::Error::success();
 }
 
-// The attention shapes the prompt kernels take: head dims of whole k16
-// steps up to MK_PREFILL_MAX_HEAD_DIM, by the caches' element bytes.
+// The attention shapes the prompt kernels take: head dims of whole 16-byte
+// bf16 units up to MK_PREFILL_MAX_HEAD_DIM, by the caches' element bytes.
 std::set<std::pair<int64_t, uint64_t>> prefillAttentionShapes(const TaskGraph &graph) {
   std::set<std::pair<int64_t, uint64_t>> shapes;
   for (const Operation &op : graph.operations)
-    if (op.kind == OpKind::Attention && op.headDim % 16 == 0 &&
+    if (op.kind == OpKind::Attention && op.headDim % MK_PREFILL_HEAD_DIM_UNIT == 0 &&
         op.headDim <= MK_PREFILL_MAX_HEAD_DIM && op.keyCache < graph.buffers.size())
       shapes.insert({op.headDim, bytesPerElement(graph.buffers[op.keyCache].element)});
   return shapes;

@@ -19,6 +19,10 @@
 // pair by pair, P's A fragments (the PTX ISA's layouts agree), so P never
 // leaves registers. Store: o / l into the output row, as f32, or as bf16
 // where it is the next Gemv's GEMM input.
+// A head of whole 8 dimensions but not of 16 (Phi-3's fixture: 24) is
+// padded to whole k16 steps: its staged rows' and q's extra dimensions are
+// zeros, which add nothing to the scores, and o's extra tiles are not
+// stored.
 // The exponentials are exp2 of scores scaled by log2(e); sums are f32.
 #ifndef MKC_CODEGEN_DEVICE_PREFILLATTENTION_CUH
 #define MKC_CODEGEN_DEVICE_PREFILLATTENTION_CUH
@@ -54,14 +58,16 @@ __device__ void prefillAttention(const MkPrefillAttentionArgs &args) {
   constexpr int kThreads = kWarps * kWarpSize;
   constexpr int kTiles = MK_PREFILL_ATTENTION_ROWS / (16 * kWarps); // m16 tiles a warp
   constexpr int kWarpRows = 16 * kTiles;
-  constexpr int kSteps = kHeadDim / 16;   // k16 steps of q . k
-  constexpr int kDimTiles = kHeadDim / 8; // n8 tiles of o
+  constexpr int kPadded = MK_PREFILL_PADDED_HEAD_DIM(kHeadDim);
+  constexpr int kSteps = kPadded / 16;   // k16 steps of q . k
+  constexpr int kDimTiles = kPadded / 8; // n8 tiles of o, in pairs
   constexpr int kKeyTiles = kKeys / 8;    // n8 tiles of S
   constexpr int kStride = MK_PREFILL_ATTENTION_STRIDE(kHeadDim); // bf16 elements a staged row
   constexpr int kStage = kKeys * kStride;                        // one block's keys, or values
-  constexpr int kChunks = kKeys * kHeadDim / 8;                  // 16-byte bf16 units a block's keys
-  static_assert(kHeadDim % 16 == 0 && kHeadDim <= MK_PREFILL_MAX_HEAD_DIM,
-                "heads of whole k16 steps, within the registers");
+  constexpr int kUnits = kPadded / 8;                            // 16-byte bf16 units a staged row
+  constexpr int kChunks = kKeys * kUnits;                        // ... a block's keys
+  static_assert(kHeadDim % MK_PREFILL_HEAD_DIM_UNIT == 0 && kPadded <= MK_PREFILL_MAX_HEAD_DIM,
+                "heads of whole 16-byte units, within the registers");
   static_assert(MK_PREFILL_ATTENTION_ROWS == kWarpRows * kWarps, "whole m16 tiles a warp");
   static_assert(kKeys % 16 == 0 && kStride % 8 == 0, "whole k16 steps, rows of 16-byte units");
   // Two stages of [keys | values], each [kKeys][kStride] bf16: block b + 1
@@ -95,18 +101,19 @@ __device__ void prefillAttention(const MkPrefillAttentionArgs &args) {
   const float scale = args.scale * 1.44269504088896340736f; // log2(e)
 
   // Load: block `block`'s keys and values into stage block % 2; positions
-  // past the tile's last are zeros (masked below). A bf16 cache's rows go
+  // past the tile's last are zeros (masked below), and so are a padded
+  // head's dimensions past kHeadDim. A bf16 cache's rows go
   // by cp.async (one commit group a block); an f32 one's are widened and
   // rounded here.
   auto stage = [&](int block) {
     unsigned short *keys = staged + (block % 2) * 2 * kStage, *values = keys + kStage;
     for (int c = threadIdx.x; c < kChunks; c += kThreads) {
-      const int key = c / (kHeadDim / 8), d = (c % (kHeadDim / 8)) * 8;
+      const int key = c / kUnits, d = (c % kUnits) * 8;
       const int position = block * kKeys + key;
-      const bool inside = position <= lastPosition;
+      const bool inside = position <= lastPosition && d < kHeadDim;
       const unsigned long long slot =
           (static_cast<unsigned long long>(inside ? position : 0) * args.numKvHeads + kvHead) *
-              kHeadDim + d;
+              kHeadDim + (inside ? d : 0);
       if constexpr (kCacheBytes == 2) {
         copyAsync16(keys + key * kStride + d, keyCache + slot, inside);
         copyAsync16(values + key * kStride + d, valueCache + slot, inside);
@@ -135,8 +142,9 @@ __device__ void prefillAttention(const MkPrefillAttentionArgs &args) {
 
   // Load: this warp's q rows as A fragments, kTiles of 16 rows, so that
   // each fragment of K and V read from shared memory serves them all (rows
-  // past the prompt read its last row and are never stored). A tile's row
-  // g is "0", its row g + 8 "1".
+  // past the prompt read its last row and are never stored; a padded
+  // head's dimensions past kHeadDim are zeros). A tile's row g is "0", its
+  // row g + 8 "1".
   unsigned q[kTiles][kSteps][4];
   int position[kTiles][2];
   const unsigned short *queries = deviceAddress<const unsigned short>(args.queries);
@@ -148,10 +156,13 @@ __device__ void prefillAttention(const MkPrefillAttentionArgs &args) {
 #pragma unroll
     for (int k = 0; k < kSteps; ++k) {
       const int d = k * 16 + 2 * t;
-      q[i][k][0] = *reinterpret_cast<const unsigned *>(q0 + d);
-      q[i][k][1] = *reinterpret_cast<const unsigned *>(q1 + d);
-      q[i][k][2] = *reinterpret_cast<const unsigned *>(q0 + d + 8);
-      q[i][k][3] = *reinterpret_cast<const unsigned *>(q1 + d + 8);
+      auto pair = [&](const unsigned short *row, int at) {
+        return at < kHeadDim ? *reinterpret_cast<const unsigned *>(row + at) : 0u;
+      };
+      q[i][k][0] = pair(q0, d);
+      q[i][k][1] = pair(q1, d);
+      q[i][k][2] = pair(q0, d + 8);
+      q[i][k][3] = pair(q1, d + 8);
     }
     position[i][0] = firstPosition + m0 / group;
     position[i][1] = firstPosition + m1 / group;
@@ -296,7 +307,7 @@ __device__ void prefillAttention(const MkPrefillAttentionArgs &args) {
         continue;
       const unsigned long long offset = rowOffset(m) + 2 * t;
 #pragma unroll
-      for (int n = 0; n < kDimTiles; ++n) {
+      for (int n = 0; n < kHeadDim / 8; ++n) {
         const float first = o[i][n][2 * half] / l, second = o[i][n][2 * half + 1] / l;
         if (args.bf16Output)
           *deviceAddress<unsigned>(args.output + 2 * (offset + n * 8)) = packBf16(first, second);

@@ -32,9 +32,13 @@
 #define MK_PREFILL_ATTENTION_ROWS 128
 #define MK_PREFILL_ATTENTION_KEYS 64     /* cache positions an attention CTA stages at a time */
 #define MK_PREFILL_MAX_HEAD_DIM 128      /* larger heads are not prefilled (registers) */
-/* A staged key or value row, in bf16 elements: padded so that a fragment's
- * reads of 8 rows fall in different banks. */
-#define MK_PREFILL_ATTENTION_STRIDE(headDim) ((headDim) + 8)
+/* Heads of whole 8 dimensions are taken (the 16-byte units of a bf16
+ * row); the mma's k16 steps see them padded to whole 16s with zeros. */
+#define MK_PREFILL_HEAD_DIM_UNIT 8
+#define MK_PREFILL_PADDED_HEAD_DIM(headDim) (((headDim) + 15) / 16 * 16)
+/* A staged key or value row, in bf16 elements: the padded head and 8 more,
+ * so that a fragment's reads of 8 rows fall in different banks. */
+#define MK_PREFILL_ATTENTION_STRIDE(headDim) (MK_PREFILL_PADDED_HEAD_DIM(headDim) + 8)
 /* An attention CTA's dynamic shared memory: two stages of a block's keys and values. */
 #define MK_PREFILL_ATTENTION_SHARED_BYTES(headDim) \
   (2 * 2 * MK_PREFILL_ATTENTION_KEYS * MK_PREFILL_ATTENTION_STRIDE(headDim) * 2)

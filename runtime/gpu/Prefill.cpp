@@ -108,7 +108,8 @@ std::unique_ptr<GpuPrefill> GpuPrefill::create(const CudaDriver &cuda, const Pre
     CUfunction attend =
         prefill->function(mkPrefillKernelName(MK_PREFILL_ATTENTION_PREFIX, op.headDim, cacheBytes));
     if (!prepare || !attend) {
-      whyNot = "the prompt kernels take heads of whole 16 dimensions up to " +
+      whyNot = "the prompt kernels take heads of whole " +
+               std::to_string(MK_PREFILL_HEAD_DIM_UNIT) + " dimensions up to " +
                std::to_string(MK_PREFILL_MAX_HEAD_DIM) + "; attention '" + op.name + "' has " +
                std::to_string(op.headDim);
       return nullptr;

@@ -19,7 +19,8 @@
 // weights. Then:
 //   - every element the task writes (its kind's footprint) agrees within
 //     |gpu - cpu| <= kAbsolute + kRelative * |cpu| (Embed: bit for bit,
-//     Argmax: the same token);
+//     Argmax: the same token; AttentionChunk on tensor cores: within
+//     kAbsolute + kTensorCoreRelative * the largest |cpu| of the range);
 //   - every element it does not write is, on the GPU, still the input;
 //   - Argmax only: sampling (core/protocol/Sampling.h) with a set of
 //     settings (temperature, top-k, top-p over the candidates and over the
@@ -55,6 +56,14 @@ namespace {
 // f32 on both sides; they differ by the order of their sums (the CPU sums
 // some in f64) and by the GPU's sincosf and expf.
 constexpr double kAbsolute = 1e-5, kRelative = 1e-4;
+// A chunk on tensor cores (codegen/device/AttentionChunkMma.cuh) takes q
+// and the weights as two bf16 parts each, ~16 bits: a score's error is
+// ~2^-16 of its terms' sum, and every weight, so every element of o, moves
+// by the score's error. An element of o that is a small difference of
+// large terms keeps that absolute error, so the limit is relative to the
+// range's largest element (o's scale, which l and o share), not to the
+// element's own.
+constexpr double kTensorCoreRelative = 1e-3;
 
 struct Arenas {
   std::vector<float> activations, kv;
@@ -94,8 +103,9 @@ uint16_t *halvesOf(std::vector<float> &arena) { return reinterpret_cast<uint16_t
 
 class KindCheck {
 public:
-  KindCheck(const Artifact &artifact, GpuDevice &device, TaskKind kind)
+  KindCheck(const Artifact &artifact, GpuDevice &device, TaskKind kind, bool chunkTensorCores)
       : artifact(artifact), graph(artifact.graph), device(device), kind(kind),
+        rangeScaled(kind == TaskKind::AttentionChunk && chunkTensorCores),
         layout(layOutArenas(graph)), weights(unpackWeights(artifact.weights, artifact.weightData)),
         executor(graph, artifact.schedule, weights, cpuOptions()) {}
 
@@ -118,9 +128,10 @@ public:
         checkTask(task, position);
     }
     std::printf("%s: %d tasks at %zu positions, %d failures, largest error %.3g (limit %.3g + "
-                "%.3g |cpu|)\n",
+                "%.3g %s)\n",
                 describeKind(kind).name, tasks, positions.size(), failures, largestError,
-                kAbsolute, kRelative);
+                kAbsolute, rangeScaled ? kTensorCoreRelative : kRelative,
+                rangeScaled ? "max |cpu| of the range" : "|cpu|");
     if (kind == TaskKind::Argmax)
       std::printf("%s: %d sampled picks compared, each the same token on both\n",
                   describeKind(kind).name, samplingChecks);
@@ -356,14 +367,19 @@ private:
   void compareWritten(const Task &task, int64_t position, const BufferRange &range,
                       const Placed &gpu, const Placed &cpu) {
     bool exact = kind == TaskKind::Embed;
+    double rangeScale = 0;
+    for (uint64_t i = 0; rangeScaled && i < cpu.count; ++i)
+      if (std::isfinite(cpu.at(i)))
+        rangeScale = std::max(rangeScale, std::fabs(double(cpu.at(i))));
     for (uint64_t i = 0; i < gpu.count; ++i) {
       float a = gpu.at(i), b = cpu.at(i);
       bool bothInfinite = std::isinf(a) && std::isinf(b) && (a > 0) == (b > 0);
       double difference = bothInfinite ? 0.0 : std::fabs(double(a) - double(b));
       if (!bothInfinite && std::isfinite(difference))
         largestError = std::max(largestError, difference);
-      bool agrees = exact ? std::memcmp(&a, &b, sizeof a) == 0
-                          : difference <= kAbsolute + kRelative * std::fabs(double(b));
+      double limit = rangeScaled ? kAbsolute + kTensorCoreRelative * rangeScale
+                                 : kAbsolute + kRelative * std::fabs(double(b));
+      bool agrees = exact ? std::memcmp(&a, &b, sizeof a) == 0 : difference <= limit;
       if (!agrees) {
         fail(task, position,
              "element " + std::to_string(range.begin + i) + " of " +
@@ -396,6 +412,7 @@ private:
   const TaskGraph &graph;
   GpuDevice &device;
   TaskKind kind;
+  bool rangeScaled; // the limit scales with the range's largest element
   ArenaLayout layout;
   WeightTable weights;
   CpuExecutor executor;
@@ -468,7 +485,7 @@ int main(int argc, char **argv) {
     return loaded;
   std::printf("%s on %s\n", path.c_str(), device->describe().c_str());
   try {
-    return KindCheck(built->artifact, *device, *kind).run(sample) == 0 ? 0 : 1;
+    return KindCheck(built->artifact, *device, *kind, kernelOptions.chunkTensorCores).run(sample) == 0 ? 0 : 1;
   } catch (const std::exception &failure) {
     std::printf("FAIL: %s\n", failure.what());
     return 1;

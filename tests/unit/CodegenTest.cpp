@@ -234,15 +234,15 @@ TEST(CodegenTest, NvrtcCompilesTheToyKernelWithoutSpills) {
   EXPECT_EQ(kernel->spillBytes, 0);
   EXPECT_GE(kernel->sharedBytes, kernel->dynamicSharedBytes);
   EXPECT_GT(kernel->compileSeconds, 0);
-  // Its prompt kernels: embed, norm, epilogue and argmax (the toy's heads
-  // of 8 take none of the attention's, which need whole k16 steps).
-  EXPECT_EQ(kernel->promptKernels, 4);
+  // Its prompt kernels: embed, norm, epilogue and argmax, and the toy's
+  // heads of 8 (padded to a k16 step) take prepare and attention.
+  EXPECT_EQ(kernel->promptKernels, 6);
   EXPECT_EQ(kernel->promptSpillBytes, 0);
 }
 
 // A decode kernel's source also holds the prompt kernels
-// (runtime/format/PrefillArgs.h), attention's per head dim of whole k16
-// steps and cache element; a batch kernel's holds none.
+// (runtime/format/PrefillArgs.h), attention's per head dim of whole 8s
+// (16-byte bf16 units) and cache element; a batch kernel's holds none.
 TEST(CodegenTest, DecodeKernelsHoldThePromptKernels) {
   toy::ToyModel model = toy::buildToyModel();
   auto source = generateKernelSource(model.graph, model.schedule, kHopperSharedBytes);
@@ -250,15 +250,16 @@ TEST(CodegenTest, DecodeKernelsHoldThePromptKernels) {
   for (const char *name : {"mk_prefill_abi", "mk_prefill_embed(", "mk_prefill_norm(",
                            "mk_prefill_epilogue(", "mk_prefill_argmax("})
     EXPECT_NE(source->text.find(name), std::string::npos) << name;
-  EXPECT_EQ(source->text.find("mk_prefill_attention_d8"), std::string::npos);
+  EXPECT_NE(source->text.find("mk_prefill_attention_d8_c4(const MkPrefillAttentionArgs args)"),
+            std::string::npos);
+  EXPECT_NE(source->text.find("mk::gpu::prefillPrepare<8, 4>(args)"), std::string::npos);
   for (Operation &op : model.graph.operations)
     if (op.kind == OpKind::Attention)
-      op.headDim = 16; // (the source only; the graph is not run)
+      op.headDim = 12; // not whole 16-byte units (the source only; the graph is not run)
   source = generateKernelSource(model.graph, model.schedule, kHopperSharedBytes);
   ASSERT_TRUE(static_cast<bool>(source)) << llvm::toString(source.takeError());
-  EXPECT_NE(source->text.find("mk_prefill_attention_d16_c4(const MkPrefillAttentionArgs args)"),
-            std::string::npos);
-  EXPECT_NE(source->text.find("mk::gpu::prefillPrepare<16, 4>(args)"), std::string::npos);
+  EXPECT_EQ(source->text.find("mk_prefill_attention_d"), std::string::npos);
+  EXPECT_EQ(source->text.find("mk_prefill_prepare_d"), std::string::npos);
 
   toy::ToyModel batch = toy::buildToyModel();
   toy::makeRows(batch.graph, 2, 2);
