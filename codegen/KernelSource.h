@@ -57,12 +57,17 @@ struct KernelOptions {
   bool weightRing = false;
   // Weights read with L2's evict-first policy (codegen/device/Common.cuh:
   // weightCachePolicy), so that the stream of a token's weights leaves the
-  // KV cache, the activations and the events in L2 for the next step.
-  bool weightsEvictFirst = false;
+  // KV cache, the activations and the events in L2 for the next step. On
+  // by default: -2 to -3% a token on SmolLM2, Qwen3-0.6B and 64 tiny
+  // layers, the 1B shape the same, the logits the same bits
+  // (bench/results/2026-12-05-h200-l2-and-chunk-mma).
+  bool weightsEvictFirst = true;
   // Long attention chunks of bf16 caches (those staged through shared
   // memory) compute their scores and o on tensor cores
-  // (codegen/device/AttentionChunkMma.cuh) instead of CUDA cores.
-  bool chunkTensorCores = false;
+  // (codegen/device/AttentionChunkMma.cuh) instead of CUDA cores. On by
+  // default: -11% a token on the 1B shape at 32700, -17% on Qwen3-0.6B,
+  // within 2% either way at 512 (the same results).
+  bool chunkTensorCores = true;
 };
 
 // "" when `options` are in range, else what is not.

@@ -4,7 +4,8 @@
 //   mk-task-kind-check KIND (--toy | MODEL.onnx) [--max-context=N]
 //                      [--num-sms=N] [--longest-attention-chunk=N]
 //                      [--kv-cache=bf16] [--fuse-mlp]
-//                      [--sample=N]
+//                      [--sample=N] [--chunk-attention=tensor-cores|cuda-cores]
+//                      [--weight-l2=evict-first|normal]
 //
 // (The SMs and the longest chunk shape the tasks: fewer SMs give a KV head
 // fewer, longer attention chunks, as a long context does.)
@@ -425,8 +426,8 @@ int usage() {
   std::printf("usage: mk-task-kind-check KIND (--toy | MODEL.onnx) [--max-context=N]\n"
               "                          [--num-sms=N] [--longest-attention-chunk=N]\n"
               "                          [--kv-cache=bf16] [--fuse-mlp]\n"
-              "                          [--sample=N] [--chunk-attention=tensor-cores]\n"
-              "                          [--weight-l2=evict-first]\n"
+              "                          [--sample=N] [--chunk-attention=tensor-cores|cuda-cores]\n"
+              "                          [--weight-l2=evict-first|normal]\n"
               "KIND: one of");
   for (size_t kind = 0; kind < kNumTaskKinds; ++kind)
     std::printf(" %s", describeKind(static_cast<TaskKind>(kind)).name);
@@ -456,10 +457,10 @@ int main(int argc, char **argv) {
       target.longestAttentionChunk = std::stoull(arg.substr(26));
     else if (arg == "--fuse-mlp")
       target.fuseMlp = true;
-    else if (arg == "--chunk-attention=tensor-cores")
-      kernelOptions.chunkTensorCores = true;
-    else if (arg == "--weight-l2=evict-first")
-      kernelOptions.weightsEvictFirst = true;
+    else if (arg == "--chunk-attention=tensor-cores" || arg == "--chunk-attention=cuda-cores")
+      kernelOptions.chunkTensorCores = arg == "--chunk-attention=tensor-cores";
+    else if (arg == "--weight-l2=evict-first" || arg == "--weight-l2=normal")
+      kernelOptions.weightsEvictFirst = arg == "--weight-l2=evict-first";
     else if (arg.rfind("--sample=", 0) == 0)
       sample = std::stoi(arg.substr(9));
     else
