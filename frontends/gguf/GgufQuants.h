@@ -22,8 +22,10 @@ struct GgufTensor;
 float halfToFloat(uint16_t bits);
 float bfloat16ToFloat(uint16_t bits);
 
-// Whether `code` is one of the ggml types dequantized here.
+// Whether `code` is one of the ggml types dequantized here, which are:
 bool canDequantize(uint32_t code);
+inline constexpr const char *kDequantizedTypes =
+    "F32, F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_NL, IQ4_XS";
 
 // Fills `out` (one float per element) from `raw`: "" or why not (a type not
 // dequantized here, or sizes that disagree with the type's blocks).

@@ -84,7 +84,7 @@ std::string readGgufTensor(const GgufFile &file, const std::string &name,
            dimsText(dims) + " for " + what;
   if (!canDequantize(tensor->typeCode))
     return where + " is " + ggmlTypeName(tensor->typeCode) +
-           ", which cannot be dequantized yet (F32, F16, BF16, Q4_0, Q4_1, Q8_0, Q4_K, Q6_K can)";
+           ", which cannot be dequantized yet (" + kDequantizedTypes + " can)";
   out.values.assign(tensor->elements, 0.0f);
   out.typeCode = tensor->typeCode;
   return dequantizeTensor(*tensor, out.values);

@@ -20,7 +20,12 @@ Either a committed ONNX fixture, written as a GGUF file of --type here, or a
 GGUF file given with --gguf (SmolLM2's, which the demo installs; the test is
 skipped when it is absent). With --gguf and --prompt, the prompt is encoded
 by llama.cpp's tokenizer and by the .mk's (built from the file's vocabulary),
-which must agree.
+which must agree. With --requantize FTYPE (Q5_K_M, IQ4_XS, ...), the file is
+first quantized again by llama.cpp's own quantizer, as its llama-quantize
+tool does, and --expect-types lists ggml types the result must hold (what
+the quantizer wrote is printed): llama.cpp's K-quants, and the types it
+falls back to for rows that are not whole blocks of 256 (Q5_0, Q5_1,
+IQ4_NL, Q8_0), checked as they come in the files people download.
 
 Exits 77 (skipped, with the reason printed) when llama-cpp-python cannot be
 imported: scripts/install_llama_cpp.sh builds it under build/llama-cpp/, and
@@ -28,6 +33,7 @@ ctest puts it on PYTHONPATH (scripts/test.sh does both unless MKC_LLAMA_CPP=0).
 
   check_gguf_llama_cpp.py --mkc MKC --mkrun MKRUN FIXTURE.onnx --type F32 --rtol 1e-2
   check_gguf_llama_cpp.py --mkc MKC --mkrun MKRUN --gguf MODEL.gguf --prompt TEXT --rtol 5e-2
+  check_gguf_llama_cpp.py ... --requantize Q5_K_M --expect-types Q5_K,Q5_1,Q6_K
 """
 import argparse
 import os
@@ -55,6 +61,31 @@ def llama_cpp_logits(model, tokens):
     model.reset()
     model.eval(tokens)
     return np.array(model.scores[:len(tokens)], dtype=np.float32)
+
+
+def requantize(source, target, ftype_name):
+    """llama.cpp's quantizer on `source` into `target` as ftype `ftype_name`
+    (llama_cpp's LLAMA_FTYPE_MOSTLY_<name>); the types written, by tensor
+    count, or None with the failure printed."""
+    import gguf
+    import llama_cpp
+    ftype = getattr(llama_cpp, "LLAMA_FTYPE_MOSTLY_" + ftype_name, None)
+    if ftype is None:
+        print(f"FAIL: llama.cpp has no file type {ftype_name}")
+        return None
+    params = llama_cpp.llama_model_quantize_default_params()
+    params.ftype = ftype
+    params.nthread = 2
+    params.allow_requantize = True
+    if llama_cpp.llama_model_quantize(source.encode(), target.encode(), params) != 0:
+        print(f"FAIL: llama.cpp could not quantize '{source}' as {ftype_name}")
+        return None
+    written = {}
+    for tensor in gguf.GGUFReader(target).tensors:
+        written[tensor.tensor_type.name] = written.get(tensor.tensor_type.name, 0) + 1
+    print(f"llama.cpp wrote {ftype_name}: " +
+          ", ".join(f"{count} {name}" for name, count in sorted(written.items())))
+    return written
 
 
 def mkrun_logits(mkc, mkrun, gguf, tokens, folder, context, device):
@@ -101,6 +132,10 @@ def main():
     ap.add_argument("--type", default="F32", help="the ggml type a fixture is written in")
     ap.add_argument("--gguf", help="a GGUF file instead of a fixture")
     ap.add_argument("--prompt", help="with --gguf: the text fed, tokenized by llama.cpp")
+    ap.add_argument("--requantize", metavar="FTYPE",
+                    help="quantize the file again with llama.cpp's quantizer first (Q5_K_M, ...)")
+    ap.add_argument("--expect-types", default="",
+                    help="with --requantize: ggml types, comma-separated, the result must hold")
     ap.add_argument("--rtol", type=float, required=True)
     ap.add_argument("--device", choices=["cpu", "gpu"], default="cpu",
                     help="where mkrun runs the .mk (gpu: its kernel, compiled for this GPU)")
@@ -131,6 +166,16 @@ def main():
             subprocess.run([sys.executable, os.path.join(ROOT, "tests", "tools",
                                                          "make_gguf_from_onnx.py"),
                             a.fixture, model, "--type", a.type, *arch], check=True)
+        if a.requantize:
+            quantized = os.path.join(tmp, f"model.{a.requantize}.gguf")
+            written = requantize(model, quantized, a.requantize)
+            if written is None:
+                return 1
+            missing = [t for t in a.expect_types.split(",") if t and t not in written]
+            if missing:
+                print(f"FAIL: llama.cpp's {a.requantize} file holds no {', '.join(missing)}")
+                return 1
+            model, name = quantized, f"{name}, quantized again by llama.cpp as {a.requantize}"
         context = 128
         llama = llama_cpp_model(model, context)
         tokens = TOKENS

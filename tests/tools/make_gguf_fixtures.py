@@ -6,8 +6,13 @@ time (nothing binary is committed):
                  GGUFWriter: llama.* hyperparameters, a tokenizer (tokens,
                  scores, types), and one tensor per ggml type the reader
                  dequantizes, with random data;
-  NAME.npy       for each tensor, gguf.quants.dequantize's result on the
-                 bytes read back from model.gguf (the oracle);
+  quants.gguf    one tensor of each further ggml type the reader
+                 dequantizes (the types llama.cpp's Q2_K to Q5_K_M and
+                 IQ4 files hold, and falls back to where a row is not
+                 whole blocks of 256), random blocks with small f16 scales;
+                 not a model;
+  NAME.npy       for each tensor of both, gguf.quants.dequantize's result
+                 on the bytes read back from the file (the oracle);
   corrupt/*.gguf damaged files: model.gguf truncated at several offsets,
                  and small hand-built files, each wrong in one way;
   corrupt.tsv    one line per damaged file: its name, then the texts the
@@ -47,6 +52,16 @@ def raw_q6_k(rng, rows, cols):
     return data.reshape(rows, cols // 256 * 210)
 
 
+def raw_blocks(rng, rows, cols, block_elements, block_bytes, halves):
+    """Random blocks of a ggml type, each f16 field at the byte offsets
+    `halves` a small finite scale."""
+    blocks = rows * cols // block_elements
+    data = rng.integers(0, 256, size=(blocks, block_bytes), dtype=np.uint8)
+    for offset in halves:
+        data[:, offset:offset + 2] = random_halves(rng, blocks, 1e-2).view(np.uint8).reshape(blocks, 2)
+    return data.reshape(rows, cols // block_elements * block_bytes)
+
+
 def every_16_bit_pattern(rows, cols):
     """All 65536 bit patterns of a 16-bit float (inf, NaN, subnormals, -0)."""
     assert rows * cols == 65536
@@ -67,6 +82,31 @@ def tensors(rng):
         ("blk.0.ffn_up.weight", every_16_bit_pattern(HIDDEN, HIDDEN).view(np.uint8), T.BF16),
         ("output_norm.weight", weights(HIDDEN), T.F32),
     ]
+
+
+def quant_tensors(rng):
+    """The further types, each a (name, raw bytes, ggml type) of 64 x 256."""
+    weights = lambda *shape: rng.standard_normal(shape).astype(np.float32)
+    return [
+        ("q5_0", quantize(weights(64, 256), T.Q5_0), T.Q5_0),
+        ("q5_1", quantize(weights(64, 256), T.Q5_1), T.Q5_1),
+        ("q2_k", raw_blocks(rng, 64, 256, 256, 84, [80, 82]), T.Q2_K),
+        ("q3_k", raw_blocks(rng, 64, 256, 256, 110, [108]), T.Q3_K),
+        ("q5_k", raw_blocks(rng, 64, 256, 256, 176, [0, 2]), T.Q5_K),
+        ("iq4_nl", raw_blocks(rng, 64, 256, 32, 18, [0]), T.IQ4_NL),
+        ("iq4_xs", raw_blocks(rng, 64, 256, 256, 136, [0]), T.IQ4_XS),
+    ]
+
+
+def write_quants(path, rng):
+    writer = gguf.GGUFWriter(path, "llama")
+    writer.add_name("mkc-gguf-quants")
+    for name, data, qtype in quant_tensors(rng):
+        writer.add_tensor(name, data, raw_dtype=qtype)
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
 
 
 def write_model(path, rng):
@@ -228,6 +268,9 @@ def main():
     model = os.path.join(outdir, "model.gguf")
     write_model(model, np.random.default_rng(20260517))
     reader = write_oracle(model, outdir)
+    quants = os.path.join(outdir, "quants.gguf")
+    write_quants(quants, np.random.default_rng(20261205))
+    write_oracle(quants, outdir)
     with open(model, "rb") as f:
         model_bytes = f.read()
     with open(os.path.join(outdir, "corrupt.tsv"), "w") as listing:

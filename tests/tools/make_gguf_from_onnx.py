@@ -21,7 +21,7 @@ With --damage SPEC (repeatable), the file is wrong in one way, for the
 refusal tests: drop:KEY (a metadata key left out), set:KEY=TYPE:VALUE (a
 key written as TYPE u32, f32 or str), drop-tensor:NAME,
 transpose-tensor:NAME (its dims swapped), tensor-type:NAME=TYPE (a ggml type
-such as Q5_0), extra-tensor:NAME (a tensor no llama block has).
+such as Q8_1), extra-tensor:NAME (a tensor no llama block has).
 
 With --bpe-tokenizer TOKENIZER.json, the vocabulary is that byte-level BPE
 tokenizer's (model gpt2, pre-tokenizer --bpe-pre), as llama.cpp's converter
@@ -54,7 +54,7 @@ ARCH = {"llama": "llama", "mistral": "mistral", "qwen2": "qwen2", "qwen3": "qwen
 PERMUTED = {"llama", "mistral", "granite"}
 TIED_BY_DEFAULT = {"gemma"}  # transformers' default tie_word_embeddings for the family
 TYPES = {"F32": T.F32, "F16": T.F16, "BF16": T.BF16, "Q8_0": T.Q8_0, "Q4_0": T.Q4_0,
-         "Q4_1": T.Q4_1}
+         "Q4_1": T.Q4_1, "Q5_0": T.Q5_0, "Q5_1": T.Q5_1}
 
 # (pattern on the ONNX node name, GGUF name, the initializer is [in, out])
 ROLES = [
@@ -272,6 +272,11 @@ def write_gguf(fixture, path, type_name, damage=(), arch=None, bpe_tokenizer=Non
             writer.add_tensor(name, array.astype(np.float32))
         elif kind == T.F16:
             writer.add_tensor(name, array.astype(np.float16))
+        elif name in types and kind not in TYPES.values():
+            # A damaged type gguf-py may not quantize to: zero blocks of its size.
+            block, block_bytes = gguf.GGML_QUANT_SIZES[kind]
+            raw = np.zeros((array.shape[0], array.shape[-1] // block * block_bytes), np.uint8)
+            writer.add_tensor(name, raw, raw_dtype=kind)
         else:
             writer.add_tensor(name, quantize(array, kind), raw_dtype=kind)
     writer.write_header_to_file()
