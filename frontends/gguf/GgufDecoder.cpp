@@ -15,6 +15,7 @@ struct Architecture {
   const char *name;
   bool permutedQK, qkvBias, qkNorm;
   bool fusedProjections = false, geluMlp = false, multipliers = false, scaledEmbedding = false;
+  bool gemma3Layers = false; // post-norms, sliding and full layers, llama.cpp's gemma3 scale
 };
 constexpr Architecture kArchitectures[] = {
     {"llama", true, false, false},
@@ -24,8 +25,11 @@ constexpr Architecture kArchitectures[] = {
     {"phi3", false, false, false, /*fusedProjections=*/true},
     {"granite", true, false, false, false, false, /*multipliers=*/true},
     {"gemma", false, false, false, false, /*geluMlp=*/true, false, /*scaledEmbedding=*/true},
+    {"gemma3", false, false, /*qkNorm=*/true, false, /*geluMlp=*/true, false,
+     /*scaledEmbedding=*/true, /*gemma3Layers=*/true},
 };
-constexpr const char *kArchitectureNames = "llama, mistral, qwen2, qwen3, phi3, granite, gemma";
+constexpr const char *kArchitectureNames =
+    "llama, mistral, qwen2, qwen3, phi3, granite, gemma, gemma3";
 
 std::string dimsText(const std::vector<uint64_t> &dims) {
   std::string text = "[";
@@ -68,8 +72,18 @@ std::string positiveFloat(const GgufFile &file, const std::string &key, float &v
   return "";
 }
 
-// Frequencies as transformers computes them, 1 / base^(2i/d) in f32 step by
-// step (so that plain ones equal the ONNX exports' to the bit), then the
+// 1 / base^(2i/d) for i < d / 2, as transformers computes them in f32 step
+// by step (so that they equal the ONNX exports' to the bit).
+std::vector<float> plainFrequencies(float base, int64_t rotaryDim) {
+  std::vector<float> frequencies(rotaryDim / 2);
+  for (size_t i = 0; i < frequencies.size(); ++i) {
+    float exponent = static_cast<float>(2 * i) / static_cast<float>(rotaryDim);
+    frequencies[i] = 1.0f / std::pow(base, exponent);
+  }
+  return frequencies;
+}
+
+// Frequencies as transformers computes them (plainFrequencies), then the
 // scaling the file asks for: linear (every frequency divided by the factor)
 // or llama.cpp's rope_freqs.weight (Llama 3's per-frequency divisors, which
 // its converter computes from the HF rope_scaling). Other kinds are refused
@@ -77,11 +91,7 @@ std::string positiveFloat(const GgufFile &file, const std::string &key, float &v
 std::string readRotary(const GgufFile &file, const std::string &arch, float base,
                        GgufDecoderConfig &config) {
   int64_t half = config.rotaryDim / 2;
-  config.invFreq.resize(half);
-  for (int64_t i = 0; i < half; ++i) {
-    float exponent = static_cast<float>(2 * i) / static_cast<float>(config.rotaryDim);
-    config.invFreq[i] = 1.0f / std::pow(base, exponent);
-  }
+  config.invFreq = plainFrequencies(base, config.rotaryDim);
   config.ropeTheta = base;
 
   std::string typeKey = arch + ".rope.scaling.type";
@@ -125,6 +135,57 @@ std::string readRotary(const GgufFile &file, const std::string &arch, float base
     }
     config.ropeTheta.reset();
   }
+  return "";
+}
+
+// gemma3, as llama.cpp reads it: with a sliding window, the layers
+// attention.sliding_window_pattern names (an array of bools, or every n-th
+// layer full, n = 6 by default) are sliding ones, rotating by
+// rope.freq_base_swa (10000 by default) unscaled; the queries' scale; no
+// logit soft-capping.
+std::string readGemma3Layers(const GgufFile &file, int64_t window, GgufDecoderConfig &config) {
+  const std::string p = config.architecture + ".";
+  const std::string softcapKey = p + "final_logit_softcapping";
+  if (file.find(softcapKey)) {
+    float softcap = 0.0f;
+    if (std::string error = file.float32(softcapKey, softcap); !error.empty())
+      return error;
+    if (softcap != 0.0f)
+      return "metadata key '" + softcapKey + "' is " + std::to_string(softcap) +
+             ": mkc does not soft-cap logits";
+  }
+  config.postNorms = true;
+  config.attentionScale =
+      config.layers == 62
+          ? static_cast<double>(1.0f / std::sqrt(static_cast<float>(config.hidden / config.heads)))
+          : static_cast<double>(1.0f / std::sqrt(static_cast<float>(config.headDim)));
+  if (window == 0)
+    return ""; // every layer full, as llama.cpp's
+  const std::string patternKey = p + "attention.sliding_window_pattern";
+  config.slidingLayers.assign(config.layers, false);
+  const GgufValue *pattern = file.find(patternKey);
+  if (pattern && pattern->type == GgufValueType::Array) {
+    if (pattern->elementType != GgufValueType::Bool ||
+        pattern->count != static_cast<uint64_t>(config.layers))
+      return "metadata key '" + patternKey + "' is an array of " + std::to_string(pattern->count) +
+             " " + ggufValueTypeName(pattern->elementType) + ", not of " +
+             std::to_string(config.layers) + " bool (one a layer, " + p + "block_count)";
+    for (int64_t layer = 0; layer < config.layers; ++layer)
+      config.slidingLayers[layer] = pattern->elements[layer] != 0;
+  } else {
+    uint32_t every = 6;
+    if (pattern)
+      if (std::string error = file.uint32(patternKey, every); !error.empty())
+        return error;
+    for (int64_t layer = 0; layer < config.layers; ++layer)
+      config.slidingLayers[layer] = every == 0 || layer % every < every - 1;
+  }
+  float slidingBase = 10000.0f;
+  if (std::string error = positiveFloat(file, p + "rope.freq_base_swa", slidingBase, false);
+      !error.empty())
+    return error;
+  config.slidingInvFreq = plainFrequencies(slidingBase, config.rotaryDim);
+  config.slidingRopeTheta = slidingBase;
   return "";
 }
 
@@ -223,6 +284,9 @@ std::string readDecoderConfig(const GgufFile &file, GgufDecoderConfig &config) {
     return error;
   if (window && window < config.contextLength)
     config.slidingWindow = window;
+  if (arch->gemma3Layers)
+    if (std::string error = readGemma3Layers(file, window, config); !error.empty())
+      return error;
 
   if (arch->scaledEmbedding)
     config.embeddingScale = std::sqrt(static_cast<double>(config.hidden));

@@ -1,5 +1,5 @@
 // What a GGUF file of the llama family (llama.cpp's architectures `llama`,
-// `mistral`, `qwen2`, `qwen3`, and `phi3`, `granite`, `gemma`, which differ
+// `mistral`, `qwen2`, `qwen3`, and `phi3`, `granite`, `gemma`, `gemma3`, which differ
 // from it in ways the importer folds away) says about its decoder: the hyperparameters
 // under `<arch>.*`, the rotary frequencies (rope scaling included), which
 // optional parts the architecture has, and the tokenizer's special tokens
@@ -24,6 +24,15 @@ struct GgufDecoderConfig {
   // attention.sliding_window when shorter than the context: each position
   // attends to the last `slidingWindow` (mk.attention's window); 0: all.
   int64_t slidingWindow = 0;
+  // gemma3: which layers are sliding ones (attention.sliding_window_pattern,
+  // llama.cpp's default five of every six), each with the window above and
+  // rotary frequencies of its own (`slidingInvFreq`: rope.freq_base_swa,
+  // default 10000, unscaled); the others attend to every position and
+  // rotate by `invFreq`. Empty: every layer takes `slidingWindow` and
+  // `invFreq`.
+  std::vector<bool> slidingLayers;
+  std::vector<float> slidingInvFreq;
+  std::optional<double> slidingRopeTheta;
   float rmsEps = 0;
   // rotary_dim / 2 frequencies, as the model rotates (scaling applied);
   // `ropeTheta` is set only when they are the plain base^(-2i/rotary_dim).
@@ -40,13 +49,18 @@ struct GgufDecoderConfig {
   // phi3: q | k | v in one attn_qkv, gate | up in one ffn_up of 2 x ffn rows.
   bool fusedProjections = false;
   bool geluMlp = false; // gemma: GELU's tanh approximation gates the MLP, not SiLU
+  // gemma3: RMSNorms of attention's and the MLP's outputs before their
+  // residual adds (post_attention_norm, post_ffw_norm).
+  bool postNorms = false;
   // Factors llama.cpp multiplies by in its graph: the looked-up embedding
   // (granite's embedding_scale, gemma's sqrt(embedding_length)), each
   // block's attention and MLP outputs before the residual adds (granite's
   // residual_scale) and the logits (1 / granite's logit_scale). The importer
   // folds them into the weights that make those vectors.
   double embeddingScale = 1.0, residualScale = 1.0, logitScale = 1.0;
-  // The attention's scale: granite's attention.scale, else 1 / sqrt(headDim).
+  // The attention's scale: granite's attention.scale; gemma3's as llama.cpp
+  // takes it (1 / sqrt(hidden / heads) for the 62-layer 27B, else
+  // 1 / sqrt(headDim)); else 1 / sqrt(headDim).
   std::optional<double> attentionScale;
 };
 

@@ -50,9 +50,10 @@ from gguf.quants import dequantize, quantize
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 ARCH = {"llama": "llama", "mistral": "mistral", "qwen2": "qwen2", "qwen3": "qwen3",
-        "phi3": "phi3", "granite": "granite", "gemma": "gemma"}
+        "phi3": "phi3", "granite": "granite", "gemma": "gemma", "gemma3": "gemma3"}
 PERMUTED = {"llama", "mistral", "granite"}
-TIED_BY_DEFAULT = {"gemma"}  # transformers' default tie_word_embeddings for the family
+# transformers' default tie_word_embeddings for the family
+TIED_BY_DEFAULT = {"gemma", "gemma3"}
 TYPES = {"F32": T.F32, "F16": T.F16, "BF16": T.BF16, "Q8_0": T.Q8_0, "Q4_0": T.Q4_0,
          "Q4_1": T.Q4_1, "Q5_0": T.Q5_0, "Q5_1": T.Q5_1}
 
@@ -78,27 +79,40 @@ ROLES = [
     (r"/model/norm/Mul_1$", "output_norm.weight", False),
     (r"/lm_head/MatMul$", "output.weight", True),
 ]
+# Gemma 3's four norms a layer, as llama.cpp's converter names them: its
+# post_attention_layernorm follows attention (post_attention_norm); the MLP's
+# norm is pre_feedforward_layernorm, and post_feedforward_layernorm follows
+# the MLP. (Their initializers hold 1 + w, as the converter writes them.)
+GEMMA3_ROLES = [role for role in ROLES if "post_attention_layernorm" not in role[0]] + [
+    (r"/layers\.(\d+)/post_attention_layernorm/Mul_1$", "blk.{}.post_attention_norm.weight", False),
+    (r"/layers\.(\d+)/pre_feedforward_layernorm/Mul_1$", "blk.{}.ffn_norm.weight", False),
+    (r"/layers\.(\d+)/post_feedforward_layernorm/Mul_1$", "blk.{}.post_ffw_norm.weight", False),
+]
 
 
 def family_config(fixture):
     """The fixture's config: tests/fixtures/configs.json's, or the extra
-    fixtures' own tests/fixtures/extra/FAMILY.json."""
-    family = os.path.basename(fixture).split("_")[0]
+    fixtures' own tests/fixtures/extra/MODEL.json (gemma3_gguf_ts17.onnx:
+    gemma3-gguf.json) or FAMILY.json."""
+    model = re.sub(r"_(ts\d+|dynamo\d+)$", "", os.path.splitext(os.path.basename(fixture))[0])
+    family = model.split("_")[0]
     fixtures = os.path.join(ROOT, "tests", "fixtures")
     with open(os.path.join(fixtures, "configs.json")) as f:
         configs = json.load(f)
     if family in configs:
         return family, configs[family]
-    with open(os.path.join(fixtures, "extra", family + ".json")) as f:
+    own = os.path.join(fixtures, "extra", model.replace("_", "-") + ".json")
+    with open(own if os.path.exists(own) else os.path.join(fixtures, "extra", family + ".json")) as f:
         return family, json.load(f)
 
 
-def onnx_weights(model):
+def onnx_weights(model, family=None):
     """GGUF name -> (initializer name, transposed, [out, in] or 1-D array)."""
     inits = {i.name: i for i in model.graph.initializer}
     found = {}
+    roles = GEMMA3_ROLES if family == "gemma3" else ROLES
     for node in model.graph.node:
-        for pattern, name, transposed in ROLES:
+        for pattern, name, transposed in roles:
             match = re.search(pattern, node.name)
             if not match:
                 continue
@@ -208,7 +222,7 @@ def add_bpe_vocabulary(writer, tokenizer_json, pre):
 def write_gguf(fixture, path, type_name, damage=(), arch=None, bpe_tokenizer=None, bpe_pre="smollm"):
     family, config = family_config(fixture)
     model = onnx.load(fixture)
-    weights = onnx_weights(model)
+    weights = onnx_weights(model, config["family"])
     hidden, heads = config["hidden_size"], config["num_attention_heads"]
     kv_heads = config.get("num_key_value_heads", heads)
     head_dim = config.get("head_dim") or hidden // heads
@@ -246,7 +260,19 @@ def write_gguf(fixture, path, type_name, damage=(), arch=None, bpe_tokenizer=Non
         writer.add_key_length(head_dim)
         writer.add_value_length(head_dim)
     writer.add_rope_dimension_count(int(head_dim * config.get("partial_rotary_factor", 1.0)))
-    writer.add_rope_freq_base(config["rope_theta"])
+    if arch == "gemma3":
+        # The full layers' base (the converter's; the sliding layers' 10000 is
+        # llama.cpp's default), the window, and llama.cpp's default pattern
+        # of five sliding layers to one full one, which must be the fixture's.
+        writer.add_rope_freq_base(config.get("rope_theta", 1_000_000.0))
+        writer.add_sliding_window(config["sliding_window"])
+        layers = config["num_hidden_layers"]
+        assert config.get("query_pre_attn_scalar") == head_dim, "llama.cpp scales q by head_dim^-0.5"
+        assert config.get("layer_types", [("full" if i % 6 == 5 else "sliding") + "_attention"
+                                          for i in range(layers)]) == \
+            [("full" if i % 6 == 5 else "sliding") + "_attention" for i in range(layers)]
+    else:
+        writer.add_rope_freq_base(config["rope_theta"])
     if arch == "granite":
         writer.add_float32("granite.embedding_scale", config["embedding_multiplier"])
         writer.add_float32("granite.residual_scale", config["residual_multiplier"])

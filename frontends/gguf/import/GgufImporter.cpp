@@ -5,7 +5,9 @@
 //
 //   embedding; per layer: rms_norm, q/k/v linears (biases for qwen2, per-head
 //   q/k norms for qwen3), rotary on q and k, attention, o_proj, add, rms_norm,
-//   gate and up linears, silu_mul (gelu_tanh_mul for gemma), down, add; the
+//   gate and up linears, silu_mul (gelu_tanh_mul for gemma), down, add
+//   (gemma3: an rms_norm of attention's and the MLP's outputs before their
+//   adds, and its sliding layers' windows and rotary frequencies); the
 //   final rms_norm, logits (on token_embd when there is no output.weight),
 //   argmax. phi3's fused attn_qkv and ffn_up are read as the linears' row
 //   blocks, and the factors granite and gemma multiply by in llama.cpp's graph
@@ -69,7 +71,8 @@ private:
   mlir::Value linearRows(mlir::Value input, const std::string &name, int64_t in, int64_t rows,
                          int64_t begin, int64_t out, const std::string &what);
   mlir::Value rmsNorm(mlir::Value input, const std::string &name, const std::string &what);
-  mlir::Value rotary(mlir::Value input, int64_t length);
+  // `sliding`: with the sliding layers' frequencies (gemma3).
+  mlir::Value rotary(mlir::Value input, int64_t length, bool sliding);
   mlir::Value layer(int64_t index, mlir::Value x);
   mlir::RankedTensorType vector(int64_t length) {
     return mlir::RankedTensorType::get({length}, builder.getF32Type());
@@ -184,16 +187,18 @@ mlir::Value GgufBuilder::rmsNorm(mlir::Value input, const std::string &name,
       .getResult();
 }
 
-mlir::Value GgufBuilder::rotary(mlir::Value input, int64_t length) {
-  auto freqType = mlir::RankedTensorType::get({static_cast<int64_t>(config.invFreq.size())},
+mlir::Value GgufBuilder::rotary(mlir::Value input, int64_t length, bool sliding) {
+  const std::vector<float> &frequencies = sliding ? config.slidingInvFreq : config.invFreq;
+  const std::optional<double> &theta = sliding ? config.slidingRopeTheta : config.ropeTheta;
+  auto freqType = mlir::RankedTensorType::get({static_cast<int64_t>(frequencies.size())},
                                               builder.getF32Type());
   return builder
       .create<RotaryOp>(loc, vector(length), input, function.getArgument(1),
                         builder.getI64IntegerAttr(config.headDim),
                         builder.getI64IntegerAttr(config.rotaryDim),
-                        config.ropeTheta ? builder.getF64FloatAttr(*config.ropeTheta) : nullptr,
+                        theta ? builder.getF64FloatAttr(*theta) : nullptr,
                         mlir::DenseFPElementsAttr::get(freqType,
-                                                       llvm::ArrayRef<float>(config.invFreq)),
+                                                       llvm::ArrayRef<float>(frequencies)),
                         nullptr)
       .getResult();
 }
@@ -239,7 +244,10 @@ mlir::Value GgufBuilder::layer(int64_t index, mlir::Value x) {
   if (config.qkNorm)
     k = headNorm(k, p + "attn_k_norm.weight");
   mlir::Value v = projection("attn_v", qRows + kvRows, kvRows, "v_proj", 0);
-  mlir::Value qr = rotary(q, qRows), kr = rotary(k, kvRows);
+  // gemma3's full layers see every position and rotate by the global base.
+  const bool sliding = !config.slidingLayers.empty() && config.slidingLayers[index];
+  const bool windowed = config.slidingLayers.empty() || sliding;
+  mlir::Value qr = rotary(q, qRows, sliding), kr = rotary(k, kvRows, sliding);
   float scale = static_cast<float>(
       config.attentionScale.value_or(1.0 / std::sqrt(static_cast<double>(config.headDim))));
   mlir::Value attended =
@@ -249,11 +257,14 @@ mlir::Value GgufBuilder::layer(int64_t index, mlir::Value x) {
                                builder.getI64IntegerAttr(config.kvHeads),
                                builder.getI64IntegerAttr(config.headDim),
                                builder.getF32FloatAttr(scale),
-                               config.slidingWindow ? builder.getI64IntegerAttr(config.slidingWindow)
-                                                    : nullptr)
+                               windowed && config.slidingWindow
+                                   ? builder.getI64IntegerAttr(config.slidingWindow)
+                                   : nullptr)
           .getResult();
   mlir::Value o = linear(attended, p + "attn_output.weight", qRows, hidden, "o_proj" + shapes, "",
                          0, config.residualScale);
+  if (config.postNorms)
+    o = rmsNorm(o, p + "post_attention_norm.weight", "the norm after attention" + width);
   mlir::Value h = builder.create<AddOp>(loc, x.getType(), x, o).getResult();
 
   const std::string ffn = " (from " + key("embedding_length") + " and " +
@@ -275,6 +286,8 @@ mlir::Value GgufBuilder::layer(int64_t index, mlir::Value x) {
           : builder.create<SiluMulOp>(loc, gate.getType(), gate, up).getResult();
   mlir::Value down = linear(act, p + "ffn_down.weight", config.ffn, hidden, "down_proj" + ffn, "",
                             0, config.residualScale);
+  if (config.postNorms)
+    down = rmsNorm(down, p + "post_ffw_norm.weight", "the norm after the MLP" + width);
   return builder.create<AddOp>(loc, h.getType(), h, down).getResult();
 }
 
