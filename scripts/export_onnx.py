@@ -48,6 +48,7 @@ def make_config(spec):
         "granite": transformers.GraniteConfig,
         "gemma": transformers.GemmaConfig,
         "gemma3": transformers.Gemma3TextConfig,
+        "smollm3": transformers.SmolLM3Config,
     }
     attention = spec.pop("attn_implementation", "sdpa")
     # Without rope_theta the family's own rope settings stay (Gemma 3's

@@ -16,6 +16,7 @@ struct Architecture {
   bool permutedQK, qkvBias, qkNorm;
   bool fusedProjections = false, geluMlp = false, multipliers = false, scaledEmbedding = false;
   bool gemma3Layers = false; // post-norms, sliding and full layers, llama.cpp's gemma3 scale
+  int64_t noRopeEvery = 0;   // smollm3: layers without rotary
 };
 constexpr Architecture kArchitectures[] = {
     {"llama", true, false, false},
@@ -27,9 +28,10 @@ constexpr Architecture kArchitectures[] = {
     {"gemma", false, false, false, false, /*geluMlp=*/true, false, /*scaledEmbedding=*/true},
     {"gemma3", false, false, /*qkNorm=*/true, false, /*geluMlp=*/true, false,
      /*scaledEmbedding=*/true, /*gemma3Layers=*/true},
+    {"smollm3", true, false, false, false, false, false, false, false, /*noRopeEvery=*/4},
 };
 constexpr const char *kArchitectureNames =
-    "llama, mistral, qwen2, qwen3, phi3, granite, gemma, gemma3";
+    "llama, mistral, qwen2, qwen3, phi3, granite, gemma, gemma3, smollm3";
 
 std::string dimsText(const std::vector<uint64_t> &dims) {
   std::string text = "[";
@@ -208,6 +210,7 @@ std::string readDecoderConfig(const GgufFile &file, GgufDecoderConfig &config) {
   config.qkNorm = arch->qkNorm;
   config.fusedProjections = arch->fusedProjections;
   config.geluMlp = arch->geluMlp;
+  config.noRopeEvery = arch->noRopeEvery;
   const std::string p = config.architecture + ".";
 
   for (auto [key, field] : {std::pair{"embedding_length", &config.hidden},

@@ -50,10 +50,11 @@ from gguf.quants import dequantize, quantize
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 ARCH = {"llama": "llama", "mistral": "mistral", "qwen2": "qwen2", "qwen3": "qwen3",
-        "phi3": "phi3", "granite": "granite", "gemma": "gemma", "gemma3": "gemma3"}
-PERMUTED = {"llama", "mistral", "granite"}
+        "phi3": "phi3", "granite": "granite", "gemma": "gemma", "gemma3": "gemma3",
+        "smollm3": "smollm3"}
+PERMUTED = {"llama", "mistral", "granite", "smollm3"}
 # transformers' default tie_word_embeddings for the family
-TIED_BY_DEFAULT = {"gemma", "gemma3"}
+TIED_BY_DEFAULT = {"gemma", "gemma3", "smollm3"}
 TYPES = {"F32": T.F32, "F16": T.F16, "BF16": T.BF16, "Q8_0": T.Q8_0, "Q4_0": T.Q4_0,
          "Q4_1": T.Q4_1, "Q5_0": T.Q5_0, "Q5_1": T.Q5_1}
 

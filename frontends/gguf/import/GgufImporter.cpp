@@ -7,7 +7,8 @@
 //   q/k norms for qwen3), rotary on q and k, attention, o_proj, add, rms_norm,
 //   gate and up linears, silu_mul (gelu_tanh_mul for gemma), down, add
 //   (gemma3: an rms_norm of attention's and the MLP's outputs before their
-//   adds, and its sliding layers' windows and rotary frequencies); the
+//   adds, and its sliding layers' windows and rotary frequencies; smollm3:
+//   no rotary in every fourth layer); the
 //   final rms_norm, logits (on token_embd when there is no output.weight),
 //   argmax. phi3's fused attn_qkv and ffn_up are read as the linears' row
 //   blocks, and the factors granite and gemma multiply by in llama.cpp's graph
@@ -247,7 +248,10 @@ mlir::Value GgufBuilder::layer(int64_t index, mlir::Value x) {
   // gemma3's full layers see every position and rotate by the global base.
   const bool sliding = !config.slidingLayers.empty() && config.slidingLayers[index];
   const bool windowed = config.slidingLayers.empty() || sliding;
-  mlir::Value qr = rotary(q, qRows, sliding), kr = rotary(k, kvRows, sliding);
+  // smollm3's every fourth layer attends without rotary (NoPE).
+  const bool rotates = config.noRopeEvery == 0 || (index + 1) % config.noRopeEvery != 0;
+  mlir::Value qr = rotates ? rotary(q, qRows, sliding) : q;
+  mlir::Value kr = rotates ? rotary(k, kvRows, sliding) : k;
   float scale = static_cast<float>(
       config.attentionScale.value_or(1.0 / std::sqrt(static_cast<double>(config.headDim))));
   mlir::Value attended =
