@@ -51,6 +51,11 @@ FAMILIES = [
     ("starcoder2", "Starcoder2Config", dict(num_key_value_heads=2)),
     ("stablelm", "StableLmConfig", dict(num_key_value_heads=4)),
     ("olmo", "OlmoConfig", dict(num_key_value_heads=4, pad_token_id=0)),
+    ("exaone4", "Exaone4Config",
+     dict(num_key_value_heads=2, head_dim=16, sliding_window=6, sliding_window_pattern=2)),
+    ("seed_oss", "SeedOssConfig", dict(num_key_value_heads=2, head_dim=16)),
+    ("hunyuan_dense", "HunYuanDenseV1Config", dict(num_key_value_heads=2, head_dim=16)),
+    ("ernie4_5", "Ernie4_5Config", dict(num_key_value_heads=2, head_dim=16)),
 ]
 
 
