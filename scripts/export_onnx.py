@@ -49,6 +49,7 @@ def make_config(spec):
         "gemma": transformers.GemmaConfig,
         "gemma3": transformers.Gemma3TextConfig,
         "smollm3": transformers.SmolLM3Config,
+        "exaone4": transformers.Exaone4Config,
     }
     attention = spec.pop("attn_implementation", "sdpa")
     # Without rope_theta the family's own rope settings stay (Gemma 3's

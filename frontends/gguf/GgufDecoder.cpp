@@ -17,6 +17,7 @@ struct Architecture {
   bool fusedProjections = false, geluMlp = false, multipliers = false, scaledEmbedding = false;
   bool gemma3Layers = false; // post-norms, sliding and full layers, llama.cpp's gemma3 scale
   int64_t noRopeEvery = 0;   // smollm3: layers without rotary
+  bool exaone4Layers = false; // post-norms and no pre-norms
 };
 constexpr Architecture kArchitectures[] = {
     {"llama", true, false, false},
@@ -29,9 +30,11 @@ constexpr Architecture kArchitectures[] = {
     {"gemma3", false, false, /*qkNorm=*/true, false, /*geluMlp=*/true, false,
      /*scaledEmbedding=*/true, /*gemma3Layers=*/true},
     {"smollm3", true, false, false, false, false, false, false, false, /*noRopeEvery=*/4},
+    {"exaone4", false, false, /*qkNorm=*/true, false, false, false, false, false, 0,
+     /*exaone4Layers=*/true},
 };
 constexpr const char *kArchitectureNames =
-    "llama, mistral, qwen2, qwen3, phi3, granite, gemma, gemma3, smollm3";
+    "llama, mistral, qwen2, qwen3, phi3, granite, gemma, gemma3, smollm3, exaone4";
 
 std::string dimsText(const std::vector<uint64_t> &dims) {
   std::string text = "[";
@@ -290,6 +293,16 @@ std::string readDecoderConfig(const GgufFile &file, GgufDecoderConfig &config) {
   if (arch->gemma3Layers)
     if (std::string error = readGemma3Layers(file, window, config); !error.empty())
       return error;
+  if (arch->exaone4Layers) {
+    // llama.cpp gives only the 64-layer (32B) model its sliding layers
+    // (and full ones without rotary); the others attend to every position.
+    if (config.layers == 64)
+      return "an exaone4 file of 64 blocks (EXAONE 4.0 32B) has sliding and full layers, the "
+             "full ones without rotary, as llama.cpp reads it: not supported yet";
+    config.slidingWindow = 0;
+    config.postNorms = true;
+    config.preNorms = false;
+  }
 
   if (arch->scaledEmbedding)
     config.embeddingScale = std::sqrt(static_cast<double>(config.hidden));

@@ -1,6 +1,6 @@
 // What a GGUF file of the llama family (llama.cpp's architectures `llama`,
 // `mistral`, `qwen2`, `qwen3`, and `phi3`, `granite`, `gemma`, `gemma3`,
-// `smollm3`, which differ
+// `smollm3`, `exaone4`, which differ
 // from it in ways the importer folds away) says about its decoder: the hyperparameters
 // under `<arch>.*`, the rotary frequencies (rope scaling included), which
 // optional parts the architecture has, and the tokenizer's special tokens
@@ -53,6 +53,8 @@ struct GgufDecoderConfig {
   // gemma3: RMSNorms of attention's and the MLP's outputs before their
   // residual adds (post_attention_norm, post_ffw_norm).
   bool postNorms = false;
+  // exaone4: no RMSNorm before attention and the MLP (its norms are after).
+  bool preNorms = true;
   // smollm3: every `noRopeEvery`-th layer (the 4th, 8th, ...) rotates
   // nothing, as llama.cpp's graph has it; 0: every layer rotates.
   int64_t noRopeEvery = 0;

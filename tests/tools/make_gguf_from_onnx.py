@@ -51,7 +51,7 @@ from gguf.quants import dequantize, quantize
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 ARCH = {"llama": "llama", "mistral": "mistral", "qwen2": "qwen2", "qwen3": "qwen3",
         "phi3": "phi3", "granite": "granite", "gemma": "gemma", "gemma3": "gemma3",
-        "smollm3": "smollm3"}
+        "smollm3": "smollm3", "exaone4": "exaone4"}
 PERMUTED = {"llama", "mistral", "granite", "smollm3"}
 # transformers' default tie_word_embeddings for the family
 TIED_BY_DEFAULT = {"gemma", "gemma3", "smollm3"}
@@ -80,7 +80,8 @@ ROLES = [
     (r"/model/norm/Mul_1$", "output_norm.weight", False),
     (r"/lm_head/MatMul$", "output.weight", True),
 ]
-# Gemma 3's four norms a layer, as llama.cpp's converter names them: its
+# Gemma 3's four norms a layer (EXAONE 4's two after, none before), as
+# llama.cpp's converter names them: its
 # post_attention_layernorm follows attention (post_attention_norm); the MLP's
 # norm is pre_feedforward_layernorm, and post_feedforward_layernorm follows
 # the MLP. (Their initializers hold 1 + w, as the converter writes them.)
@@ -111,7 +112,7 @@ def onnx_weights(model, family=None):
     """GGUF name -> (initializer name, transposed, [out, in] or 1-D array)."""
     inits = {i.name: i for i in model.graph.initializer}
     found = {}
-    roles = GEMMA3_ROLES if family == "gemma3" else ROLES
+    roles = GEMMA3_ROLES if family in ("gemma3", "exaone4") else ROLES
     for node in model.graph.node:
         for pattern, name, transposed in roles:
             match = re.search(pattern, node.name)

@@ -8,7 +8,8 @@
 //   gate and up linears, silu_mul (gelu_tanh_mul for gemma), down, add
 //   (gemma3: an rms_norm of attention's and the MLP's outputs before their
 //   adds, and its sliding layers' windows and rotary frequencies; smollm3:
-//   no rotary in every fourth layer); the
+//   no rotary in every fourth layer; exaone4: those norms after, none
+//   before); the
 //   final rms_norm, logits (on token_embd when there is no output.weight),
 //   argmax. phi3's fused attn_qkv and ffn_up are read as the linears' row
 //   blocks, and the factors granite and gemma multiply by in llama.cpp's graph
@@ -212,7 +213,9 @@ mlir::Value GgufBuilder::layer(int64_t index, mlir::Value x) {
                              key("attention.head_count") + ", " +
                              key("attention.head_count_kv") + ", the head dim)";
   const std::string width = " (" + key("embedding_length") + ")";
-  mlir::Value normed = rmsNorm(x, p + "attn_norm.weight", "the attention norm" + width);
+  // exaone4 has no norm before attention or the MLP: they take the residual.
+  mlir::Value normed =
+      config.preNorms ? rmsNorm(x, p + "attn_norm.weight", "the attention norm" + width) : x;
   // llama.cpp's qwen2 always has q/k/v biases; other architectures may.
   auto bias = [&](const char *name) -> std::string {
     std::string tensor = p + name + ".bias";
@@ -273,7 +276,8 @@ mlir::Value GgufBuilder::layer(int64_t index, mlir::Value x) {
 
   const std::string ffn = " (from " + key("embedding_length") + " and " +
                           key("feed_forward_length") + ")";
-  mlir::Value post = rmsNorm(h, p + "ffn_norm.weight", "the MLP norm" + width);
+  mlir::Value post =
+      config.preNorms ? rmsNorm(h, p + "ffn_norm.weight", "the MLP norm" + width) : h;
   mlir::Value gate, up;
   if (config.fusedProjections) { // phi3: gate | up in one ffn_up
     gate = linearRows(post, p + "ffn_up.weight", hidden, 2 * config.ffn, 0, config.ffn,
