@@ -11,27 +11,29 @@ namespace {
 
 // The architectures whose tensors and hyperparameters are llama's, with what
 // each adds; anything else is refused by name.
+// (GgufDecoderConfig says what each part means.)
 struct Architecture {
   const char *name;
-  bool permutedQK, qkvBias, qkNorm;
+  bool permutedQK = false, qkvBias = false, qkNorm = false;
   bool fusedProjections = false, geluMlp = false, multipliers = false, scaledEmbedding = false;
-  bool gemma3Layers = false; // post-norms, sliding and full layers, llama.cpp's gemma3 scale
-  int64_t noRopeEvery = 0;   // smollm3: layers without rotary
-  bool exaone4Layers = false; // post-norms and no pre-norms
+  bool preNorms = true, postNorms = false;
+  int64_t noRopeEvery = 0;
+  bool gemma3Layers = false;  // sliding and full layers, llama.cpp's gemma3 scale
+  bool exaone4Layers = false; // the 64-block hybrid refused
 };
 constexpr Architecture kArchitectures[] = {
-    {"llama", true, false, false},
-    {"mistral", true, false, false},
-    {"qwen2", false, true, false},
-    {"qwen3", false, false, true},
-    {"phi3", false, false, false, /*fusedProjections=*/true},
-    {"granite", true, false, false, false, false, /*multipliers=*/true},
-    {"gemma", false, false, false, false, /*geluMlp=*/true, false, /*scaledEmbedding=*/true},
-    {"gemma3", false, false, /*qkNorm=*/true, false, /*geluMlp=*/true, false,
-     /*scaledEmbedding=*/true, /*gemma3Layers=*/true},
-    {"smollm3", true, false, false, false, false, false, false, false, /*noRopeEvery=*/4},
-    {"exaone4", false, false, /*qkNorm=*/true, false, false, false, false, false, 0,
-     /*exaone4Layers=*/true},
+    {.name = "llama", .permutedQK = true},
+    {.name = "mistral", .permutedQK = true},
+    {.name = "qwen2", .qkvBias = true},
+    {.name = "qwen3", .qkNorm = true},
+    {.name = "phi3", .fusedProjections = true},
+    {.name = "granite", .permutedQK = true, .multipliers = true},
+    {.name = "gemma", .geluMlp = true, .scaledEmbedding = true},
+    {.name = "gemma3", .qkNorm = true, .geluMlp = true, .scaledEmbedding = true,
+     .postNorms = true, .gemma3Layers = true},
+    {.name = "smollm3", .permutedQK = true, .noRopeEvery = 4},
+    {.name = "exaone4", .qkNorm = true, .preNorms = false, .postNorms = true,
+     .exaone4Layers = true},
 };
 constexpr const char *kArchitectureNames =
     "llama, mistral, qwen2, qwen3, phi3, granite, gemma, gemma3, smollm3, exaone4";
@@ -143,7 +145,7 @@ std::string readRotary(const GgufFile &file, const std::string &arch, float base
   return "";
 }
 
-// gemma3, as llama.cpp reads it: with a sliding window, the layers
+// gemma3's layers, as llama.cpp reads them: with a sliding window, the layers
 // attention.sliding_window_pattern names (an array of bools, or every n-th
 // layer full, n = 6 by default) are sliding ones, rotating by
 // rope.freq_base_swa (10000 by default) unscaled; the queries' scale; no
@@ -159,7 +161,6 @@ std::string readGemma3Layers(const GgufFile &file, int64_t window, GgufDecoderCo
       return "metadata key '" + softcapKey + "' is " + std::to_string(softcap) +
              ": mkc does not soft-cap logits";
   }
-  config.postNorms = true;
   config.attentionScale =
       config.layers == 62
           ? static_cast<double>(1.0f / std::sqrt(static_cast<float>(config.hidden / config.heads)))
@@ -214,6 +215,8 @@ std::string readDecoderConfig(const GgufFile &file, GgufDecoderConfig &config) {
   config.fusedProjections = arch->fusedProjections;
   config.geluMlp = arch->geluMlp;
   config.noRopeEvery = arch->noRopeEvery;
+  config.preNorms = arch->preNorms;
+  config.postNorms = arch->postNorms;
   const std::string p = config.architecture + ".";
 
   for (auto [key, field] : {std::pair{"embedding_length", &config.hidden},
@@ -300,8 +303,6 @@ std::string readDecoderConfig(const GgufFile &file, GgufDecoderConfig &config) {
       return "an exaone4 file of 64 blocks (EXAONE 4.0 32B) has sliding and full layers, the "
              "full ones without rotary, as llama.cpp reads it: not supported yet";
     config.slidingWindow = 0;
-    config.postNorms = true;
-    config.preNorms = false;
   }
 
   if (arch->scaledEmbedding)

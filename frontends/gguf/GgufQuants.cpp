@@ -118,12 +118,13 @@ void blockQ4_K(const uint8_t *block, float *out) {
 void blockQ2_K(const uint8_t *block, float *out) {
   const uint8_t *scales = block, *qs = block + 16;
   float d = loadHalf(block + 80), dmin = loadHalf(block + 82);
-  for (int index = 0; index < 256; ++index) {
-    int half = index / 128, s = index % 128 / 32, l = index % 32;
-    int q = (qs[32 * half + l] >> (2 * s)) & 3;
-    uint8_t sc = scales[index / 16];
-    float dl = d * float(sc & 0x0f), ml = dmin * float(sc >> 4);
-    out[index] = dl * float(q) - ml;
+  for (int sub = 0; sub < 16; ++sub) {
+    float dl = d * float(scales[sub] & 0x0f), ml = dmin * float(scales[sub] >> 4);
+    for (int index = 16 * sub; index < 16 * sub + 16; ++index) {
+      int half = index / 128, s = index % 128 / 32, l = index % 32;
+      int q = (qs[32 * half + l] >> (2 * s)) & 3;
+      out[index] = dl * float(q) - ml;
+    }
   }
 }
 
@@ -136,16 +137,17 @@ void blockQ2_K(const uint8_t *block, float *out) {
 void blockQ3_K(const uint8_t *block, float *out) {
   const uint8_t *hmask = block, *qs = block + 32, *scales = block + 96;
   float d = loadHalf(block + 108);
-  for (int index = 0; index < 256; ++index) {
-    int i = index / 16;
+  for (int i = 0; i < 16; ++i) {
     int low = i < 8 ? scales[i] & 0x0f : scales[i - 8] >> 4;
     int high = (scales[8 + i % 4] >> (2 * (i / 4))) & 3;
-    int scale = (low | high << 4) - 32;
-    int half = index / 128, s = index % 128 / 32, l = index % 32;
-    int q = (qs[32 * half + l] >> (2 * s)) & 3;
-    if (!((hmask[l] >> (index / 32)) & 1))
-      q -= 4;
-    out[index] = (d * float(scale)) * float(q);
+    float dl = d * float((low | high << 4) - 32);
+    for (int index = 16 * i; index < 16 * i + 16; ++index) {
+      int half = index / 128, s = index % 128 / 32, l = index % 32;
+      int q = (qs[32 * half + l] >> (2 * s)) & 3;
+      if (!((hmask[l] >> (index / 32)) & 1))
+        q -= 4;
+      out[index] = dl * float(q);
+    }
   }
 }
 
