@@ -357,6 +357,19 @@ std::string checkKernelOptions(const KernelOptions &options) {
   return "";
 }
 
+std::string spellKernelOptions(const KernelOptions &options) {
+  const char *firstWeights = options.gemvFirstWeights == kGemvFirstAfterInput ? "after-input"
+                             : options.gemvFirstWeights == kGemvFirstCopied   ? "copied"
+                             : options.gemvFirstWeights == kGemvFirstAfterWait ? "after-wait"
+                                                                               : "before-wait";
+  return std::string("--weight-l2=") + (options.weightsEvictFirst ? "evict-first" : "normal") +
+         " --chunk-attention=" + (options.chunkTensorCores ? "tensor-cores" : "cuda-cores") +
+         " --gemv-first-weights=" + firstWeights +
+         " --gemv-loads=" + std::to_string(options.gemvLoadsInFlight) +
+         " --prefetch-bytes=" + std::to_string(options.prefetchBytes) +
+         (options.weightRing ? " --weight-ring" : "");
+}
+
 llvm::Expected<KernelSource> generateKernelSource(const TaskGraph &graph, const Schedule &schedule,
                                                   uint32_t sharedBytesPerCta,
                                                   const KernelOptions &options) {

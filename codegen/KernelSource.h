@@ -73,6 +73,10 @@ struct KernelOptions {
 // "" when `options` are in range, else what is not.
 std::string checkKernelOptions(const KernelOptions &options);
 
+// Every option as `mkc compile` spells it, defaults too, in one line: what
+// the .mk's manifest records of how its kernel was built (mkc inspect).
+std::string spellKernelOptions(const KernelOptions &options);
+
 struct KernelSource {
   std::string text;           // the generated translation unit
   uint32_t threads = 0;       // per CTA: the consumers and, with a weight ring, its producer warp

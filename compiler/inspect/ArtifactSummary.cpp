@@ -85,6 +85,11 @@ void printArtifactSummary(std::ostream &os, const LoadedArtifact &loaded) {
        << " bytes, fingerprint " << facts.kernelFingerprint << "\n";
   else
     os << "none (compiled with --no-kernel or without NVRTC: runs on the CPU only)\n";
+  os << "kernel options: "
+     << (!hasKernel(artifact)               ? std::string("none (no kernel)")
+         : facts.kernelOptions.empty() ? std::string("not recorded")
+                                       : facts.kernelOptions)
+     << "\n";
   // A step of several rows without its kernel in ROWKERNELS runs on the
   // CPU executor only.
   os << "steps: decode";
@@ -166,6 +171,7 @@ void printArtifactJson(std::ostream &os, const LoadedArtifact &loaded) {
      << ",\n    \"cubinBytes\": " << artifact.cubin.size()
      << ",\n    \"ptxBytes\": " << artifact.ptx.size()
      << ",\n    \"kernelFingerprint\": " << jsonString(facts.kernelFingerprint)
+     << ",\n    \"kernelOptions\": " << jsonString(facts.kernelOptions)
      << ",\n    \"promptKernels\": [";
   std::vector<std::string> prompts = promptKernels(artifact);
   for (size_t i = 0; i < prompts.size(); ++i)

@@ -566,6 +566,7 @@ int emitArtifact(mlir::MLIRContext &context, const CompileArguments &options) {
       account = kernelAccount(*kernel, compiled->schedule.numSms);
       artifact.cubin = std::move(kernel->cubin);
       artifact.ptx = std::move(kernel->ptx);
+      artifact.kernelOptions = spellKernelOptions(options.kernelOptions);
       // A kernel for each step of rows the kernel runs (batches); the
       // others run on the CPU executor only.
       bool anyRowKernel = false;

@@ -39,6 +39,9 @@ struct ModelFacts {
   uint32_t numSms = 0;
   std::string compilerVersion;
   std::string kernelFingerprint;   // hash of the CUBIN
+  // The kernel's tuning as mkc compile's flags (codegen's KernelOptions),
+  // so that a timing can be traced to its build; "": not recorded.
+  std::string kernelOptions;
   GenerationFacts generation;
 };
 

@@ -71,6 +71,7 @@ bool describeArtifact(const TaskGraph &graph, const Schedule &schedule, const We
   artifact.facts.targetArch = std::move(options.targetArch);
   artifact.facts.compilerVersion = std::move(options.compilerVersion);
   artifact.facts.kernelFingerprint = kernelFingerprint(options.cubin, options.ptx);
+  artifact.facts.kernelOptions = std::move(options.kernelOptions);
   artifact.cubin = std::move(options.cubin);
   artifact.ptx = std::move(options.ptx);
   artifact.facts.generation = std::move(options.generation);

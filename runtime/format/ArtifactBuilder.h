@@ -25,6 +25,7 @@ struct ArtifactOptions {
   std::string compilerVersion;
   std::vector<uint8_t> cubin; // both empty: the artifact has no kernel
   std::string ptx;
+  std::string kernelOptions; // ModelFacts::kernelOptions; "" without a kernel
   GenerationFacts generation;
   std::string tokenizerJson;  // the TOKENIZER section; empty: none
   std::vector<ScheduledGraph> rowSteps; // the ROWSTEPS section (Artifact.h)

@@ -100,6 +100,14 @@ std::string checkManifest(const Manifest &manifest, const Artifact &artifact) {
   if (facts.kernelFingerprint != fingerprint)
     return "the kernel's fingerprint is '" + fingerprint + "', the manifest records '" +
            facts.kernelFingerprint + "'";
+  // Printed by inspect as it stands: printable, short, and only beside a kernel.
+  const std::string &options = facts.kernelOptions;
+  if (options.size() > 512 || !std::all_of(options.begin(), options.end(), [](char c) {
+        return c >= 0x20 && c < 0x7f;
+      }))
+    return "the manifest's kernel options are not at most 512 printable characters";
+  if (!options.empty() && !manifest.hasKernel)
+    return "the manifest records kernel options, but no kernel";
   return checkSpecialTokens(facts.eosTokens, facts.generation.bosToken, facts.vocab);
 }
 

@@ -39,6 +39,7 @@ std::vector<uint8_t> encodeManifest(const Manifest &manifest) {
   }
   message.mutable_kernel()->set_present(manifest.hasKernel);
   message.mutable_kernel()->set_fingerprint(facts.kernelFingerprint);
+  message.mutable_kernel()->set_options(facts.kernelOptions);
   const GenerationFacts &generation = facts.generation;
   format::Generation *out = message.mutable_generation();
   out->set_has_bos(generation.bosToken.has_value());
@@ -76,6 +77,7 @@ std::string decodeManifest(std::span<const uint8_t> bytes, Manifest &manifest) {
   facts.numSms = message.target().num_sms();
   facts.eosTokens.assign(message.io().eos_token_ids().begin(), message.io().eos_token_ids().end());
   facts.kernelFingerprint = message.kernel().fingerprint();
+  facts.kernelOptions = message.kernel().options();
   const format::Generation &generation = message.generation();
   if (generation.has_bos())
     facts.generation.bosToken = generation.bos_token_id();

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <limits>
 
 #ifdef MKRT_WITH_GPU
 #include "runtime/format/RowKernels.h"
@@ -150,6 +151,16 @@ public:
     request.keepTrace = trace;
     const double promptMs = layBatchPrompts(batch, request);
     request.sampling = picking.sampling;
+    // Where every prompt was laid, the kernel's first step runs the
+    // shortest one's last token: the positions before it share the prompts'
+    // time evenly, as one sequence's prefilled positions do, so that step s
+    // is still position s of the shortest sequence (mkrun --step-times).
+    size_t prefilled = 0;
+    if (!request.firstPositions.empty()) {
+      prefilled = std::numeric_limits<size_t>::max();
+      for (int64_t first : request.firstPositions)
+        prefilled = std::min(prefilled, static_cast<size_t>(first - request.firstPosition));
+    }
     GpuBatchResult result;
     std::string error;
     answer(batch.device->runBatch(request, result, error), "batch", error);
@@ -162,9 +173,11 @@ public:
       Generation &generation = generations[s];
       generation.tokens = cutAtEos(std::move(result.generated[s]), artifact.facts.eosTokens,
                                    generation.stoppedAtEos);
-      generation.steps = result.steps;
+      generation.steps = result.steps + static_cast<int64_t>(prefilled);
       generation.kernelMs = result.kernelMilliseconds + promptMs;
-      generation.stepMs = result.stepMilliseconds;
+      generation.stepMs.assign(prefilled, prefilled ? promptMs / prefilled : 0.0);
+      generation.stepMs.insert(generation.stepMs.end(), result.stepMilliseconds.begin(),
+                               result.stepMilliseconds.end());
     }
     return batched;
   }

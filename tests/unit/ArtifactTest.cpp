@@ -174,6 +174,10 @@ TEST(Artifact, RefusesSectionsThatDisagree) {
                  "buffer layout disagrees with the schedule blob");
   expectContains(loadError(withManifest([](Manifest &m) { m.facts.kernelFingerprint = "00"; })),
                  "the kernel's fingerprint is ''");
+  expectContains(loadError(withManifest([](Manifest &m) { m.facts.kernelOptions = "--x\n"; })),
+                 "kernel options are not at most 512 printable characters");
+  expectContains(loadError(withManifest([](Manifest &m) { m.facts.kernelOptions = "--x"; })),
+                 "records kernel options, but no kernel");
   expectContains(loadError(withManifest([](Manifest &m) { m.weights[0].offset = 1u << 30; })),
                  "lies outside the WEIGHTS section");
   expectContains(loadError(withManifest([](Manifest &m) { m.weights[1].offset += 1; })),
