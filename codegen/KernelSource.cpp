@@ -1,5 +1,6 @@
 #include "codegen/KernelSource.h"
 
+#include "core/protocol/FixedPoint.h"
 #include "core/protocol/GemvGeometry.h"
 #include "core/protocol/SharedMemory.h"
 #include "core/taskgraph/KernelVariants.h"
@@ -381,6 +382,23 @@ llvm::Expected<KernelSource> generateKernelSource(const TaskGraph &graph, const 
   if (auto problem = checkSupported(graph, shapes, variants))
     return std::move(problem);
   uint64_t taskBytes = (sharedFloats(variants) * sizeof(float) + 127) / 128 * 128;
+  // A Gemv merging an attention's partials stages them at the end of the
+  // tasks' shared memory, past its input and its weight slots
+  // (codegen/device/GemvTask.cuh: loadMergedInput).
+  uint64_t mergeStagingBytes = 0;
+  for (const Operation &op : graph.operations)
+    if (mergesAttention(op))
+      mergeStagingBytes = std::max<uint64_t>(
+          mergeStagingBytes, gemvMergeStagingFloats(op.numHeads, op.numChunks, op.headDim) * 4);
+  auto withMergeStaging = [&](uint64_t bytes, uint32_t slots) {
+    for (const KernelVariant &variant : variants.variants)
+      if (variant.kind == TaskKind::Gemv && (variant.arguments[5] & MK_GEMV_MERGED_INPUT) != 0)
+        bytes = std::max<uint64_t>(bytes, gemvMergeStagingOffset(variant.arguments[0],
+                                                                 kMegakernelThreads, slots) +
+                                              mergeStagingBytes);
+    return bytes;
+  };
+  taskBytes = withMergeStaging(taskBytes, 0);
   if (taskBytes + kStaticSharedReserve > sharedBytesPerCta)
     return error("a task needs " + llvm::Twine(taskBytes) + " bytes of shared memory; one CTA has " +
                  llvm::Twine(sharedBytesPerCta) + ", " + llvm::Twine(kStaticSharedReserve) +
@@ -404,11 +422,12 @@ llvm::Expected<KernelSource> generateKernelSource(const TaskGraph &graph, const 
     source.consumerThreads = ringConsumers;
     sharedBytes += weightRingBytes(source.weightRingSlots, slotBytes);
   } else {
-    earlySlots = gemvEarlySlots(variants, available, options);
+    earlySlots = gemvEarlySlots(variants, available - mergeStagingBytes, options);
     for (const KernelVariant &variant : variants.variants)
       if (variant.kind == TaskKind::Gemv)
         taskBytes = std::max(taskBytes, gemvSharedBytesWithEarlyWeights(
                                             variant.arguments[0], kMegakernelThreads, earlySlots));
+    taskBytes = withMergeStaging(taskBytes, earlySlots);
     sharedBytes = taskBytes;
   }
   source.sharedBytes = static_cast<uint32_t>(sharedBytes);

@@ -209,6 +209,16 @@ __device__ __forceinline__ void copyWeightsAsync16(void *sharedTarget, const voi
 }
 
 // The same for 4 bytes (cp.async.ca: sizes under 16 go through L1).
+__device__ __forceinline__ void copyAsync8(void *sharedTarget, const void *source) {
+#if __CUDA_ARCH__ >= 800
+  unsigned address = static_cast<unsigned>(__cvta_generic_to_shared(sharedTarget));
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 8;" ::"r"(address), "l"(source) : "memory");
+#else
+  *reinterpret_cast<unsigned long long *>(sharedTarget) =
+      *reinterpret_cast<const unsigned long long *>(source);
+#endif
+}
+
 __device__ __forceinline__ void copyAsync4(void *sharedTarget, const void *source) {
 #if __CUDA_ARCH__ >= 800
   unsigned address = static_cast<unsigned>(__cvta_generic_to_shared(sharedTarget));

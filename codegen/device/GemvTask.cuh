@@ -24,6 +24,7 @@
 #ifndef MKC_CODEGEN_DEVICE_GEMVTASK_CUH
 #define MKC_CODEGEN_DEVICE_GEMVTASK_CUH
 
+#include "codegen/device/AttentionLayout.cuh"
 #include "codegen/device/Common.cuh"
 #include "codegen/device/GemvRowsTask.cuh"
 #include "codegen/device/Picks.cuh"
@@ -184,9 +185,105 @@ struct RowStream {
   }
 };
 
-// kFixed: MK_GEMV_FIXED_* bits (core/protocol/FixedPoint.h): a Fixed64
-// input or residual read as f32, and the rows stored again as fixed point
-// into the Mlp output they seed (op.seed). kFirstWeights: where the first
+// The input of a Gemv merging an attention's partials (MK_GEMV_MERGED_INPUT,
+// o_proj with --merge-in-o-proj): in rounds of whole q heads, as many as
+// the shared memory from `kStagingBegin` on holds (core/protocol/
+// SharedMemory.h: gemvMergeStagingFloats), each round's chunks in use
+// copied there at once by cp.async (8-byte pieces: a head's partials start
+// 8-byte aligned, its length headDim + 2 even). Then a warp a head finds
+// the largest max of the chunks holding positions and the sum of their
+// sums rescaled to it (lanes over the chunks, shuffles of a fixed order),
+// and puts each chunk's weight, exp(m_c - max) / sum, in place of its max;
+// then each element (a q head's dimension) is the chunks' o weighted so.
+// The weights depend on the head and the chunk only: an element's own
+// exp and divide per chunk (AttentionMerge's arithmetic) put ~10 us of
+// dependent latency on every o_proj task of the 1B shape at 480
+// (bench/results/2026-12-05-merge-in-o-proj). A NaN goes on to the logits;
+// a head with no position is an error.
+template <int kInput, int kThreads, int kStagingBegin, int kSharedBytes>
+__device__ void loadMergedInput(const TaskContext &context, const MkOperationRecord &op,
+                                float *x) {
+  static_assert(kStagingBegin % 16 == 0 && kStagingBegin < kSharedBytes,
+                "the staging lies inside the tasks' shared memory");
+  constexpr int kStagingFloats = (kSharedBytes - kStagingBegin) / 4;
+  constexpr int kWarps = kThreads / kWarpSize;
+  float *staged = context.shared + kStagingBegin / 4;
+  const float *partials = context.activations + op.input;
+  const int headDim = static_cast<int>(op.headDim), heads = static_cast<int>(op.numHeads);
+  const int length = headDim + 2;
+  // At most 64 (the lowering's kMostChunks): two a lane.
+  const int chunks = static_cast<int>(attentionWindowChunksInUse(
+      context.position, op.window, op.chunksPerRound, op.numChunks, op.chunkSize));
+  const int headFloats = chunks * length;
+  const int perRound =
+      headFloats > 0 && kStagingFloats / headFloats > 0 ? kStagingFloats / headFloats : 1;
+  const int warp = threadIdx.x / kWarpSize, lane = threadIdx.x % kWarpSize;
+  // The code generator sized the staging for the graph's chunks; a file
+  // whose graph asks for more than it holds was not generated with it.
+  if (headFloats > kStagingFloats || chunks > 2 * kWarpSize) {
+    if (threadIdx.x == 0)
+      raiseError(context, MK_ERROR_UNKNOWN_VARIANT, chunks);
+    return;
+  }
+  for (int first = 0; first < heads; first += perRound) {
+    const int count = min(perRound, heads - first);
+    // Load: each head's chunks [0, chunks), contiguous in the partials.
+    const int pairs = headFloats / 2;
+#pragma unroll 1
+    for (int u = threadIdx.x; u < count * pairs; u += kThreads) {
+      const int h = u / pairs, within = 2 * (u % pairs);
+      copyAsync8(staged + h * headFloats + within,
+                 partials + static_cast<long long>(first + h) * op.numChunks * length + within);
+    }
+    copyCommit();
+    copyWait();
+    consumerSync<kThreads>();
+    // Compute: each head's chunk weights, in place of the chunks' maxima.
+#pragma unroll 1
+    for (int h = warp; h < count; h += kWarps) {
+      float *head = staged + h * headFloats;
+      float m[2], l[2];
+#pragma unroll
+      for (int k = 0; k < 2; ++k) {
+        const int c = lane + k * kWarpSize;
+        l[k] = c < chunks ? head[c * length + headDim + 1] : 0.0f;
+        m[k] = l[k] != 0.0f ? head[c * length + headDim] : negativeInfinity();
+      }
+      const float max = warpMax(fmaxf(m[0], m[1]));
+      float scale[2];
+#pragma unroll
+      for (int k = 0; k < 2; ++k)
+        scale[k] = l[k] != 0.0f ? expf(m[k] - max) : 0.0f;
+      const float sum = warpSum(fmaf(l[1], scale[1], l[0] * scale[0]));
+      if (sum == 0.0f && lane == 0)
+        raiseError(context, MK_ERROR_EMPTY_ATTENTION, first + h);
+#pragma unroll
+      for (int k = 0; k < 2; ++k) {
+        const int c = lane + k * kWarpSize;
+        if (c < chunks)
+          head[c * length + headDim] = sum == 0.0f ? 0.0f : scale[k] / sum;
+      }
+    }
+    consumerSync<kThreads>();
+    // Compute: each element of the round's heads into x.
+#pragma unroll 1
+    for (int e = threadIdx.x; e < count * headDim; e += kThreads) {
+      const int h = e / headDim, d = e % headDim;
+      const float *head = staged + h * headFloats;
+      float value = 0.0f;
+#pragma unroll 4
+      for (int c = 0; c < chunks; ++c)
+        value = fmaf(head[c * length + d], head[c * length + headDim], value);
+      x[gemvInputIndex<kInput>((first + h) * headDim + d)] = value;
+    }
+    consumerSync<kThreads>(); // x is complete; the staging may be written again
+  }
+}
+
+// kFixed: MK_GEMV_* bits (core/protocol/FixedPoint.h): a Fixed64
+// input or residual read as f32, the rows stored again as fixed point
+// into the Mlp output they seed (op.seed), or the input an attention's
+// partials merged (loadMergedInput). kFirstWeights: where the first
 // batch of weights is issued (kGemvFirst*, core/protocol/GemvGeometry.h).
 template <int kInput, int kEpilogue, bool kNorm, bool kBias, bool kPicks, int kFixed,
           int kThreads, int kLoadsInFlight, int kEarlySlots, int kFirstWeights,
@@ -286,7 +383,14 @@ __device__ void gemvOneRowTask(const TaskContext &context, const MkTaskRecord &t
   if constexpr (kFirstInRegisters && kFirstWeights == kGemvFirstAfterWait)
     loadFirst();
   float *x = context.shared; // [kInput]
-  loadGemvInput<kInput, kNorm, kThreads, (kFixed & MK_GEMV_FIXED_INPUT) != 0>(context, op, x);
+  if constexpr ((kFixed & MK_GEMV_MERGED_INPUT) != 0) {
+    static_assert(!kNorm, "a merged input has no norm");
+    loadMergedInput<kInput, kThreads,
+                    static_cast<int>(gemvMergeStagingOffset(kInput, kThreads, kEarlySlots)),
+                    kSharedBytes>(context, op, x);
+  } else {
+    loadGemvInput<kInput, kNorm, kThreads, (kFixed & MK_GEMV_FIXED_INPUT) != 0>(context, op, x);
+  }
 
   // Compute and store, a pass of rows at a time.
   Candidate best{0.0f, kNoIndex}; // kPicks: this thread's

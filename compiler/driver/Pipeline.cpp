@@ -95,6 +95,10 @@ llvm::Error shardRanks(CompiledModel &compiled, const CompileOptions &options) {
   // sharding splits gate_up and down as two Gemvs.
   if (options.target.fuseMlp)
     return error("--tensor-parallel does not go with --fuse-mlp yet");
+  // A rank's o_proj would merge its own heads' partials: the sharding cuts
+  // the merge's tiles, which this build has none of.
+  if (options.target.mergeInOProj)
+    return error("--tensor-parallel does not go with --merge-in-o-proj yet");
   std::vector<WeightSlice> slices;
   for (int64_t rank = 0; rank < options.tensorParallel; ++rank) {
     auto graph = shardForRank(compiled.tasks, options.tensorParallel, rank, options.target, slices);
@@ -123,6 +127,9 @@ llvm::Expected<CompiledModel> compileToSchedule(mlir::MLIRContext &context,
                                                 const std::string &modelPath,
                                                 const CompileOptions &options) {
   using Phase = CompilePhases::Phase;
+  if (options.target.inlineMerge && options.target.mergeInOProj)
+    return error("--inline-merge and --merge-in-o-proj are two places for the same merge: "
+                 "choose one");
   std::optional<llvm::Expected<ImportedModel>> imported;
   {
     Phase phase(options.phases, "import");
@@ -222,6 +229,10 @@ llvm::Expected<bool> parseCompileOption(llvm::StringRef arg, CompileOptions &opt
   }
   if (arg == "--fuse-mlp") {
     options.target.fuseMlp = true;
+    return true;
+  }
+  if (arg == "--merge-in-o-proj") {
+    options.target.mergeInOProj = true;
     return true;
   }
   // Past 1024 rows a step is a prompt, not a chunk of one (kMaxStepRows).

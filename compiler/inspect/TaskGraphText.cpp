@@ -208,6 +208,8 @@ void printTaskListing(std::ostream &os, const TaskGraph &graph) {
         os << ", biases";
       if (op.seed != kNoBuffer && op.seed < graph.buffers.size())
         os << ", seeds " << graph.buffers[op.seed].name;
+      if (mergesAttention(op))
+        os << ", merges the attention's " << op.numChunks << " chunks";
     }
     if (op.kind == OpKind::Mlp && op.weights.size() == 3)
       os << ", " << op.inputLength << " -> " << op.weights[0].rows << " -> " << op.outputLength

@@ -174,6 +174,18 @@ private:
     op.kind = OpKind::Gemv;
     if (auto error = lowerPrologue(gemv, op))
       return error;
+    // The reader of an attention merged by its reader merges its partials:
+    // it carries the attention's geometry (core/taskgraph/TaskGraph.h).
+    for (const Operation &attention : graph.operations)
+      if (mergedByReader(attention) && attention.output == op.input) {
+        op.numHeads = attention.numHeads;
+        op.numKvHeads = attention.numKvHeads;
+        op.headDim = attention.headDim;
+        op.chunkSize = attention.chunkSize;
+        op.numChunks = attention.numChunks;
+        op.chunksPerRound = attention.chunksPerRound;
+        op.window = attention.window;
+      }
     llvm::StringRef epilogue = gemv.getEpilogue();
     if (epilogue == "silu_mul")
       op.epilogue = Epilogue::SiluMul;
@@ -315,8 +327,26 @@ private:
     graph.buffers[op.keyCache].element = graph.buffers[op.valueCache].element = target.kvCache;
     op.partials = addBuffer(layer + ".partials", BufferKind::Scratch,
                             shape.rows * op.numHeads * op.numChunks * (op.headDim + 2));
-    addOperation(std::move(op), attention.getResult());
+    if (mergesInReader(attention)) {
+      op.output = values[attention.getResult()] = op.partials;
+      graph.operations.push_back(std::move(op));
+    } else {
+      addOperation(std::move(op), attention.getResult());
+    }
     return llvm::Error::success();
+  }
+
+  // Whether the attention's one reader, a Gemv without a prologue norm (its
+  // o_proj), is to merge the chunks' partials itself (Target::mergeInOProj;
+  // a decode step only; heads of even length, whose partials the GPU
+  // copies 8 bytes at a time).
+  bool mergesInReader(FusedAttentionOp attention) const {
+    if (!target.mergeInOProj || shape.rows != 1 || shape.sequences != 1 ||
+        attention.getHeadDim() % 2 != 0 || !attention.getResult().hasOneUse())
+      return false;
+    auto reader = llvm::dyn_cast<GemvOp>(*attention.getResult().getUsers().begin());
+    return reader && reader.getInput() == attention.getResult() && !reader.getNormAttr() &&
+           reader.getResidual() != attention.getResult();
   }
 
   llvm::Error lowerArgmax(ArgmaxOp argmax) {
@@ -409,7 +439,7 @@ private:
       if (unsigned repeats = seen[name]++)
         name += "." + std::to_string(repeats);
       op.name = name;
-      if (op.kind != OpKind::Argmax)
+      if (op.kind != OpKind::Argmax && !mergedByReader(op))
         graph.buffers[op.output].name = name;
     }
   }

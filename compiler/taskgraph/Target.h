@@ -39,6 +39,10 @@ struct TargetDescription {
   // channels through both matrices and adds into a fixed64 output, one
   // phase where there were two (`--fuse-mlp`; core/taskgraph/TaskGraph.h).
   bool fuseMlp = false;
+  // Whether o_proj merges the attention chunks' partials as it loads its
+  // input, so that a layer has no merge phase (`--merge-in-o-proj`;
+  // core/taskgraph/TaskGraph.h: mergedByReader). Decode steps only.
+  bool mergeInOProj = false;
 };
 
 } // namespace mk

@@ -55,18 +55,26 @@ private:
   // The task kinds of an operation, as its phases (TaskKind.h: Events):
   // phase 0 waits on the producers of the operation's inputs, each later
   // phase on the one before; a phase with a phaseEvent triggers it, the last
-  // one the operation's output event.
+  // one the operation's output event. A kind the operation has no tiles of
+  // (the merge of an attention merged by its reader) is no phase.
   void emitOperation(uint32_t opIndex) {
     const Operation &op = graph.operations[opIndex];
-    std::vector<Wait> waits = inputWaits(opIndex);
+    std::vector<std::pair<const TaskKindDescription *, std::vector<Tile>>> phases;
     for (size_t kind = 0; kind < kNumTaskKinds; ++kind) {
       const TaskKindDescription &description = describeKind(static_cast<TaskKind>(kind));
       if (description.operation != op.kind)
         continue;
-      uint32_t trigger = description.phaseEvent
+      std::vector<Tile> tiles = tilesOf(description.kind, opIndex);
+      if (!tiles.empty())
+        phases.emplace_back(&description, std::move(tiles));
+    }
+    std::vector<Wait> waits = inputWaits(opIndex);
+    for (size_t phase = 0; phase < phases.size(); ++phase) {
+      const TaskKindDescription &description = *phases[phase].first;
+      const std::vector<Tile> &tiles = phases[phase].second;
+      uint32_t trigger = phase + 1 < phases.size()
                              ? addEvent(op.name + "." + description.phaseEvent)
                              : outputEvent[opIndex];
-      std::vector<Tile> tiles = tilesOf(description.kind, opIndex);
       if (description.kind == TaskKind::Gemv && op.picks != kNoBuffer)
         sizePicks(op.picks, tiles.size());
       for (uint32_t ordinal = 0; ordinal < tiles.size(); ++ordinal)
@@ -142,8 +150,10 @@ private:
     case TaskKind::AttentionMerge: {
       // At most MK_MERGE_TILE_ELEMENTS of one q head's dimensions a tile
       // (core/protocol/AttentionLayout.h), or, for an inline merge, the
-      // whole of a KV head's q heads.
+      // whole of a KV head's q heads; none where the reader merges.
       const uint64_t headDim = op.headDim, heads = op.numHeads;
+      if (mergedByReader(op))
+        break;
       if (target.inlineMerge) {
         const uint64_t groupLength = heads / kvHeads * headDim;
         for (uint64_t g = 0; g < kvHeads; ++g)

@@ -16,11 +16,14 @@
 #include <cmath>
 #endif
 
-/* A Gemv variant's "fixed" bits (core/taskgraph/kinds/GemvKind.cpp): its
- * input, its residual are Fixed64; it seeds an Mlp's output. */
+/* A Gemv variant's "forms" bits (core/taskgraph/kinds/GemvKind.cpp): its
+ * input, its residual are Fixed64; it seeds an Mlp's output; its input is
+ * an attention's partials, merged as it loads them (mergesAttention,
+ * core/taskgraph/TaskGraph.h). */
 #define MK_GEMV_FIXED_INPUT 1
 #define MK_GEMV_FIXED_RESIDUAL 2
 #define MK_GEMV_SEEDS 4
+#define MK_GEMV_MERGED_INPUT 8
 
 namespace mk {
 

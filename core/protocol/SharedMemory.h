@@ -42,6 +42,22 @@ MK_HOST_DEVICE constexpr mk_u64 gemvSharedFloats(mk_i64 input, mk_i64 /*epilogue
                    : static_cast<mk_u64>(gemvRowsTotalFloats(input, rows, norm != 0));
 }
 
+// A Gemv merging an attention's partials (MK_GEMV_MERGED_INPUT) copies the
+// chunks in use of as many q heads as fit into the end of the tasks' shared
+// memory, then merges them into its input: every head at once where all
+// numChunks of every head fit kGemvMergeStagingLimit floats, else whole
+// heads' chunks up to it, at least one head's (numChunks is at most 64, a
+// head at most 256 dimensions: 66 KiB).
+constexpr mk_u64 kGemvMergeStagingLimit = 16384;
+MK_HOST_DEVICE constexpr mk_u64 gemvMergeStagingFloats(mk_i64 heads, mk_i64 chunks,
+                                                       mk_i64 headDim) {
+  const mk_u64 head = static_cast<mk_u64>(chunks) * static_cast<mk_u64>(headDim + 2);
+  const mk_u64 all = static_cast<mk_u64>(heads) * head;
+  return all <= kGemvMergeStagingLimit ? all
+         : head >= kGemvMergeStagingLimit ? head
+                                          : kGemvMergeStagingLimit / head * head;
+}
+
 // Mlp: the normalized input, then the slice's gated activations (at most
 // `slice`, 4-float aligned so the down pass reads them as float4s).
 MK_HOST_DEVICE constexpr mk_u64 mlpSharedFloats(mk_i64 input, mk_i64 /*output*/, mk_i64 slice,
@@ -59,6 +75,12 @@ MK_HOST_DEVICE constexpr mk_u64 gemvEarlyWeightsOffset(mk_i64 input) {
 MK_HOST_DEVICE constexpr mk_u64 gemvSharedBytesWithEarlyWeights(mk_i64 input, mk_i64 threads,
                                                                mk_i64 slots) {
   return gemvEarlyWeightsOffset(input) + static_cast<mk_u64>(threads * slots) * 16;
+}
+// Past those, to the end of the tasks' shared memory: a merged input's
+// staging (gemvMergeStagingFloats, above).
+MK_HOST_DEVICE constexpr mk_u64 gemvMergeStagingOffset(mk_i64 input, mk_i64 threads,
+                                                      mk_i64 slots) {
+  return (gemvSharedBytesWithEarlyWeights(input, threads, slots) + 15) / 16 * 16;
 }
 
 // The attention chunk's shared memory (codegen/device/AttentionChunkTask.cuh):

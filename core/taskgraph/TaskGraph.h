@@ -126,6 +126,12 @@ struct Operation {
   uint64_t outputLength = 0; // rows of the output buffer
 
   // Attention. The input buffer holds q | k | v of this token.
+  // An Attention whose output is its partials buffer has no merge tasks:
+  // its reader, a Gemv (o_proj), merges the chunks' partials as it loads
+  // its input (`mkc compile --merge-in-o-proj`: mergedByReader, below). That
+  // Gemv's input is those partials, and it carries the attention's
+  // numHeads, numKvHeads, headDim, chunkSize, numChunks, chunksPerRound
+  // and window (mergesAttention).
   int64_t numHeads = 0, numKvHeads = 0, headDim = 0;
   float scale = 1.0f;
   WeightRef qNorm, kNorm; // per-head RMSNorm of q and k when named
@@ -249,6 +255,18 @@ struct TaskGraph {
   uint32_t tokenBuffer = 0;
   uint32_t logitsBuffer = 0;
 };
+
+// An Attention merged by its reader: no AttentionMerge tasks, the chunks
+// trigger its output event, and its output is its partials.
+inline bool mergedByReader(const Operation &op) {
+  return op.kind == OpKind::Attention && op.output == op.partials;
+}
+
+// A Gemv that merges an attention's partials as its input (its fields as
+// the attention's: see Operation).
+inline bool mergesAttention(const Operation &op) {
+  return op.kind == OpKind::Gemv && op.numHeads > 0;
+}
 
 // Whether `buffer` names a buffer of the graph that keeps Fixed64 values
 // (false for an index out of range, so that checks of unvalidated graphs

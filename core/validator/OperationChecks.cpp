@@ -30,6 +30,8 @@ private:
   std::string gemvWeights();
   std::string attention();
   std::string attentionBuffers();
+  std::string attentionReaders();
+  std::string mergedInput();
   std::string argmax();
   std::string picks();
   std::string allReduce();
@@ -175,7 +177,7 @@ std::string OperationCheck::gemv() {
                ", both must be positive");
   if (std::string problem = gemvWeights(); !problem.empty())
     return problem;
-  if (std::string problem = prologue(); !problem.empty())
+  if (std::string problem = mergesAttention(op) ? mergedInput() : prologue(); !problem.empty())
     return problem;
   if (op.epilogue == Epilogue::Residual)
     if (std::string problem = buffer(op.residual, "residual", values, op.outputLength, Size::AtLeast);
@@ -198,6 +200,34 @@ std::string OperationCheck::prologue() {
       return problem;
   }
   return buffer(op.input, "input", values, op.inputLength, Size::Exactly);
+}
+
+// A Gemv merging an attention's partials (core/taskgraph/TaskGraph.h): the
+// reader of an attention merged by its reader, with that attention's
+// geometry, no norm, one row a step, no picks.
+std::string OperationCheck::mergedInput() {
+  const Operation *attention = nullptr;
+  for (const Operation &other : graph.operations)
+    if (mergedByReader(other) && other.partials == op.input)
+      attention = &other;
+  if (!attention)
+    return "merges an attention's partials (numHeads > 0), but its input is not the partials of "
+           "an attention merged by its reader";
+  if (op.numHeads != attention->numHeads || op.numKvHeads != attention->numKvHeads ||
+      op.headDim != attention->headDim || op.chunkSize != attention->chunkSize ||
+      op.numChunks != attention->numChunks || op.chunksPerRound != attention->chunksPerRound ||
+      op.window != attention->window)
+    return cat("merges the partials of '", attention->name,
+               "' with heads, chunks or window other than that attention's");
+  uint64_t queries = 0;
+  if (!multiply(op.numHeads, op.headDim, queries) || op.inputLength != queries)
+    return cat("merges ", op.numHeads, " heads of ", op.headDim, " into an input of ",
+               op.inputLength);
+  if (!op.norm.name.empty() || op.picks != kNoBuffer || graph.rows != 1 || op.headDim % 2 != 0 ||
+      op.numChunks > 64)
+    return "merges an attention's partials with a norm, picks, several rows a step, heads of "
+           "odd length or more than 64 chunks, which a merging Gemv may not have";
+  return "";
 }
 
 // The Mlp output it seeds: a Fixed64 buffer of its rows, which an Mlp adds
@@ -295,7 +325,25 @@ std::string OperationCheck::attention() {
     if (std::string problem = epsilon(); !problem.empty())
       return problem;
   }
-  return attentionBuffers();
+  if (std::string problem = attentionBuffers(); !problem.empty())
+    return problem;
+  return attentionReaders();
+}
+
+// Merged by its reader, its output is its partials: only a Gemv that merges
+// them may read it.
+std::string OperationCheck::attentionReaders() {
+  if (!mergedByReader(op))
+    return "";
+  for (const Operation &reader : graph.operations) {
+    bool readsInput = reader.input == op.output;
+    bool readsResidual = reader.residual == op.output &&
+                         (reader.epilogue == Epilogue::Residual || reader.kind == OpKind::AllReduce);
+    if (&reader != &op && (readsResidual || (readsInput && !mergesAttention(reader))))
+      return cat("is merged by its reader, but '", reader.name,
+                 "' reads its partials as a plain vector");
+  }
+  return "";
 }
 
 std::string OperationCheck::attentionBuffers() {

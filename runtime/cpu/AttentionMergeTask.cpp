@@ -53,30 +53,35 @@ bool mergeChunks(std::span<const float> partials, const AttentionLayout &layout,
 
 } // namespace
 
-void runAttentionMergeTask(TaskContext &context) {
-  const Operation &op = context.op;
+std::vector<float> mergeAttentionElements(TaskContext &context, const Operation &op,
+                                          uint32_t partialsBuffer, uint64_t r, uint64_t begin,
+                                          uint64_t end) {
   const AttentionLayout layout = attentionLayout(op);
-  const uint64_t begin = context.task.begin, end = context.task.end;
   const uint64_t firstHead = begin / layout.headDim, lastHead = (end - 1) / layout.headDim;
   const uint64_t headPartials = layout.numChunks * layout.partialLength();
-
-  for (uint64_t r = 0; r < context.rows(); ++r) {
-    std::vector<float> partials = context.load(op.partials, r, layout.partial(firstHead, 0),
-                                               (lastHead + 1 - firstHead) * headPartials);
-    std::vector<float> out(end - begin, 0.0f);
-    for (uint64_t h = firstHead; h <= lastHead && context.row(r).active; ++h) {
-      // This head's dimensions within [begin, end).
-      const uint64_t from = std::max(begin, h * layout.headDim);
-      const uint64_t to = std::min(end, (h + 1) * layout.headDim);
-      if (!mergeChunks(std::span<const float>(partials).subspan((h - firstHead) * headPartials,
-                                                                headPartials),
-                       layout, from - h * layout.headDim,
-                       std::span<float>(out).subspan(from - begin, to - from)))
-        context.fail("no attention chunk of q head " + std::to_string(h) +
-                     " holds a position of row " + std::to_string(r));
-    }
-    context.store(op.output, r, begin, out);
+  std::vector<float> partials = context.load(partialsBuffer, r, layout.partial(firstHead, 0),
+                                             (lastHead + 1 - firstHead) * headPartials);
+  std::vector<float> out(end - begin, 0.0f);
+  for (uint64_t h = firstHead; h <= lastHead && context.row(r).active; ++h) {
+    // This head's dimensions within [begin, end).
+    const uint64_t from = std::max(begin, h * layout.headDim);
+    const uint64_t to = std::min(end, (h + 1) * layout.headDim);
+    if (!mergeChunks(std::span<const float>(partials).subspan((h - firstHead) * headPartials,
+                                                              headPartials),
+                     layout, from - h * layout.headDim,
+                     std::span<float>(out).subspan(from - begin, to - from)))
+      context.fail("no attention chunk of q head " + std::to_string(h) +
+                   " holds a position of row " + std::to_string(r));
   }
+  return out;
+}
+
+void runAttentionMergeTask(TaskContext &context) {
+  const Operation &op = context.op;
+  for (uint64_t r = 0; r < context.rows(); ++r)
+    context.store(op.output, r, context.task.begin,
+                  mergeAttentionElements(context, op, op.partials, r, context.task.begin,
+                                         context.task.end));
 }
 
 } // namespace mk::cpu

@@ -6,7 +6,9 @@
 // those rows. The tile's weight rows are read (widened from bf16) once for
 // all the step's rows, as the kernel streams each weight once a step. A
 // Fixed64 input or residual loads as f32; a seed stores the rows again, as
-// fixed point, into the Mlp output they start.
+// fixed point, into the Mlp output they start. A Gemv merging an attention
+// (o_proj with --merge-in-o-proj) merges its chunks' partials as the
+// AttentionMerge tasks would have.
 #include "runtime/cpu/Tasks.h"
 
 #include "core/kernels/Kernels.h"
@@ -69,7 +71,8 @@ void runGemvTask(TaskContext &context) {
 
   std::vector<std::vector<float>> xs(count), residuals(count);
   for (uint64_t r = 0; r < count; ++r) {
-    xs[r] = context.load(op.input, r, 0, op.inputLength);
+    xs[r] = mergesAttention(op) ? mergeAttentionElements(context, op, op.input, r, 0, op.inputLength)
+                                : context.load(op.input, r, 0, op.inputLength);
     if (op.epilogue == Epilogue::Residual)
       residuals[r] = context.load(op.residual, r, begin, rows);
     if (!context.weights.norm.empty()) {

@@ -18,6 +18,13 @@ void runArgmaxTask(TaskContext &context);
 void runAllReduceTask(TaskContext &context);
 void runMlpTask(TaskContext &context);
 
+// Elements [begin, end) of row r of attention `op`'s output, merged from its
+// chunks' partials in buffer `partials`: what an AttentionMerge task stores,
+// and what a Gemv merging an attention (mergesAttention) reads as its input.
+std::vector<float> mergeAttentionElements(TaskContext &context, const Operation &op,
+                                          uint32_t partials, uint64_t r, uint64_t begin,
+                                          uint64_t end);
+
 // Runs the task's function; in checked mode, then checks that what it read
 // was not overwritten meanwhile.
 void runTask(TaskContext &context);

@@ -115,6 +115,10 @@ bool takeModelFlag(const std::string &arg, int64_t &maxContext, TargetDescriptio
     target.kvCache = BufferElement::BF16;
     return true;
   }
+  if (arg == "--merge-in-o-proj") {
+    target.mergeInOProj = true;
+    return true;
+  }
   return false;
 }
 

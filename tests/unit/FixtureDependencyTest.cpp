@@ -36,12 +36,14 @@ class FixtureDependencyTest : public ::testing::TestWithParam<const char *> {};
 
 // `fuseMlp`: with Mlp operations, whose slices add into an output that
 // o_proj seeds and the next layer reads (their own rules in the validator).
-void checkEveryRemovedWait(const char *fixture, bool fuseMlp) {
+// `mergeInOProj`: o_proj merges the chunks' partials, no merge tasks.
+void checkEveryRemovedWait(const char *fixture, bool fuseMlp, bool mergeInOProj = false) {
   mlir::MLIRContext context;
   mk::CompileOptions options;
   options.maxContext = 24;
   options.target.numSms = 5;
   options.target.fuseMlp = fuseMlp;
+  options.target.mergeInOProj = mergeInOProj;
   auto compiled =
       mk::compileToSchedule(context, std::string(MKC_FIXTURES_DIR) + "/" + fixture, options);
   ASSERT_TRUE(bool(compiled)) << llvm::toString(compiled.takeError());
@@ -73,8 +75,9 @@ void checkEveryRemovedWait(const char *fixture, bool fuseMlp) {
     }
   }
   EXPECT_GT(refused, 0u);
-  std::printf("%s%s: %zu waits, %zu refused by the validator, %zu implied by others\n",
-              fixture, fuseMlp ? " (--fuse-mlp)" : "", waits, refused, waits - refused);
+  std::printf("%s%s%s: %zu waits, %zu refused by the validator, %zu implied by others\n",
+              fixture, fuseMlp ? " (--fuse-mlp)" : "", mergeInOProj ? " (--merge-in-o-proj)" : "",
+              waits, refused, waits - refused);
 }
 
 TEST_P(FixtureDependencyTest, EveryRemovedWaitIsRefusedOrImplied) {
@@ -83,6 +86,59 @@ TEST_P(FixtureDependencyTest, EveryRemovedWaitIsRefusedOrImplied) {
 
 TEST_P(FixtureDependencyTest, EveryRemovedWaitOfFusedMlpsIsRefusedOrImplied) {
   checkEveryRemovedWait(GetParam(), true);
+}
+
+TEST_P(FixtureDependencyTest, EveryRemovedWaitOfMergesInOProjIsRefusedOrImplied) {
+  checkEveryRemovedWait(GetParam(), false, true);
+}
+
+// What the validator refuses of an attention merged by its reader: another
+// operation reading its partials as a plain vector, a merging Gemv whose
+// geometry is not its attention's, or whose input is no merged partials.
+TEST(MergeInOProjValidation, RefusesBrokenReaders) {
+  mlir::MLIRContext context;
+  mk::CompileOptions options;
+  options.maxContext = 24;
+  options.target.numSms = 5;
+  options.target.mergeInOProj = true;
+  auto compiled = mk::compileToSchedule(context, std::string(MKC_FIXTURES_DIR) + "/llama3_ts17.onnx",
+                                        options);
+  ASSERT_TRUE(bool(compiled)) << llvm::toString(compiled.takeError());
+  const mk::TaskGraph &intact = compiled->tasks;
+  ASSERT_EQ(mk::validateSchedule(intact, compiled->schedule), "");
+  uint32_t attention = 0, oProj = 0, down = 0;
+  for (uint32_t op = 0; op < intact.operations.size(); ++op) {
+    const mk::Operation &operation = intact.operations[op];
+    if (mk::mergedByReader(operation) && attention == 0)
+      attention = op;
+    if (mk::mergesAttention(operation) && oProj == 0)
+      oProj = op;
+    if (operation.name == "layer0.down")
+      down = op;
+  }
+  ASSERT_TRUE(mk::mergedByReader(intact.operations[attention]));
+  ASSERT_EQ(intact.operations[oProj].input, intact.operations[attention].partials);
+  for (const mk::Task &task : intact.tasks)
+    EXPECT_NE(task.kind, mk::TaskKind::AttentionMerge);
+
+  auto refusal = [&](auto edit) {
+    mk::TaskGraph graph = intact;
+    edit(graph);
+    return mk::validateSchedule(graph, compiled->schedule);
+  };
+  EXPECT_NE(refusal([&](mk::TaskGraph &g) { g.operations[oProj].numHeads = 0; })
+                .find("reads its partials as a plain vector"),
+            std::string::npos);
+  EXPECT_NE(refusal([&](mk::TaskGraph &g) { g.operations[oProj].numChunks += 1; })
+                .find("heads, chunks or window other than that attention's"),
+            std::string::npos);
+  EXPECT_NE(refusal([&](mk::TaskGraph &g) { g.operations[down].residual = g.operations[attention].partials; })
+                .find("reads its partials as a plain vector"),
+            std::string::npos);
+  EXPECT_NE(refusal([&](mk::TaskGraph &g) {
+              g.operations[down].numHeads = g.operations[oProj].numHeads;
+            }).find("not the partials of an attention merged by its reader"),
+            std::string::npos);
 }
 
 // What the validator refuses of a fused graph beyond its waits: an addition

@@ -54,6 +54,7 @@ struct SweepCase {
   int64_t maxContext = 32;
   uint32_t numSms = 8;
   bool threaded = false;
+  bool mergeInOProj = false; // o_proj merges the attention's partials (no merge tasks)
   int64_t teacherTokens = 4, promptTokens = 1, newTokens = 3;
 };
 
@@ -166,6 +167,8 @@ SweepCase randomCase(int index) {
   c.teacherTokens = draw.chance(40) ? std::min<int64_t>(room, 40 - generationSteps(c))
                                     : 1 + static_cast<int64_t>(draw.below(6));
   c.teacherTokens = std::max<int64_t>(1, std::min(c.teacherTokens, room));
+  // Drawn last, so that the draws above give the shapes they always gave.
+  c.mergeInOProj = draw.chance(50);
   return c;
 }
 
@@ -240,6 +243,15 @@ std::vector<SweepCase> fixedCases() {
     c.promptTokens = 2;
     c.newTokens = 9;
   });
+  add("the same with o_proj merging the chunks' partials", [](SweepCase &c, ModelShape &s) {
+    s.layers = 1;
+    c.numSms = 132;
+    c.maxContext = 200;
+    c.teacherTokens = 150;
+    c.promptTokens = 2;
+    c.newTokens = 9;
+    c.mergeInOProj = true;
+  });
   add("more SMs than tasks, vocab 2", [](SweepCase &c, ModelShape &s) {
     s.vocab = 2;
     c.numSms = 1000;
@@ -290,7 +302,7 @@ std::string caseName(const ::testing::TestParamInfo<SweepCase> &info) {
        << s.hidden << "i" << s.intermediate << "v" << s.vocab << "L" << s.layers << "_q" << s.heads
        << "kv" << s.kvHeads << "d" << s.headDim << "_" << rotaryText(s) << "_" << normText(s)
        << "_" << biasText(s) << "_" << (s.tied ? "tied" : "untied") << "_ctx" << c.maxContext
-       << "sm" << c.numSms << (c.threaded ? "threads" : "");
+       << "sm" << c.numSms << (c.threaded ? "threads" : "") << (c.mergeInOProj ? "_merged" : "");
   return name.str();
 }
 
@@ -336,6 +348,7 @@ TEST_P(ShapeSweepTest, TheScheduleComputesWhatTheUnfusedIrMeans) {
   mk::CompileOptions options;
   options.maxContext = c.maxContext;
   options.target.numSms = c.numSms;
+  options.target.mergeInOProj = c.mergeInOProj;
   auto compiled = mk::compileToSchedule(compileContext, path.str().str(), options);
   ASSERT_TRUE(bool(compiled)) << llvm::toString(compiled.takeError());
   mk::WeightTable weights = mk::randomWeights(compiled->tasks, c.seed);

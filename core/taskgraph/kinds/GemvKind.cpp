@@ -4,6 +4,8 @@
 // the residual; every row of the step alike, each weight row streamed once
 // for all of them. Its input and residual may be Fixed64 (an Mlp's output),
 // read as f32; with a seed it also stores its rows there (Operation::seed).
+// A Gemv merging an attention (mergesAttention: o_proj with
+// --merge-in-o-proj) reads every chunk's partials instead of an input.
 #include "core/protocol/FixedPoint.h"
 #include "core/protocol/SharedMemory.h"
 #include "core/taskgraph/kinds/KindHelpers.h"
@@ -14,7 +16,13 @@ namespace {
 
 TaskFootprint footprint(const TaskGraph &graph, const Operation &op, const Task &task) {
   TaskFootprint footprint;
-  addRowRanges(footprint.reads, graph, op.input, 0, op.inputLength);
+  if (mergesAttention(op)) {
+    const AttentionLayout layout = attentionLayout(op);
+    addRowRanges(footprint.reads, graph, op.input, 0,
+                 layout.numHeads * layout.numChunks * layout.partialLength());
+  } else {
+    addRowRanges(footprint.reads, graph, op.input, 0, op.inputLength);
+  }
   if (op.epilogue == Epilogue::Residual)
     addRowRanges(footprint.reads, graph, op.residual, task.begin, task.end - task.begin);
   addRowRanges(footprint.writes, graph, op.output, task.begin, task.end - task.begin);
@@ -42,18 +50,19 @@ uint64_t weightElements(const Operation &op, const Task &task) {
   return stacked * (task.end - task.begin) * perRow + (op.norm.name.empty() ? 0 : op.inputLength);
 }
 
-// The variant's "fixed" bits (MK_GEMV_FIXED_*, core/protocol/FixedPoint.h).
-int64_t fixedBits(const TaskGraph &graph, const Operation &op) {
+// The variant's "forms" bits (MK_GEMV_*, core/protocol/FixedPoint.h).
+int64_t formBits(const TaskGraph &graph, const Operation &op) {
   bool residual = op.epilogue == Epilogue::Residual;
   return (keepsFixed64(graph, op.input) ? MK_GEMV_FIXED_INPUT : 0) |
          (residual && keepsFixed64(graph, op.residual) ? MK_GEMV_FIXED_RESIDUAL : 0) |
-         (op.seed != kNoBuffer ? MK_GEMV_SEEDS : 0);
+         (op.seed != kNoBuffer ? MK_GEMV_SEEDS : 0) |
+         (mergesAttention(op) ? MK_GEMV_MERGED_INPUT : 0);
 }
 
 std::vector<int64_t> variant(const TaskGraph &graph, const Operation &op) {
   return {static_cast<int64_t>(op.inputLength), static_cast<int64_t>(op.epilogue),
           !op.norm.name.empty(), !op.biases.empty(), op.picks != kNoBuffer,
-          fixedBits(graph, op), graph.rows};
+          formBits(graph, op), graph.rows};
 }
 
 uint64_t sharedFloats(const std::vector<int64_t> &v) {
@@ -74,7 +83,7 @@ extern const TaskKindDescription kGemvKind = {
     .cacheElements = noElements,
     .deviceFunction = "gemvTask",
     .variantParameters = {{"input"}, {"epilogue", spellEpilogue}, {"norm", spellBoolean},
-                          {"bias", spellBoolean}, {"picks", spellBoolean}, {"fixed"},
+                          {"bias", spellBoolean}, {"picks", spellBoolean}, {"forms"},
                           {"rows"}},
     .variantArguments = variant,
     .kernelArguments = "kThreads, kGemvLoadsInFlight, kGemvEarlySlots, kGemvFirstWeights, kTaskSharedBytes, kWeightRingSlots, kWeightRingSlotBytes",
