@@ -208,7 +208,7 @@ __device__ __forceinline__ void copyWeightsAsync16(void *sharedTarget, const voi
 #endif
 }
 
-// The same for 4 bytes (cp.async.ca: sizes under 16 go through L1).
+// The same for 8 and 4 bytes (cp.async.ca: sizes under 16 go through L1).
 __device__ __forceinline__ void copyAsync8(void *sharedTarget, const void *source) {
 #if __CUDA_ARCH__ >= 800
   unsigned address = static_cast<unsigned>(__cvta_generic_to_shared(sharedTarget));

@@ -195,11 +195,12 @@ struct RowStream {
 // sums rescaled to it (lanes over the chunks, shuffles of a fixed order),
 // and puts each chunk's weight, exp(m_c - max) / sum, in place of its max;
 // then each element (a q head's dimension) is the chunks' o weighted so.
-// The weights depend on the head and the chunk only: an element's own
-// exp and divide per chunk (AttentionMerge's arithmetic) put ~10 us of
-// dependent latency on every o_proj task of the 1B shape at 480
-// (bench/results/2026-12-05-merge-in-o-proj). A NaN goes on to the logits;
-// a head with no position is an error.
+// The weights depend on the head and the chunk only, so an element costs a
+// multiply-add a chunk; with an exp and a divide an element and chunk
+// (AttentionMerge's arithmetic) SmolLM2's o_proj took 11.2 us at 480 on the
+// H200, with this 7.3 on an H100, against 1.8 with merge tasks: what is
+// left is not yet timed apart (bench/results/2026-12-05-merge-in-o-proj).
+// A NaN goes on to the logits; a head with no position is an error.
 template <int kInput, int kThreads, int kStagingBegin, int kSharedBytes>
 __device__ void loadMergedInput(const TaskContext &context, const MkOperationRecord &op,
                                 float *x) {

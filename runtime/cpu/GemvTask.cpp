@@ -71,8 +71,9 @@ void runGemvTask(TaskContext &context) {
 
   std::vector<std::vector<float>> xs(count), residuals(count);
   for (uint64_t r = 0; r < count; ++r) {
-    xs[r] = mergesAttention(op) ? mergeAttentionElements(context, op, op.input, r, 0, op.inputLength)
-                                : context.load(op.input, r, 0, op.inputLength);
+    xs[r] = mergesAttention(op)
+                ? mergeAttentionElements(context, op, op.input, r, 0, op.inputLength)
+                : context.load(op.input, r, 0, op.inputLength);
     if (op.epilogue == Epilogue::Residual)
       residuals[r] = context.load(op.residual, r, begin, rows);
     if (!context.weights.norm.empty()) {

@@ -34,18 +34,24 @@ std::vector<float> runChecked(const mk::CompiledModel &model, const mk::TaskGrap
 
 class FixtureDependencyTest : public ::testing::TestWithParam<const char *> {};
 
-// `fuseMlp`: with Mlp operations, whose slices add into an output that
-// o_proj seeds and the next layer reads (their own rules in the validator).
-// `mergeInOProj`: o_proj merges the chunks' partials, no merge tasks.
-void checkEveryRemovedWait(const char *fixture, bool fuseMlp, bool mergeInOProj = false) {
-  mlir::MLIRContext context;
+// A fixture compiled for 24 positions on 5 SMs; `fuseMlp`, `mergeInOProj`:
+// those target options.
+llvm::Expected<mk::CompiledModel> compileFixture(mlir::MLIRContext &context, const char *fixture,
+                                                 bool fuseMlp, bool mergeInOProj) {
   mk::CompileOptions options;
   options.maxContext = 24;
   options.target.numSms = 5;
   options.target.fuseMlp = fuseMlp;
   options.target.mergeInOProj = mergeInOProj;
-  auto compiled =
-      mk::compileToSchedule(context, std::string(MKC_FIXTURES_DIR) + "/" + fixture, options);
+  return mk::compileToSchedule(context, std::string(MKC_FIXTURES_DIR) + "/" + fixture, options);
+}
+
+// `fuseMlp`: with Mlp operations, whose slices add into an output that
+// o_proj seeds and the next layer reads (their own rules in the validator).
+// `mergeInOProj`: o_proj merges the chunks' partials, no merge tasks.
+void checkEveryRemovedWait(const char *fixture, bool fuseMlp, bool mergeInOProj = false) {
+  mlir::MLIRContext context;
+  auto compiled = compileFixture(context, fixture, fuseMlp, mergeInOProj);
   ASSERT_TRUE(bool(compiled)) << llvm::toString(compiled.takeError());
   std::vector<float> intact = runChecked(*compiled, compiled->tasks, 0);
 
@@ -97,12 +103,7 @@ TEST_P(FixtureDependencyTest, EveryRemovedWaitOfMergesInOProjIsRefusedOrImplied)
 // geometry is not its attention's, or whose input is no merged partials.
 TEST(MergeInOProjValidation, RefusesBrokenReaders) {
   mlir::MLIRContext context;
-  mk::CompileOptions options;
-  options.maxContext = 24;
-  options.target.numSms = 5;
-  options.target.mergeInOProj = true;
-  auto compiled = mk::compileToSchedule(context, std::string(MKC_FIXTURES_DIR) + "/llama3_ts17.onnx",
-                                        options);
+  auto compiled = compileFixture(context, "llama3_ts17.onnx", false, true);
   ASSERT_TRUE(bool(compiled)) << llvm::toString(compiled.takeError());
   const mk::TaskGraph &intact = compiled->tasks;
   ASSERT_EQ(mk::validateSchedule(intact, compiled->schedule), "");
@@ -132,8 +133,9 @@ TEST(MergeInOProjValidation, RefusesBrokenReaders) {
   EXPECT_NE(refusal([&](mk::TaskGraph &g) { g.operations[oProj].numChunks += 1; })
                 .find("heads, chunks or window other than that attention's"),
             std::string::npos);
-  EXPECT_NE(refusal([&](mk::TaskGraph &g) { g.operations[down].residual = g.operations[attention].partials; })
-                .find("reads its partials as a plain vector"),
+  EXPECT_NE(refusal([&](mk::TaskGraph &g) {
+              g.operations[down].residual = g.operations[attention].partials;
+            }).find("reads its partials as a plain vector"),
             std::string::npos);
   EXPECT_NE(refusal([&](mk::TaskGraph &g) {
               g.operations[down].numHeads = g.operations[oProj].numHeads;
@@ -146,12 +148,7 @@ TEST(MergeInOProjValidation, RefusesBrokenReaders) {
 // additions than its kind's, a Gemv writing a fixed64 buffer as f32.
 TEST(FusedMlpValidation, RefusesBrokenAdditions) {
   mlir::MLIRContext context;
-  mk::CompileOptions options;
-  options.maxContext = 24;
-  options.target.numSms = 5;
-  options.target.fuseMlp = true;
-  auto compiled = mk::compileToSchedule(context, std::string(MKC_FIXTURES_DIR) + "/llama3_ts17.onnx",
-                                        options);
+  auto compiled = compileFixture(context, "llama3_ts17.onnx", true, false);
   ASSERT_TRUE(bool(compiled)) << llvm::toString(compiled.takeError());
   const mk::TaskGraph &intact = compiled->tasks;
   ASSERT_EQ(mk::validateSchedule(intact, compiled->schedule), "");

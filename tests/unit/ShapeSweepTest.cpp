@@ -235,21 +235,17 @@ std::vector<SweepCase> fixedCases() {
     s.qkNorm = true;
     c.numSms = 7;
   });
-  add("160 positions of 200 on 132 SMs, across many chunks", [](SweepCase &c, ModelShape &s) {
+  auto manyChunks = [](SweepCase &c, ModelShape &s) {
     s.layers = 1;
     c.numSms = 132;
     c.maxContext = 200;
     c.teacherTokens = 150;
     c.promptTokens = 2;
     c.newTokens = 9;
-  });
-  add("the same with o_proj merging the chunks' partials", [](SweepCase &c, ModelShape &s) {
-    s.layers = 1;
-    c.numSms = 132;
-    c.maxContext = 200;
-    c.teacherTokens = 150;
-    c.promptTokens = 2;
-    c.newTokens = 9;
+  };
+  add("160 positions of 200 on 132 SMs, across many chunks", manyChunks);
+  add("the same with o_proj merging the chunks' partials", [&](SweepCase &c, ModelShape &s) {
+    manyChunks(c, s);
     c.mergeInOProj = true;
   });
   add("more SMs than tasks, vocab 2", [](SweepCase &c, ModelShape &s) {
