@@ -358,14 +358,24 @@ std::string checkKernelOptions(const KernelOptions &options) {
   return "";
 }
 
+const char *gemvFirstWeightsName(int mode) {
+  switch (mode) {
+  case kGemvFirstAfterInput:
+    return "after-input";
+  case kGemvFirstCopied:
+    return "copied";
+  case kGemvFirstAfterWait:
+    return "after-wait";
+  case kGemvFirstBeforeWait:
+    return "before-wait";
+  }
+  return nullptr;
+}
+
 std::string spellKernelOptions(const KernelOptions &options) {
-  const char *firstWeights = options.gemvFirstWeights == kGemvFirstAfterInput ? "after-input"
-                             : options.gemvFirstWeights == kGemvFirstCopied   ? "copied"
-                             : options.gemvFirstWeights == kGemvFirstAfterWait ? "after-wait"
-                                                                               : "before-wait";
   return std::string("--weight-l2=") + (options.weightsEvictFirst ? "evict-first" : "normal") +
          " --chunk-attention=" + (options.chunkTensorCores ? "tensor-cores" : "cuda-cores") +
-         " --gemv-first-weights=" + firstWeights +
+         " --gemv-first-weights=" + gemvFirstWeightsName(options.gemvFirstWeights) +
          " --gemv-loads=" + std::to_string(options.gemvLoadsInFlight) +
          " --prefetch-bytes=" + std::to_string(options.prefetchBytes) +
          (options.weightRing ? " --weight-ring" : "");

@@ -73,6 +73,10 @@ struct KernelOptions {
 // "" when `options` are in range, else what is not.
 std::string checkKernelOptions(const KernelOptions &options);
 
+// The name `--gemv-first-weights` gives mode `mode` (kGemvFirst*), for the
+// option's parser and its spelling below; nullptr for no mode.
+const char *gemvFirstWeightsName(int mode);
+
 // Every option as `mkc compile` spells it, defaults too, in one line: what
 // the .mk's manifest records of how its kernel was built (mkc inspect).
 std::string spellKernelOptions(const KernelOptions &options);

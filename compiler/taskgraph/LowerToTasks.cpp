@@ -177,15 +177,8 @@ private:
     // The reader of an attention merged by its reader merges its partials:
     // it carries the attention's geometry (core/taskgraph/TaskGraph.h).
     for (const Operation &attention : graph.operations)
-      if (mergedByReader(attention) && attention.output == op.input) {
-        op.numHeads = attention.numHeads;
-        op.numKvHeads = attention.numKvHeads;
-        op.headDim = attention.headDim;
-        op.chunkSize = attention.chunkSize;
-        op.numChunks = attention.numChunks;
-        op.chunksPerRound = attention.chunksPerRound;
-        op.window = attention.window;
-      }
+      if (mergedByReader(attention) && attention.output == op.input)
+        setAttentionGeometry(op, attentionGeometry(attention));
     llvm::StringRef epilogue = gemv.getEpilogue();
     if (epilogue == "silu_mul")
       op.epilogue = Epilogue::SiluMul;

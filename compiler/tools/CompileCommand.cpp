@@ -215,12 +215,10 @@ int parseArguments(int argc, char **argv, CompileArguments &options) {
     } else if (arg == "--weight-ring") {
       options.kernelOptions.weightRing = true;
     } else if (arg.consume_front("--gemv-first-weights=")) {
-      auto mode = llvm::StringSwitch<std::optional<int>>(arg)
-                      .Case("after-input", kGemvFirstAfterInput)
-                      .Case("copied", kGemvFirstCopied)
-                      .Case("after-wait", kGemvFirstAfterWait)
-                      .Case("before-wait", kGemvFirstBeforeWait)
-                      .Default(std::nullopt);
+      std::optional<int> mode;
+      for (int m = kGemvFirstAfterInput; m <= kGemvFirstBeforeWait; ++m)
+        if (arg == gemvFirstWeightsName(m))
+          mode = m;
       if (!mode)
         return usageError("unknown --gemv-first-weights '" + arg +
                           "' (available: before-wait, after-wait, copied, after-input)");

@@ -268,6 +268,28 @@ inline bool mergesAttention(const Operation &op) {
   return op.kind == OpKind::Gemv && op.numHeads > 0;
 }
 
+// What of an attention a Gemv merging it carries, in one place for the
+// lowering that copies it and the validator that compares it.
+struct AttentionGeometry {
+  int64_t numHeads, numKvHeads, headDim, chunkSize, numChunks, chunksPerRound, window;
+  friend bool operator==(const AttentionGeometry &, const AttentionGeometry &) = default;
+};
+
+inline AttentionGeometry attentionGeometry(const Operation &op) {
+  return {op.numHeads,  op.numKvHeads,     op.headDim, op.chunkSize,
+          op.numChunks, op.chunksPerRound, op.window};
+}
+
+inline void setAttentionGeometry(Operation &op, const AttentionGeometry &geometry) {
+  op.numHeads = geometry.numHeads;
+  op.numKvHeads = geometry.numKvHeads;
+  op.headDim = geometry.headDim;
+  op.chunkSize = geometry.chunkSize;
+  op.numChunks = geometry.numChunks;
+  op.chunksPerRound = geometry.chunksPerRound;
+  op.window = geometry.window;
+}
+
 // Whether `buffer` names a buffer of the graph that keeps Fixed64 values
 // (false for an index out of range, so that checks of unvalidated graphs
 // may ask first).

@@ -213,10 +213,7 @@ std::string OperationCheck::mergedInput() {
   if (!attention)
     return "merges an attention's partials (numHeads > 0), but its input is not the partials of "
            "an attention merged by its reader";
-  if (op.numHeads != attention->numHeads || op.numKvHeads != attention->numKvHeads ||
-      op.headDim != attention->headDim || op.chunkSize != attention->chunkSize ||
-      op.numChunks != attention->numChunks || op.chunksPerRound != attention->chunksPerRound ||
-      op.window != attention->window)
+  if (attentionGeometry(op) != attentionGeometry(*attention))
     return cat("merges the partials of '", attention->name,
                "' with heads, chunks or window other than that attention's");
   uint64_t queries = 0;
