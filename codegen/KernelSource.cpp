@@ -335,10 +335,15 @@ std::string unsupportedStepRows(const TaskGraph &graph) {
            std::to_string(graph.sequences) +
            " sequence(s); the kernel runs decode and batches (a row per sequence), not yet "
            "prefill chunks";
-  for (const Operation &op : graph.operations)
+  for (const Operation &op : graph.operations) {
     if (op.kind == OpKind::Mlp)
       return "operation '" + op.name +
              "' is an Mlp (--fuse-mlp): the kernel runs Mlp operations one row a step";
+    if (projectsByHead(op) || op.seed != kNoBuffer)
+      return "operation '" + op.name +
+             "' projects by head or seeds (--o-proj-by-head): the kernel runs those one row "
+             "a step";
+  }
   return "";
 }
 
@@ -397,7 +402,7 @@ llvm::Expected<KernelSource> generateKernelSource(const TaskGraph &graph, const 
   // (codegen/device/GemvTask.cuh: loadMergedInput).
   uint64_t mergeStagingBytes = 0;
   for (const Operation &op : graph.operations)
-    if (mergesAttention(op))
+    if (mergesAttention(op) && !projectsByHead(op))
       mergeStagingBytes = std::max<uint64_t>(
           mergeStagingBytes, gemvMergeStagingFloats(op.numHeads, op.numChunks, op.headDim) * 4);
   auto withMergeStaging = [&](uint64_t bytes, uint32_t slots) {

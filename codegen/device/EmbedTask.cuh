@@ -7,6 +7,7 @@
 
 #include "codegen/device/Common.cuh"
 #include "codegen/device/StepRows.cuh"
+#include "core/protocol/FixedPoint.h"
 
 namespace mk::gpu {
 
@@ -47,11 +48,20 @@ __device__ void embedTask(const TaskContext &context, const MkTaskRecord &task,
         raiseError(context, MK_ERROR_TOKEN_OUT_OF_RANGE, token);
       return;
     }
-    // Compute and store: a widening copy.
+    // Compute and store: a widening copy, and with a seed (a decode step's
+    // only) the same values as fixed point into the output an operation
+    // adds into (o_proj projecting by head).
     const unsigned short *row = context.weights + op.weights[0] + token * kRow;
     float *out = context.activations + op.output;
-    for (unsigned index = task.begin + threadIdx.x; index < task.end; index += kThreads)
-      out[index] = bf16ToFloat(row[index]);
+    long long *seed = op.seed != MK_NO_OFFSET
+                          ? reinterpret_cast<long long *>(context.activations + op.seed)
+                          : nullptr;
+    for (unsigned index = task.begin + threadIdx.x; index < task.end; index += kThreads) {
+      const float value = bf16ToFloat(row[index]);
+      out[index] = value;
+      if (seed != nullptr)
+        seed[index] = floatToFixed(value);
+    }
   } else {
     __shared__ long long tokens[kStepRows];
     // Load: the tokens.

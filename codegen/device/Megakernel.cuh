@@ -10,6 +10,7 @@
 #include "codegen/device/AttentionMergeTask.cuh"
 #include "codegen/device/EmbedTask.cuh"
 #include "codegen/device/GemvTask.cuh"
+#include "codegen/device/HeadProjectionTask.cuh"
 #include "codegen/device/Interpreter.cuh"
 #include "codegen/device/MlpTask.cuh"
 #include "codegen/device/PrefillAttention.cuh"

@@ -97,8 +97,8 @@ llvm::Error shardRanks(CompiledModel &compiled, const CompileOptions &options) {
     return error("--tensor-parallel does not go with --fuse-mlp yet");
   // A rank's o_proj would merge its own heads' partials: the sharding cuts
   // the merge's tiles, which this build has none of.
-  if (options.target.mergeInOProj)
-    return error("--tensor-parallel does not go with --merge-in-o-proj yet");
+  if (options.target.mergeInOProj || options.target.oProjByHead)
+    return error("--tensor-parallel does not go with --merge-in-o-proj or --o-proj-by-head yet");
   std::vector<WeightSlice> slices;
   for (int64_t rank = 0; rank < options.tensorParallel; ++rank) {
     auto graph = shardForRank(compiled.tasks, options.tensorParallel, rank, options.target, slices);
@@ -127,9 +127,13 @@ llvm::Expected<CompiledModel> compileToSchedule(mlir::MLIRContext &context,
                                                 const std::string &modelPath,
                                                 const CompileOptions &options) {
   using Phase = CompilePhases::Phase;
-  if (options.target.inlineMerge && options.target.mergeInOProj)
-    return error("--inline-merge and --merge-in-o-proj are two places for the same merge: "
-                 "choose one");
+  if ((options.target.inlineMerge + options.target.mergeInOProj + options.target.oProjByHead) > 1)
+    return error("--inline-merge, --merge-in-o-proj and --o-proj-by-head are places for the "
+                 "same merge: choose one");
+  // An Mlp reads its input as f32; a Gemv projecting by head adds into a
+  // fixed64 one, and the Mlp's own fixed64 output could not seed it.
+  if (options.target.fuseMlp && options.target.oProjByHead)
+    return error("--fuse-mlp does not go with --o-proj-by-head yet");
   std::optional<llvm::Expected<ImportedModel>> imported;
   {
     Phase phase(options.phases, "import");
@@ -233,6 +237,10 @@ llvm::Expected<bool> parseCompileOption(llvm::StringRef arg, CompileOptions &opt
   }
   if (arg == "--merge-in-o-proj") {
     options.target.mergeInOProj = true;
+    return true;
+  }
+  if (arg == "--o-proj-by-head") {
+    options.target.oProjByHead = true;
     return true;
   }
   // Past 1024 rows a step is a prompt, not a chunk of one (kMaxStepRows).

@@ -61,7 +61,11 @@ void operation(std::ostream &os, const Operation &op) {
       os << ", \"norm\": " << weight(op.norm) << ", \"eps\": " << number(op.eps);
     if (op.seed != kNoBuffer)
       os << ", \"seed\": " << op.seed;
+    if (projectsByHead(op))
+      os << ", \"byHead\": true, \"sliceWidth\": " << op.sliceWidth;
   }
+  if (op.kind == OpKind::Embed && op.seed != kNoBuffer)
+    os << ", \"seed\": " << op.seed;
   if (op.kind == OpKind::Mlp) {
     os << ", \"sliceWidth\": " << op.sliceWidth;
     if (!op.norm.name.empty())

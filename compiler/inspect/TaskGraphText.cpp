@@ -210,7 +210,11 @@ void printTaskListing(std::ostream &os, const TaskGraph &graph) {
         os << ", seeds " << graph.buffers[op.seed].name;
       if (mergesAttention(op))
         os << ", merges the attention's " << op.numChunks << " chunks";
+      if (projectsByHead(op))
+        os << " by head, " << op.sliceWidth << " rows a tile, adds into fixed64";
     }
+    if (op.kind == OpKind::Embed && op.seed != kNoBuffer && op.seed < graph.buffers.size())
+      os << ", seeds " << graph.buffers[op.seed].name;
     if (op.kind == OpKind::Mlp && op.weights.size() == 3)
       os << ", " << op.inputLength << " -> " << op.weights[0].rows << " -> " << op.outputLength
          << " in slices of " << op.sliceWidth << " channels, adds into fixed64"

@@ -2,6 +2,7 @@
 
 #include "compiler/dialect/MkDialect.h"
 #include "compiler/taskgraph/TileOperations.h"
+#include "core/protocol/AttentionLayout.h"
 #include "core/weights/IdentityValues.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -179,6 +180,8 @@ private:
     for (const Operation &attention : graph.operations)
       if (mergedByReader(attention) && attention.output == op.input)
         setAttentionGeometry(op, attentionGeometry(attention));
+    if (mergesAttention(op) && target.oProjByHead)
+      return lowerByHead(gemv, std::move(op));
     llvm::StringRef epilogue = gemv.getEpilogue();
     if (epilogue == "silu_mul")
       op.epilogue = Epilogue::SiluMul;
@@ -202,6 +205,23 @@ private:
       return error;
     op.outputLength = lengthOf(gemv.getResult());
     addOperation(std::move(op), gemv.getResult());
+    return llvm::Error::success();
+  }
+
+  // o_proj projecting by head (Target::oProjByHead; mergesInReader chose
+  // it): no epilogue, the residual its output's seed, tiles of one head's
+  // columns and as many rows as the SMs leave a head.
+  llvm::Error lowerByHead(GemvOp gemv, Operation op) {
+    if (auto error = weights(gemv, gemv.getWeightsAttr(), op.weights))
+      return error;
+    op.outputLength = lengthOf(gemv.getResult());
+    uint64_t tilesPerHead = std::max<uint64_t>(target.numSms / op.numHeads, 1);
+    op.sliceWidth = static_cast<int64_t>((op.outputLength + tilesPerHead - 1) / tilesPerHead);
+    size_t seeder = *seederOf(gemv.getResidual());
+    uint32_t index = addOperation(std::move(op), gemv.getResult());
+    uint32_t output = graph.operations[index].output;
+    graph.buffers[output].element = BufferElement::Fixed64;
+    graph.operations[seeder].seed = output;
     return llvm::Error::success();
   }
 
@@ -231,14 +251,16 @@ private:
     return down;
   }
 
-  // The index of the lowered Gemv writing `value`, if it seeds nothing yet.
-  std::optional<size_t> seederOf(mlir::Value value) {
+  // The index of the lowered Embed or Gemv writing `value` (f32), if it
+  // seeds nothing yet.
+  std::optional<size_t> seederOf(mlir::Value value) const {
     auto it = values.find(value);
     if (it == values.end())
       return std::nullopt;
     for (size_t index = 0; index < graph.operations.size(); ++index) {
       const Operation &op = graph.operations[index];
-      if (op.kind == OpKind::Gemv && op.output == it->second && op.seed == kNoBuffer)
+      if ((op.kind == OpKind::Gemv || op.kind == OpKind::Embed) && op.output == it->second &&
+          op.seed == kNoBuffer && !keepsFixed64(graph, op.output))
         return index;
     }
     return std::nullopt;
@@ -330,16 +352,37 @@ private:
   }
 
   // Whether the attention's one reader, a Gemv without a prologue norm (its
-  // o_proj), is to merge the chunks' partials itself (Target::mergeInOProj;
-  // a decode step only; heads of even length, whose partials the GPU
-  // copies 8 bytes at a time).
+  // o_proj), is to merge the chunks' partials itself (Target::mergeInOProj
+  // or Target::oProjByHead; a decode step only; heads of even length, whose
+  // partials the GPU copies 8 bytes at a time).
   bool mergesInReader(FusedAttentionOp attention) const {
-    if (!target.mergeInOProj || shape.rows != 1 || shape.sequences != 1 ||
-        attention.getHeadDim() % 2 != 0 || !attention.getResult().hasOneUse())
+    if (!(target.mergeInOProj || target.oProjByHead) || shape.rows != 1 ||
+        shape.sequences != 1 || attention.getHeadDim() % 2 != 0 ||
+        !attention.getResult().hasOneUse())
       return false;
     auto reader = llvm::dyn_cast<GemvOp>(*attention.getResult().getUsers().begin());
-    return reader && reader.getInput() == attention.getResult() && !reader.getNormAttr() &&
-           reader.getResidual() != attention.getResult();
+    if (!reader || reader.getInput() != attention.getResult() || reader.getNormAttr() ||
+        reader.getResidual() == attention.getResult())
+      return false;
+    return !target.oProjByHead || projectableByHead(attention, reader);
+  }
+
+  // Whether o_proj can project by head: one weight, no bias, a residual
+  // whose producer can seed its fixed64 output, only Gemvs reading that
+  // output (they read fixed64 values), heads of whole 16-byte units of bf16
+  // weights up to 256 (a warp's lanes a row).
+  bool projectableByHead(FusedAttentionOp attention, GemvOp reader) const {
+    uint64_t headDim = attention.getHeadDim();
+    if (headDim % 8 != 0 || headDim > 256 || attention.getNumHeads() > MK_HEAD_TILE_MOST_HEADS ||
+        lengthOf(reader.getResult()) >> MK_HEAD_TILE_ROW_BITS != 0 ||
+        reader.getEpilogue() != "residual" ||
+        !reader.getResidual() || reader.getBiasesAttr() || !reader.getWeightsAttr() ||
+        reader.getWeightsAttr().size() != 1 || !seederOf(reader.getResidual()))
+      return false;
+    for (mlir::Operation *user : reader.getResult().getUsers())
+      if (!llvm::isa<GemvOp>(user))
+        return false;
+    return true;
   }
 
   llvm::Error lowerArgmax(ArgmaxOp argmax) {

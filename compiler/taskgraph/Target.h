@@ -43,6 +43,14 @@ struct TargetDescription {
   // input, so that a layer has no merge phase (`--merge-in-o-proj`;
   // core/taskgraph/TaskGraph.h: mergedByReader). Decode steps only.
   bool mergeInOProj = false;
+  // Whether o_proj is cut by q head instead (`--o-proj-by-head`;
+  // core/taskgraph/TaskGraph.h: projectsByHead): each task merges one head's
+  // chunks and adds its rows' products with that head's columns into a
+  // fixed64 output that the residual's producer seeds, so that a layer has
+  // no merge phase and each chunk is read by its head's tasks only. Decode
+  // steps only; an o_proj that cannot (a norm, a bias, no residual, heads
+  // not a multiple of 8) keeps its merge tasks.
+  bool oProjByHead = false;
 };
 
 } // namespace mk

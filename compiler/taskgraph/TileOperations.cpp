@@ -145,7 +145,17 @@ private:
       rows(tileRows(op.outputLength, {}, ceilDiv(op.outputLength, kEmbedRowsPerTile)));
       break;
     case TaskKind::Gemv:
-      rows(tileRows(op.outputLength, gemvCuts(opIndex), target.numSms));
+      if (!projectsByHead(op))
+        rows(tileRows(op.outputLength, gemvCuts(opIndex), target.numSms));
+      break;
+    case TaskKind::HeadProjection:
+      // Each head's rows in tiles of sliceWidth (the head in the high bits:
+      // core/protocol/AttentionLayout.h).
+      if (projectsByHead(op))
+        for (uint64_t h = 0; h < static_cast<uint64_t>(op.numHeads); ++h)
+          for (uint64_t r = 0; r < op.outputLength; r += op.sliceWidth)
+            tiles.push_back({h << MK_HEAD_TILE_ROW_BITS | r,
+                             h << MK_HEAD_TILE_ROW_BITS | std::min(op.outputLength, r + op.sliceWidth)});
       break;
     case TaskKind::AttentionMerge: {
       // At most MK_MERGE_TILE_ELEMENTS of one q head's dimensions a tile

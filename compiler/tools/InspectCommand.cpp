@@ -109,7 +109,8 @@ bool isArtifact(const std::string &path) {
 
 constexpr const char *kCompileOnly =
     "--max-context, --num-sms, --longest-attention-chunk, --kv-cache, --no-logit-picks, "
-    "--inline-merge, --merge-in-o-proj, --fuse-mlp, --prefill-chunk and --batch apply when "
+    "--inline-merge, --merge-in-o-proj, --o-proj-by-head, --fuse-mlp, --prefill-chunk and "
+    "--batch apply when "
     "compiling; '";
 
 // 0 when `arguments` is complete, else the exit code to return.

@@ -7,6 +7,11 @@
 //   KV caches         [maxContext][numKvHeads][headDim], one slot a position
 //   partials          [numHeads][numChunks][headDim + 2]: one chunk's o
 //                     (headDim), then its max score and its sum of exponentials
+//   head tiles        a HeadProjection task's tile names one q head h and
+//                     rows [r0, r1) of its operation's output as
+//                     begin = h << MK_HEAD_TILE_ROW_BITS | r0 and end = h <<
+//                     MK_HEAD_TILE_ROW_BITS | r1 (the schedule's records keep
+//                     32 bits: at most 256 heads, outputs under 2^24 rows)
 //   chunks            at a step at position p, chunk c covers the positions
 //                     [s + c * span, min(s + (c + 1) * span, p + 1)), s =
 //                     attentionWindowStart(p, window) (0 without a sliding
@@ -23,6 +28,9 @@
 #define MKC_CORE_PROTOCOL_ATTENTIONLAYOUT_H
 
 #include "core/protocol/Portable.h"
+
+#define MK_HEAD_TILE_ROW_BITS 24
+#define MK_HEAD_TILE_MOST_HEADS 256
 
 namespace mk {
 

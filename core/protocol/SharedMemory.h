@@ -65,6 +65,24 @@ MK_HOST_DEVICE constexpr mk_u64 mlpSharedFloats(mk_i64 input, mk_i64 /*output*/,
   return (static_cast<mk_u64>(input) + 3) / 4 * 4 + static_cast<mk_u64>(slice);
 }
 
+// HeadProjection (codegen/device/HeadProjectionTask.cuh): the head's merged
+// output (headDim floats, rounded up to 4), the chunk groups' partial sums
+// of it (one float a consumer thread, at most
+// MK_HEAD_PROJECTION_MOST_THREADS), then the head's partials of up to
+// `chunks` chunks (headDim + 2 floats each), copied in.
+#define MK_HEAD_PROJECTION_MOST_THREADS 1024
+MK_HOST_DEVICE constexpr mk_u64 headProjectionSumsOffset(mk_i64 headDim) {
+  return (static_cast<mk_u64>(headDim) + 3) / 4 * 4;
+}
+MK_HOST_DEVICE constexpr mk_u64 headProjectionStagingOffset(mk_i64 headDim) {
+  return headProjectionSumsOffset(headDim) + MK_HEAD_PROJECTION_MOST_THREADS;
+}
+MK_HOST_DEVICE constexpr mk_u64 headProjectionSharedFloats(mk_i64 headDim, mk_i64 /*tileRows*/,
+                                                           mk_i64 chunks) {
+  return headProjectionStagingOffset(headDim) +
+         static_cast<mk_u64>(chunks) * static_cast<mk_u64>(headDim + 2);
+}
+
 // Past the input, 16-byte aligned: the gemv's weights, copied there a batch
 // ahead of their use, the first before its input is ready (`slots` 16-byte
 // units per thread; the code generator picks how many the target's shared

@@ -14,6 +14,7 @@
   X(AttentionMerge, ATTENTION_MERGE, 3)                                                            \
   X(Argmax, ARGMAX, 4)                                                                             \
   X(AllReduce, ALL_REDUCE, 5)                                                                      \
-  X(Mlp, MLP, 6)
+  X(Mlp, MLP, 6)                                                                                   \
+  X(HeadProjection, HEAD_PROJECTION, 7)
 
 #endif

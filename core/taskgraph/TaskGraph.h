@@ -160,11 +160,13 @@ struct Operation {
   int64_t numPicks = 0;
 
   // Mlp: the intermediate channels one task takes (a multiple of 8; the
-  // last task may take fewer).
+  // last task may take fewer). A Gemv projecting by head
+  // (projectsByHead): the output rows one HeadProjection task takes.
   int64_t sliceWidth = 0;
 
-  // A Gemv whose output is an Mlp's residual also writes its output rows
-  // into the Mlp's Fixed64 output, the value the Mlp's tasks add into.
+  // An Embed or a Gemv whose output is the residual of an operation adding
+  // into a Fixed64 output (an Mlp, a Gemv projecting by head) also writes
+  // its output rows there, as the value those tasks add into.
   uint32_t seed = kNoBuffer;
 };
 
@@ -266,6 +268,16 @@ inline bool mergedByReader(const Operation &op) {
 // the attention's: see Operation).
 inline bool mergesAttention(const Operation &op) {
   return op.kind == OpKind::Gemv && op.numHeads > 0;
+}
+
+// A Gemv merging an attention head by head (`mkc compile --o-proj-by-head`):
+// its HeadProjection tasks each take one q head's columns of its weight and
+// some of its rows, merge that head's chunks and add the rows' products
+// into the Fixed64 output, which the producer of the residual seeded. So a
+// layer has no merge phase, and every chunk's partials are read by the
+// tasks of one head only (core/taskgraph/kinds/HeadProjectionKind.cpp).
+inline bool projectsByHead(const Operation &op) {
+  return mergesAttention(op) && op.sliceWidth > 0;
 }
 
 // What of an attention a Gemv merging it carries, in one place for the

@@ -32,6 +32,8 @@ private:
   std::string attentionBuffers();
   std::string attentionReaders();
   std::string mergedInput();
+  std::string byHead();
+  std::string headTilesCover();
   std::string argmax();
   std::string picks();
   std::string allReduce();
@@ -55,11 +57,13 @@ constexpr std::initializer_list<BufferKind> values = {BufferKind::Activation, Bu
 std::string OperationCheck::run() {
   if (op.picks != kNoBuffer && op.kind != OpKind::Gemv && op.kind != OpKind::Argmax)
     return "has picks, which only a Gemv and the Argmax reading its logits may have";
-  if (op.seed != kNoBuffer && op.kind != OpKind::Gemv)
-    return "seeds an Mlp's output, which only a Gemv may";
-  // Fixed64 values are written by seeds and Mlp additions and read only
-  // where the engines convert them: a Gemv's input and residual.
-  if (op.kind != OpKind::Mlp && op.kind != OpKind::Argmax && isFixed(op.output))
+  if (op.seed != kNoBuffer && op.kind != OpKind::Gemv && op.kind != OpKind::Embed)
+    return "seeds a fixed64 output, which only an Embed or a Gemv may";
+  // Fixed64 values are written by seeds and the additions of an Mlp or a
+  // Gemv projecting by head, and read only where the engines convert them:
+  // a Gemv's input and residual.
+  if (op.kind != OpKind::Mlp && op.kind != OpKind::Argmax && !projectsByHead(op) &&
+      isFixed(op.output))
     return cat("writes buffer '", graph.buffers[op.output].name,
                "', which is fixed64, as f32 values");
   if (op.kind != OpKind::Gemv && (isFixed(op.input) || (op.kind == OpKind::AllReduce &&
@@ -140,6 +144,8 @@ std::string OperationCheck::embed() {
     return cat("has outputLength ", op.outputLength, " but its table has ", table.cols, " columns");
   if (op.input != graph.tokenBuffer)
     return cat("reads buffer ", op.input, ", not the token buffer ", graph.tokenBuffer);
+  if (std::string problem = seed(); !problem.empty())
+    return problem;
   return buffer(op.output, "output", values, op.outputLength, Size::AtLeast);
 }
 
@@ -179,6 +185,10 @@ std::string OperationCheck::gemv() {
     return problem;
   if (std::string problem = mergesAttention(op) ? mergedInput() : prologue(); !problem.empty())
     return problem;
+  if (op.sliceWidth != 0 && !mergesAttention(op))
+    return cat("has sliceWidth ", op.sliceWidth, " but merges no attention's partials");
+  if (projectsByHead(op))
+    return byHead();
   if (op.epilogue == Epilogue::Residual)
     if (std::string problem = buffer(op.residual, "residual", values, op.outputLength, Size::AtLeast);
         !problem.empty())
@@ -227,8 +237,66 @@ std::string OperationCheck::mergedInput() {
   return "";
 }
 
-// The Mlp output it seeds: a Fixed64 buffer of its rows, which an Mlp adds
-// into; its own output stays f32 (the Mlp reads it as its input).
+// A Gemv projecting by head (projectsByHead): one weight of the heads'
+// columns, no bias and no epilogue (the residual is its output's seed),
+// heads of whole 16-byte units of bf16 weights up to a warp of them, at
+// most sliceWidth rows a tile; the output a Fixed64 buffer of its rows,
+// which the tiles add into.
+std::string OperationCheck::byHead() {
+  if (op.sliceWidth < 0 || uint64_t(op.sliceWidth) > op.outputLength)
+    return cat("has sliceWidth ", op.sliceWidth, ", expected rows a tile in [1, ",
+               op.outputLength, "]");
+  if (op.weights.size() != 1 || !op.biases.empty() || op.epilogue != Epilogue::None ||
+      op.seed != kNoBuffer)
+    return "projects by head with several weights, biases, an epilogue or a seed, which it may "
+           "not have (its residual is its output's seed)";
+  if (op.headDim % 8 != 0 || op.headDim > 256)
+    return cat("projects heads of ", op.headDim,
+               " by head, which needs a multiple of 8 of at most 256");
+  if (op.numHeads > MK_HEAD_TILE_MOST_HEADS || op.outputLength >> MK_HEAD_TILE_ROW_BITS != 0)
+    return cat("projects ", op.numHeads, " heads into ", op.outputLength,
+               " rows by head; its tiles name at most ", MK_HEAD_TILE_MOST_HEADS,
+               " heads and 2^", MK_HEAD_TILE_ROW_BITS, " rows");
+  if (std::string problem =
+          buffer(op.output, "output", {BufferKind::Activation}, op.outputLength, Size::Exactly);
+      !problem.empty())
+    return problem;
+  if (!isFixed(op.output))
+    return cat("adds into buffer '", graph.buffers[op.output].name, "', which is not fixed64");
+  return headTilesCover();
+}
+
+// Every row of every head's columns added once a step: the tiles of each
+// head, in row order, follow each other from row 0 to the last. (Tiles are
+// checked one by one after the operations: here only their extents.)
+std::string OperationCheck::headTilesCover() {
+  const uint32_t index = static_cast<uint32_t>(&op - graph.operations.data());
+  std::vector<std::vector<std::pair<uint64_t, uint64_t>>> heads(op.numHeads);
+  for (const Task &task : graph.tasks) {
+    if (task.op != index || task.kind != TaskKind::HeadProjection)
+      continue;
+    const uint64_t head = task.begin >> MK_HEAD_TILE_ROW_BITS;
+    const uint64_t rowMask = (uint64_t(1) << MK_HEAD_TILE_ROW_BITS) - 1;
+    if (head < heads.size())
+      heads[head].push_back({task.begin & rowMask, task.end & rowMask});
+  }
+  for (uint64_t head = 0; head < heads.size(); ++head) {
+    std::sort(heads[head].begin(), heads[head].end());
+    uint64_t next = 0;
+    for (auto [first, end] : heads[head]) {
+      if (first != next)
+        break;
+      next = end;
+    }
+    if (next != op.outputLength)
+      return cat("its HeadProjection tiles of q head ", head, " add rows [0, ", next,
+                 ") once each in order, not all ", op.outputLength);
+  }
+  return "";
+}
+
+// The output it seeds: a Fixed64 buffer of its rows, which an Mlp or a Gemv
+// projecting by head adds into; its own output stays f32.
 std::string OperationCheck::seed() {
   if (op.seed == kNoBuffer)
     return "";

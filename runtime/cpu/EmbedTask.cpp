@@ -1,4 +1,5 @@
-// Embed: rows [begin, end) of each step row's token's row of the table.
+// Embed: rows [begin, end) of each step row's token's row of the table; with
+// a seed, stored again as fixed point into the output an operation adds into.
 #include "runtime/cpu/Tasks.h"
 
 #include <string>
@@ -19,6 +20,8 @@ void runEmbedTask(TaskContext &context) {
     std::span<const float> row =
         context.weights.weights[0].elements(token * table.cols + context.task.begin, rows, widened);
     context.store(op.output, r, context.task.begin, row);
+    if (op.seed != kNoBuffer)
+      context.store(op.seed, r, context.task.begin, row);
   }
 }
 

@@ -17,6 +17,7 @@ void runAttentionMergeTask(TaskContext &context);
 void runArgmaxTask(TaskContext &context);
 void runAllReduceTask(TaskContext &context);
 void runMlpTask(TaskContext &context);
+void runHeadProjectionTask(TaskContext &context);
 
 // Elements [begin, end) of row r of attention `op`'s output, merged from its
 // chunks' partials in buffer `partials`: what an AttentionMerge task stores,

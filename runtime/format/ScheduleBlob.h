@@ -122,7 +122,7 @@ typedef struct MkOperationRecord {
   mk_u64 qNorm, kNorm, invFreq;  /* params offsets, or MK_NO_OFFSET */
   union {
     mk_u64 keyCache; /* KV-arena offset: [maxContext][numKvHeads][headDim] */
-    mk_u64 seed;     /* a Gemv seeding an Mlp's output: its activation-arena offset (fixed64) */
+    mk_u64 seed;     /* an Embed or Gemv seeding a fixed64 output: its activation-arena offset */
   };
   mk_u64 valueCache; /* KV-arena offset, as keyCache */
   mk_u64 partials;               /* activation-arena offset (scratch); a Gemv or Argmax

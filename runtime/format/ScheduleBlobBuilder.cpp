@@ -239,6 +239,9 @@ void checkDeviceRows(const TaskGraph &graph) {
     switch (op.kind) {
     case OpKind::Embed:
       expect(op, op.output, op.outputLength, "output");
+      if (op.seed != kNoBuffer)
+        throw ScheduleBlobError("operation '" + op.name +
+                                "' seeds a fixed64 output: the device runs seeds one row a step");
       break;
     case OpKind::Gemv:
       expect(op, op.input, op.inputLength, "input");
@@ -246,9 +249,10 @@ void checkDeviceRows(const TaskGraph &graph) {
       if (op.epilogue == Epilogue::Residual)
         expect(op, op.residual, op.outputLength, "residual");
       expect(op, op.picks, 2 * uint64_t(op.numPicks), "picks");
-      if (op.seed != kNoBuffer)
+      if (op.seed != kNoBuffer || projectsByHead(op))
         throw ScheduleBlobError("operation '" + op.name +
-                                "' seeds an Mlp: the device runs Mlp operations one row a step");
+                                "' seeds or projects by head: the device runs those one row a "
+                                "step");
       break;
     case OpKind::Attention: {
       uint64_t heads = op.numHeads, kvHeads = op.numKvHeads, dim = op.headDim;

@@ -109,15 +109,17 @@ bool planPrefill(const TaskGraph &graph, bool withLogits, PrefillPlan &plan, std
       feedsArgmax[op.input] = true;
   for (uint32_t index = 0; index < graph.operations.size(); ++index) {
     const Operation &op = graph.operations[index];
+    if (op.seed != kNoBuffer) {
+      error = "operation '" + op.name +
+              "' seeds a fixed64 output (--fuse-mlp, --o-proj-by-head), which has no prompt "
+              "kernel";
+      return false;
+    }
     switch (op.kind) {
     case OpKind::Embed:
     case OpKind::Attention:
       break;
     case OpKind::Gemv:
-      if (op.seed != kNoBuffer) {
-        error = "operation '" + op.name + "' seeds an Mlp (--fuse-mlp), which has no prompt kernel";
-        return false;
-      }
       if (feedsArgmax[op.output]) {
         if (!withLogits)
           continue;

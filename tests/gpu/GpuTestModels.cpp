@@ -119,6 +119,10 @@ bool takeModelFlag(const std::string &arg, int64_t &maxContext, TargetDescriptio
     target.mergeInOProj = true;
     return true;
   }
+  if (arg == "--o-proj-by-head") {
+    target.oProjByHead = true;
+    return true;
+  }
   return false;
 }
 

@@ -180,7 +180,7 @@ TEST(PrefillPlanTest, RefusesOperationsWithoutAPromptKernel) {
   PrefillPlan plan;
   std::string error;
   EXPECT_FALSE(planPrefill(model.graph, false, plan, error));
-  EXPECT_NE(error.find("seeds an Mlp"), std::string::npos) << error;
+  EXPECT_NE(error.find("seeds a fixed64 output"), std::string::npos) << error;
 }
 
 } // namespace

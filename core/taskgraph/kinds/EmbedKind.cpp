@@ -1,5 +1,7 @@
 // Embed: rows [begin, end) of the hidden state, out = table[token][begin, end),
-// for every row of the step with the row's token.
+// for every row of the step with the row's token; with a seed, the same rows
+// again into the Fixed64 output of an operation adding into them
+// (Operation::seed).
 #include "core/protocol/SharedMemory.h"
 #include "core/taskgraph/kinds/KindHelpers.h"
 
@@ -11,6 +13,8 @@ TaskFootprint footprint(const TaskGraph &graph, const Operation &op, const Task 
   TaskFootprint footprint;
   addRowRanges(footprint.reads, graph, op.input, 1, 0, 1);
   addRowRanges(footprint.writes, graph, op.output, task.begin, task.end - task.begin);
+  if (op.seed != kNoBuffer)
+    addRowRanges(footprint.writes, graph, op.seed, task.begin, task.end - task.begin);
   return footprint;
 }
 

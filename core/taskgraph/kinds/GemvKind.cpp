@@ -5,7 +5,9 @@
 // for all of them. Its input and residual may be Fixed64 (an Mlp's output),
 // read as f32; with a seed it also stores its rows there (Operation::seed).
 // A Gemv merging an attention (mergesAttention: o_proj with
-// --merge-in-o-proj) reads every chunk's partials instead of an input.
+// --merge-in-o-proj) reads every chunk's partials instead of an input; one
+// projecting by head (--o-proj-by-head) has no tiles of this kind, only
+// HeadProjection's.
 #include "core/protocol/FixedPoint.h"
 #include "core/protocol/SharedMemory.h"
 #include "core/taskgraph/kinds/KindHelpers.h"
@@ -35,6 +37,8 @@ TaskFootprint footprint(const TaskGraph &graph, const Operation &op, const Task 
 
 // Rows, and a slot of the picks where it writes them.
 std::string checkTile(const Operation &op, const Task &task) {
+  if (projectsByHead(op))
+    return "is a row tile of a Gemv projecting by head, which has HeadProjection tiles only";
   if (std::string problem = checkRows(op, task); !problem.empty())
     return problem;
   if (op.picks != kNoBuffer && int64_t(task.ordinal) >= op.numPicks)
