@@ -12,8 +12,11 @@
 // their opcodes: the first phase waits on the producers of what the
 // operation reads; a kind with a `phaseEvent` triggers the operation's event
 // of that name ("layer0.attn.prepare"), which the next phase waits on; the
-// last phase triggers the operation's output event. ChunkDependencies then
-// narrows each wait to the producer tiles a task really reads.
+// last phase triggers the operation's output event. A kind the operation
+// has no tiles of is no phase: a Gemv's tiles are all Gemv's or, for one
+// projecting by head (projectsByHead), all HeadProjection's.
+// ChunkDependencies then narrows each wait to the producer tiles a task
+// really reads.
 //
 // Adding a kind: its line in core/protocol/TaskKindList.h; its description
 // (kinds/<Kind>Kind.cpp, listed in TaskKinds.cpp); its CPU reference

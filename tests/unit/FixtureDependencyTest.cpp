@@ -5,6 +5,7 @@
 // of the intact schedule. A missing dependency can never pass silently.
 #include "compiler/driver/Pipeline.h"
 #include "core/taskgraph/TaskFootprint.h"
+#include "core/taskgraph/TaskKind.h"
 #include "core/validator/Validator.h"
 #include "runtime/cpu/CpuExecutor.h"
 
@@ -34,24 +35,29 @@ std::vector<float> runChecked(const mk::CompiledModel &model, const mk::TaskGrap
 
 class FixtureDependencyTest : public ::testing::TestWithParam<const char *> {};
 
-// A fixture compiled for 24 positions on 5 SMs; `fuseMlp`, `mergeInOProj`:
-// those target options.
+// A fixture compiled for 24 positions on 5 SMs; `fuseMlp`, `mergeInOProj`,
+// `oProjByHead`: those target options.
 llvm::Expected<mk::CompiledModel> compileFixture(mlir::MLIRContext &context, const char *fixture,
-                                                 bool fuseMlp, bool mergeInOProj) {
+                                                 bool fuseMlp, bool mergeInOProj,
+                                                 bool oProjByHead = false) {
   mk::CompileOptions options;
   options.maxContext = 24;
   options.target.numSms = 5;
   options.target.fuseMlp = fuseMlp;
   options.target.mergeInOProj = mergeInOProj;
+  options.target.oProjByHead = oProjByHead;
   return mk::compileToSchedule(context, std::string(MKC_FIXTURES_DIR) + "/" + fixture, options);
 }
 
 // `fuseMlp`: with Mlp operations, whose slices add into an output that
 // o_proj seeds and the next layer reads (their own rules in the validator).
 // `mergeInOProj`: o_proj merges the chunks' partials, no merge tasks.
-void checkEveryRemovedWait(const char *fixture, bool fuseMlp, bool mergeInOProj = false) {
+// `oProjByHead`: o_proj's tiles each merge one head and add into an output
+// that the embedding or the previous down seeds.
+void checkEveryRemovedWait(const char *fixture, bool fuseMlp, bool mergeInOProj = false,
+                           bool oProjByHead = false) {
   mlir::MLIRContext context;
-  auto compiled = compileFixture(context, fixture, fuseMlp, mergeInOProj);
+  auto compiled = compileFixture(context, fixture, fuseMlp, mergeInOProj, oProjByHead);
   ASSERT_TRUE(bool(compiled)) << llvm::toString(compiled.takeError());
   std::vector<float> intact = runChecked(*compiled, compiled->tasks, 0);
 
@@ -81,9 +87,9 @@ void checkEveryRemovedWait(const char *fixture, bool fuseMlp, bool mergeInOProj 
     }
   }
   EXPECT_GT(refused, 0u);
-  std::printf("%s%s%s: %zu waits, %zu refused by the validator, %zu implied by others\n",
+  std::printf("%s%s%s%s: %zu waits, %zu refused by the validator, %zu implied by others\n",
               fixture, fuseMlp ? " (--fuse-mlp)" : "", mergeInOProj ? " (--merge-in-o-proj)" : "",
-              waits, refused, waits - refused);
+              oProjByHead ? " (--o-proj-by-head)" : "", waits, refused, waits - refused);
 }
 
 TEST_P(FixtureDependencyTest, EveryRemovedWaitIsRefusedOrImplied) {
@@ -96,6 +102,75 @@ TEST_P(FixtureDependencyTest, EveryRemovedWaitOfFusedMlpsIsRefusedOrImplied) {
 
 TEST_P(FixtureDependencyTest, EveryRemovedWaitOfMergesInOProjIsRefusedOrImplied) {
   checkEveryRemovedWait(GetParam(), false, true);
+}
+
+TEST_P(FixtureDependencyTest, EveryRemovedWaitOfOProjByHeadIsRefusedOrImplied) {
+  checkEveryRemovedWait(GetParam(), false, false, true);
+}
+
+// What the validator refuses of o_proj cut by head: its output kept in f32,
+// no seed before the additions, a head's rows not all added, a row tile
+// among its head tiles, a head tile of a Gemv that does not project by
+// head.
+TEST(OProjByHeadValidation, RefusesBrokenHeadTiles) {
+  mlir::MLIRContext context;
+  auto compiled = compileFixture(context, "llama3_ts17.onnx", false, false, true);
+  ASSERT_TRUE(bool(compiled)) << llvm::toString(compiled.takeError());
+  const mk::TaskGraph &intact = compiled->tasks;
+  ASSERT_EQ(mk::validateSchedule(intact, compiled->schedule), "");
+  uint32_t oProj = 0, embed = 0, headTask = 0, qkv = 0;
+  size_t headTasks = 0;
+  for (uint32_t op = 0; op < intact.operations.size(); ++op) {
+    const mk::Operation &operation = intact.operations[op];
+    if (mk::projectsByHead(operation) && oProj == 0)
+      oProj = op;
+    if (operation.kind == mk::OpKind::Embed)
+      embed = op;
+    if (operation.name == "layer0.qkv")
+      qkv = op;
+  }
+  ASSERT_TRUE(mk::projectsByHead(intact.operations[oProj]));
+  ASSERT_NE(intact.operations[embed].seed, mk::kNoBuffer);
+  for (const mk::Task &task : intact.tasks) {
+    EXPECT_NE(task.kind, mk::TaskKind::AttentionMerge);
+    if (task.kind == mk::TaskKind::HeadProjection && task.op == oProj && headTasks++ == 0)
+      headTask = task.id;
+  }
+  const mk::Operation &op = intact.operations[oProj];
+  EXPECT_EQ(headTasks, uint64_t(op.numHeads) * ((op.outputLength + op.sliceWidth - 1) /
+                                                op.sliceWidth));
+
+  auto refusal = [&](auto edit) {
+    mk::TaskGraph graph = intact;
+    edit(graph);
+    return mk::validateSchedule(graph, compiled->schedule);
+  };
+  EXPECT_NE(refusal([&](mk::TaskGraph &g) {
+              g.buffers[g.operations[oProj].output].element = mk::BufferElement::F32;
+            }).find("which is not fixed64"),
+            std::string::npos);
+  EXPECT_NE(refusal([&](mk::TaskGraph &g) { g.operations[embed].seed = mk::kNoBuffer; }), "");
+  // The first tile one row shorter, its footprint as its kind derives it.
+  EXPECT_NE(refusal([&](mk::TaskGraph &g) {
+              mk::Task &task = g.tasks[headTask];
+              --task.end;
+              task.accumulates = mk::describeKind(task.kind)
+                                     .footprint(g, g.operations[task.op], task)
+                                     .accumulates;
+              task.weightBytes -= 2 * uint64_t(g.operations[task.op].headDim);
+            }).find("once each in order"),
+            std::string::npos);
+  std::string rowTile = refusal([&](mk::TaskGraph &g) { g.tasks[headTask].kind = mk::TaskKind::Gemv; });
+  // (Its head then misses rows: the operation check finds that first.)
+  EXPECT_NE(rowTile.find("HeadProjection tiles"), std::string::npos) << rowTile;
+  EXPECT_NE(refusal([&](mk::TaskGraph &g) {
+              for (mk::Task &task : g.tasks)
+                if (task.op == qkv) {
+                  task.kind = mk::TaskKind::HeadProjection;
+                  break;
+                }
+            }).find("does not project by head"),
+            std::string::npos);
 }
 
 // What the validator refuses of an attention merged by its reader: another

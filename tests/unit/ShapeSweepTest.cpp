@@ -55,6 +55,7 @@ struct SweepCase {
   uint32_t numSms = 8;
   bool threaded = false;
   bool mergeInOProj = false; // o_proj merges the attention's partials (no merge tasks)
+  bool oProjByHead = false;  // o_proj cut by q head, adding in fixed point (no merge tasks)
   int64_t teacherTokens = 4, promptTokens = 1, newTokens = 3;
 };
 
@@ -169,6 +170,7 @@ SweepCase randomCase(int index) {
   c.teacherTokens = std::max<int64_t>(1, std::min(c.teacherTokens, room));
   // Drawn last, so that the draws above give the shapes they always gave.
   c.mergeInOProj = draw.chance(50);
+  c.oProjByHead = !c.mergeInOProj && draw.chance(50);
   return c;
 }
 
@@ -248,6 +250,10 @@ std::vector<SweepCase> fixedCases() {
     manyChunks(c, s);
     c.mergeInOProj = true;
   });
+  add("the same with o_proj cut by q head", [&](SweepCase &c, ModelShape &s) {
+    manyChunks(c, s);
+    c.oProjByHead = true;
+  });
   add("more SMs than tasks, vocab 2", [](SweepCase &c, ModelShape &s) {
     s.vocab = 2;
     c.numSms = 1000;
@@ -298,7 +304,8 @@ std::string caseName(const ::testing::TestParamInfo<SweepCase> &info) {
        << s.hidden << "i" << s.intermediate << "v" << s.vocab << "L" << s.layers << "_q" << s.heads
        << "kv" << s.kvHeads << "d" << s.headDim << "_" << rotaryText(s) << "_" << normText(s)
        << "_" << biasText(s) << "_" << (s.tied ? "tied" : "untied") << "_ctx" << c.maxContext
-       << "sm" << c.numSms << (c.threaded ? "threads" : "") << (c.mergeInOProj ? "_merged" : "");
+       << "sm" << c.numSms << (c.threaded ? "threads" : "") << (c.mergeInOProj ? "_merged" : "")
+       << (c.oProjByHead ? "_byhead" : "");
   return name.str();
 }
 
@@ -345,6 +352,7 @@ TEST_P(ShapeSweepTest, TheScheduleComputesWhatTheUnfusedIrMeans) {
   options.maxContext = c.maxContext;
   options.target.numSms = c.numSms;
   options.target.mergeInOProj = c.mergeInOProj;
+  options.target.oProjByHead = c.oProjByHead;
   auto compiled = mk::compileToSchedule(compileContext, path.str().str(), options);
   ASSERT_TRUE(bool(compiled)) << llvm::toString(compiled.takeError());
   mk::WeightTable weights = mk::randomWeights(compiled->tasks, c.seed);

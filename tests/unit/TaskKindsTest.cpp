@@ -4,6 +4,7 @@
 // that cover every task; and the event threshold of core/protocol/.
 #include "ToyTaskGraph.h"
 
+#include "core/protocol/AttentionLayout.h"
 #include "core/protocol/EventProtocol.h"
 #include "core/taskgraph/KernelVariants.h"
 #include "core/taskgraph/TaskFootprint.h"
@@ -35,7 +36,9 @@ TEST(TaskKindsTest, OneDescriptionPerOpcode) {
 }
 
 // The kinds of one operation are its phases, in opcode order: every phase
-// but the last triggers an event of its own, the last the output's.
+// but the last triggers an event of its own, the last the output's. A
+// Gemv's two kinds are alternatives, never phases of one operation: a Gemv
+// projecting by head has HeadProjection tiles only, any other Gemv tiles.
 TEST(TaskKindsTest, PhasesEndOnTheOutputEvent) {
   for (OpKind op :
        {OpKind::Embed, OpKind::Gemv, OpKind::Attention, OpKind::Argmax, OpKind::AllReduce,
@@ -45,6 +48,14 @@ TEST(TaskKindsTest, PhasesEndOnTheOutputEvent) {
       if (describeKind(static_cast<TaskKind>(opcode)).operation == op)
         phases.push_back(&describeKind(static_cast<TaskKind>(opcode)));
     ASSERT_FALSE(phases.empty()) << opKindName(op);
+    if (op == OpKind::Gemv) {
+      ASSERT_EQ(phases.size(), 2u);
+      EXPECT_EQ(phases[0]->kind, TaskKind::Gemv);
+      EXPECT_EQ(phases[1]->kind, TaskKind::HeadProjection);
+      for (const TaskKindDescription *alternative : phases)
+        EXPECT_EQ(alternative->phaseEvent, nullptr) << alternative->name;
+      continue;
+    }
     for (size_t i = 0; i + 1 < phases.size(); ++i)
       EXPECT_NE(phases[i]->phaseEvent, nullptr) << phases[i]->name;
     EXPECT_EQ(phases.back()->phaseEvent, nullptr) << phases.back()->name;
@@ -64,11 +75,13 @@ TEST(TaskKindsTest, FootprintsAreTheToyGraphsDeclaredAccesses) {
         << describeTask(model.graph, task.id);
     seen.insert(task.kind);
   }
-  // Every kind but two, each with its own test below: the AllReduce of
-  // tensor parallelism and the Mlp of `--fuse-mlp`.
-  EXPECT_EQ(seen.size(), kNumTaskKinds - 2) << "the toy graph holds every other kind";
+  // Every kind but three, each with its own test below: the AllReduce of
+  // tensor parallelism, the Mlp of `--fuse-mlp` and the HeadProjection of
+  // `--o-proj-by-head`.
+  EXPECT_EQ(seen.size(), kNumTaskKinds - 3) << "the toy graph holds every other kind";
   EXPECT_FALSE(seen.count(TaskKind::AllReduce));
   EXPECT_FALSE(seen.count(TaskKind::Mlp));
+  EXPECT_FALSE(seen.count(TaskKind::HeadProjection));
 }
 
 // An AllReduce tile reads its rows of the partial sums and of the residual,
@@ -139,6 +152,54 @@ TEST(TaskKindsTest, AnMlpSliceAddsIntoEveryOutputRow) {
   EXPECT_NE(kind.checkTile(mlp, task), "");
   task.begin = 8; // wider than the slice
   EXPECT_NE(kind.checkTile(mlp, task), "");
+}
+
+// A HeadProjection tile reads its head's partials (every chunk) and adds
+// into its rows of the output; it streams its rows of the head's columns.
+// Its head sits above MK_HEAD_TILE_ROW_BITS of begin and end.
+TEST(TaskKindsTest, AHeadProjectionAddsIntoItsRows) {
+  TaskGraph graph;
+  graph.maxContext = 8;
+  const uint64_t heads = 4, headDim = 8, chunks = 2, partialLength = headDim + 2;
+  graph.buffers = {{"token", BufferKind::Token, 1},
+                   {"partials", BufferKind::Scratch, heads * chunks * partialLength},
+                   {"out", BufferKind::Activation, 12, BufferElement::Fixed64}};
+  Operation oProj;
+  oProj.kind = OpKind::Gemv;
+  oProj.input = 1;
+  oProj.output = 2;
+  oProj.inputLength = heads * headDim;
+  oProj.outputLength = 12;
+  oProj.weights = {{"o", 12, heads * headDim}};
+  setAttentionGeometry(oProj, {.numHeads = 4, .numKvHeads = 2, .headDim = 8, .chunkSize = 4,
+                               .numChunks = 2, .chunksPerRound = 2, .window = 0});
+  oProj.sliceWidth = 5;
+  ASSERT_TRUE(projectsByHead(oProj));
+  graph.operations = {oProj};
+  Task task;
+  task.kind = TaskKind::HeadProjection;
+  task.begin = uint64_t(2) << MK_HEAD_TILE_ROW_BITS | 5;
+  task.end = uint64_t(2) << MK_HEAD_TILE_ROW_BITS | 10;
+  const TaskKindDescription &kind = describeKind(TaskKind::HeadProjection);
+  EXPECT_EQ(kind.checkTile(oProj, task), "");
+  EXPECT_EQ(kind.describeTile(task), "q head 2, rows [5, 10)");
+  TaskFootprint footprint = deriveFootprint(graph, task);
+  EXPECT_EQ(normalizeRanges(footprint.reads),
+            normalizeRanges({{1, 2 * chunks * partialLength, 3 * chunks * partialLength}}));
+  EXPECT_TRUE(footprint.writes.empty());
+  EXPECT_EQ(normalizeRanges(footprint.accumulates), normalizeRanges({{2, 5, 10}}));
+  EXPECT_EQ(kind.weightElements(oProj, task), 5u * headDim);
+  task.end = uint64_t(3) << MK_HEAD_TILE_ROW_BITS | 10; // two heads
+  EXPECT_NE(kind.checkTile(oProj, task), "");
+  task.begin = uint64_t(4) << MK_HEAD_TILE_ROW_BITS | 0; // past the heads
+  task.end = uint64_t(4) << MK_HEAD_TILE_ROW_BITS | 5;
+  EXPECT_NE(kind.checkTile(oProj, task), "");
+  task.begin = 0; // wider than the slice
+  task.end = 6;
+  EXPECT_NE(kind.checkTile(oProj, task), "");
+  oProj.sliceWidth = 0; // a Gemv that does not project by head
+  task.end = 5;
+  EXPECT_NE(kind.checkTile(oProj, task), "");
 }
 
 TEST(TaskKindsTest, VariantsCoverEveryTask) {
