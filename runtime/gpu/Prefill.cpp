@@ -59,13 +59,13 @@ struct GpuPrefill::Gemm {
 };
 
 std::unique_ptr<GpuPrefill> GpuPrefill::create(const CudaDriver &cuda, const PrefillModel &model,
-                                               const TaskGraph &graph,
+                                               const TaskGraph &decodeGraph,
                                                std::span<const MkOperationRecord> records,
                                                std::string &whyNot) {
   const CublasLt *blas = CublasLt::load(whyNot);
   if (!blas)
     return nullptr;
-  if (records.size() != graph.operations.size()) {
+  if (records.size() != decodeGraph.operations.size()) {
     whyNot = "the blob's operations are not the graph's";
     return nullptr;
   }
@@ -80,7 +80,10 @@ std::unique_ptr<GpuPrefill> GpuPrefill::create(const CudaDriver &cuda, const Pre
              std::to_string(MK_PREFILL_ABI_VERSION) + " (compiled by an older mkc)";
     return nullptr;
   }
-  std::unique_ptr<GpuPrefill> prefill(new GpuPrefill(cuda, *blas, model, graph, records));
+  std::unique_ptr<GpuPrefill> prefill(
+      new GpuPrefill(cuda, *blas, model, promptGraph(decodeGraph), records));
+  // From here on the graph as prompts run it (PrefillPlan.h: promptGraph).
+  const TaskGraph &graph = prefill->graph;
   if (!planPrefill(graph, false, prefill->prompt, whyNot) ||
       !planPrefill(graph, true, prefill->withLogits, whyNot))
     return nullptr;
@@ -143,8 +146,9 @@ std::unique_ptr<GpuPrefill> GpuPrefill::create(const CudaDriver &cuda, const Pre
 }
 
 GpuPrefill::GpuPrefill(const CudaDriver &cuda, const CublasLt &blas, const PrefillModel &model,
-                       const TaskGraph &graph, std::span<const MkOperationRecord> records)
-    : cuda(cuda), blas(blas), model(model), graph(graph), records(records.begin(), records.end()),
+                       TaskGraph graph, std::span<const MkOperationRecord> records)
+    : cuda(cuda), blas(blas), model(model), graph(std::move(graph)),
+      records(records.begin(), records.end()),
       profile(cuda) {}
 
 GpuPrefill::~GpuPrefill() {

@@ -97,7 +97,7 @@ public:
 private:
   struct Gemm; // one cuBLASLt matmul's descriptors and algorithm, by shape
   GpuPrefill(const CudaDriver &cuda, const CublasLt &blas, const PrefillModel &model,
-             const TaskGraph &graph, std::span<const MkOperationRecord> records);
+             TaskGraph graph, std::span<const MkOperationRecord> records);
   bool check(CUresult result, const char *what, std::string &error) const;
   bool checkBlas(cublasStatus_t status, const char *what, std::string &error) const;
   bool launch(CUfunction function, unsigned gridX, unsigned gridY, unsigned threads,
@@ -128,7 +128,7 @@ private:
   const CudaDriver &cuda;
   const CublasLt &blas;
   PrefillModel model;
-  const TaskGraph &graph;
+  TaskGraph graph; // the decode graph as prompts run it (promptGraph), without its tasks
   std::vector<MkOperationRecord> records;
   PrefillPlan prompt, withLogits;
   CUfunction embed = nullptr, norm = nullptr, epilogue = nullptr, argmax = nullptr;

@@ -92,6 +92,48 @@ void fuseGemmInputs(const TaskGraph &graph, PrefillPlan &plan) {
 
 } // namespace
 
+TaskGraph promptGraph(const TaskGraph &decode) {
+  TaskGraph graph;
+  graph.maxContext = decode.maxContext;
+  graph.rows = decode.rows;
+  graph.sequences = decode.sequences;
+  graph.ranks = decode.ranks;
+  graph.rank = decode.rank;
+  graph.buffers = decode.buffers;
+  graph.operations = decode.operations;
+  graph.tokenBuffer = decode.tokenBuffer;
+  graph.logitsBuffer = decode.logitsBuffer;
+  // The buffer each seeded buffer starts from: the seeder's output.
+  std::vector<uint32_t> seededFrom(graph.buffers.size(), kNoBuffer);
+  for (const Operation &op : graph.operations)
+    if (op.seed < graph.buffers.size())
+      seededFrom[op.seed] = op.output;
+  for (Operation &op : graph.operations) {
+    op.seed = kNoBuffer;
+    if (!mergedByReader(op))
+      continue;
+    const uint32_t partials = op.partials;
+    op.output = static_cast<uint32_t>(graph.buffers.size());
+    graph.buffers.push_back({op.name, BufferKind::Activation,
+                             uint64_t(graph.rows) * uint64_t(op.numHeads * op.headDim)});
+    for (Operation &reader : graph.operations) {
+      if (!mergesAttention(reader) || reader.input != partials)
+        continue;
+      reader.input = op.output;
+      if (projectsByHead(reader) && reader.output < graph.buffers.size()) {
+        reader.epilogue = Epilogue::Residual;
+        reader.residual = seededFrom[reader.output];
+        reader.sliceWidth = 0;
+      }
+      setAttentionGeometry(reader, {});
+    }
+  }
+  for (Buffer &buffer : graph.buffers)
+    if (buffer.element == BufferElement::Fixed64)
+      buffer.element = BufferElement::F32;
+  return graph;
+}
+
 bool planPrefill(const TaskGraph &graph, bool withLogits, PrefillPlan &plan, std::string &error) {
   plan = PrefillPlan{};
   if (graph.rows != 1 || graph.sequences != 1 || graph.ranks != 1) {

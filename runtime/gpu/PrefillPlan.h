@@ -38,6 +38,16 @@ struct PrefillPlan {
   std::vector<uint8_t> feedsNextGemm, writesOutput;
 };
 
+// The decode graph's buffers and operations as a prompt runs them, whole
+// operations over many rows: an attention merged by its reader
+// (mergedByReader) writes its output to a buffer of its own, which its
+// reader then reads as a plain input; a Gemv projecting by head
+// (projectsByHead) is a plain Gemv adding its residual itself, the buffer
+// whose producer seeds its fixed64 output; no operation seeds, and every
+// activation is f32. The buffers keep their indices (a new one comes last);
+// the records of the schedule blob still describe the operations' weights.
+TaskGraph promptGraph(const TaskGraph &decode);
+
 // The plan, or "" with `error` saying why the graph cannot run this way: a
 // step of more than one row, an operation kind without a prompt kernel (an
 // Mlp, an all-reduce), no Embed first.

@@ -2,7 +2,7 @@
 // decode kernel feeding the same tokens one a step:
 //
 //   mk-gpu-prefill-check (MODEL.onnx | SHAPE.mlir) [--max-context=N] [--kv-cache=bf16]
-//                        [--prompt=P]
+//                        [--merge-in-o-proj | --o-proj-by-head] [--prompt=P]
 //
 // Each check prints one line:
 //   - the logits at every position of a prompt of P tokens within

@@ -157,6 +157,64 @@ TEST(PrefillPlanTest, RefusesStepsOfSeveralRows) {
   EXPECT_NE(error.find("one row"), std::string::npos) << error;
 }
 
+// A decode graph whose o_proj projects by head (mkc compile
+// --o-proj-by-head: its attention merged by it, its fixed64 output seeded
+// by the residual's producer) runs prompts as the plain graph does:
+// promptGraph gives the attention an output of its own, which o_proj reads,
+// and o_proj adds the seeder's output as its residual.
+TEST(PrefillPlanTest, PromptsRunAGraphProjectingByHeadAsAPlainOne) {
+  toy::ToyModel model = toy::buildToyModel();
+  TaskGraph &graph = model.graph;
+  uint32_t attention = kNoBuffer, oProj = kNoBuffer;
+  for (uint32_t index = 0; index < graph.operations.size(); ++index) {
+    if (graph.operations[index].kind == OpKind::Attention && attention == kNoBuffer)
+      attention = index;
+    if (attention != kNoBuffer && oProj == kNoBuffer &&
+        graph.operations[index].input == graph.operations[attention].output)
+      oProj = index;
+  }
+  ASSERT_NE(oProj, kNoBuffer);
+  Operation &att = graph.operations[attention], &o = graph.operations[oProj];
+  const uint32_t residual = o.residual, attentionOutput = att.output;
+  Operation *seeder = nullptr;
+  for (Operation &op : graph.operations)
+    if (op.output == residual)
+      seeder = &op;
+  ASSERT_NE(seeder, nullptr);
+  // The by-head form, as the lowering makes it.
+  att.output = att.partials;
+  o.input = att.partials;
+  setAttentionGeometry(o, attentionGeometry(att));
+  o.sliceWidth = 8;
+  o.epilogue = Epilogue::None;
+  graph.buffers[o.output].element = BufferElement::Fixed64;
+  seeder->seed = o.output;
+  ASSERT_TRUE(projectsByHead(o) && mergedByReader(att));
+
+  PrefillPlan refused;
+  std::string error;
+  EXPECT_FALSE(planPrefill(graph, false, refused, error)); // seeds, partials
+
+  TaskGraph prompts = promptGraph(graph);
+  const Operation &promptAttention = prompts.operations[attention];
+  const Operation &promptO = prompts.operations[oProj];
+  EXPECT_EQ(prompts.buffers.size(), graph.buffers.size() + 1);
+  EXPECT_EQ(promptAttention.output, graph.buffers.size());
+  EXPECT_EQ(prompts.buffers[promptAttention.output].kind, BufferKind::Activation);
+  EXPECT_EQ(prompts.buffers[promptAttention.output].elements,
+            graph.buffers[attentionOutput].elements);
+  EXPECT_EQ(promptO.input, promptAttention.output);
+  EXPECT_EQ(promptO.epilogue, Epilogue::Residual);
+  EXPECT_EQ(promptO.residual, residual);
+  EXPECT_FALSE(mergesAttention(promptO));
+  EXPECT_EQ(prompts.buffers[promptO.output].element, BufferElement::F32);
+  for (const Operation &op : prompts.operations)
+    EXPECT_EQ(op.seed, kNoBuffer) << op.name;
+  PrefillPlan plan;
+  ASSERT_TRUE(planPrefill(prompts, false, plan, error)) << error;
+  EXPECT_EQ(plan.operations.size(), graph.operations.size() - 2); // no lm_head, no argmax
+}
+
 // Operations without a prompt kernel are refused by name, and so is a
 // Gemv seeding an Mlp; the caller then runs prompts one token a step.
 TEST(PrefillPlanTest, RefusesOperationsWithoutAPromptKernel) {
