@@ -235,7 +235,9 @@ int checkPrefill(const std::string &path, int64_t maxContext, int64_t promptLeng
 int main(int argc, char **argv) {
   if (argc < 2) {
     std::fprintf(stderr, "usage: mk-gpu-prefill-check (MODEL.onnx | SHAPE.mlir) "
-                         "[--max-context=N] [--kv-cache=bf16] [--prompt=P]\n");
+                         "[--max-context=N] [--kv-cache=bf16]\n"
+                         "                            [--merge-in-o-proj | --o-proj-by-head] "
+                         "[--prompt=P]\n");
     return 2;
   }
   int64_t maxContext = 256, prompt = 200;

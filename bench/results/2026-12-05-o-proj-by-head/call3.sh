@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Call 3, binaries .gpu/b2 (main with prompts from decode graphs without
+# merge tasks: runtime/gpu/PrefillPlan.h's promptGraph). Prompts layer by
+# layer against the decode kernel of the same file, for --o-proj-by-head and
+# --merge-in-o-proj builds; the HeadProjection kind and whole models again
+# (for the card of this call); SmolLM2 and the 1B shape by head against merge
+# tasks, at 40 and 480, and their prompts of 512 tokens timed.
+set -uo pipefail
+mkdir -p $OUT; W=/tmp/w; mkdir -p $W
+[ -d .gpu/b2 ] || tar -C .gpu -xJf .gpu/b2.tar.xz
+B=.gpu/b2
+exec > >(tee $OUT/log.txt) 2>&1
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+check() { local t0=$SECONDS; local f=$W/f-$RANDOM$RANDOM.txt; timeout 240 $B/tests/gpu/"$@" > $f 2>&1
+  echo "== $* rc=$? ($((SECONDS-t0)) s) $(grep -c FAIL $f) FAIL; $(tail -1 $f)"; grep FAIL $f | head -3; }
+F=tests/fixtures
+for s in llama-3.2-1b smollm2-135m; do python3 scripts/fused_module.py bench/configs/$s*.json -o $W/$s.mlir; done
+checks() {
+  check mk-gpu-prefill-check $F/llama3_ts17.onnx --o-proj-by-head
+  check mk-gpu-prefill-check $F/qwen3_ts17.onnx --kv-cache=bf16 --o-proj-by-head
+  check mk-gpu-prefill-check $F/llama3_ts17.onnx --merge-in-o-proj
+  check mk-gpu-prefill-check $W/smollm2-135m.mlir --max-context=700 --prompt=650 --o-proj-by-head
+  check mk-task-kind-check HeadProjection $F/llama3_ts17.onnx --o-proj-by-head
+  check mk-gpu-check $F/qwen2_dynamo18.onnx --max-context=2048 --kv-cache=bf16 --o-proj-by-head
+}
+checks > $W/checks.txt 2>&1 &
+CHECKS=$!
+{ for f in d h; do echo "$f llama-3.2-1b l"; echo "$f smollm2-135m s"; done; } |
+  xargs -P 4 -L 1 bash -c 'F=""; [ $0 = h ] && F=--o-proj-by-head; timeout 300 '$B'/compiler/tools/mkc compile '$W'/$1.mlir --emit=mk --random-weights --kv-cache=bf16 --max-context=544 $F -o '$W'/$2-$0.mk 2>&1 | grep -E "error|megakernel" | sed "s/^/$2-$0: /"'
+echo "builds done at $SECONDS s"
+wait $CHECKS; cat $W/checks.txt
+echo "checks done at $SECONDS s"
+run() { echo "$1 position $2: $(timeout 60 $B/runtime/mkrun/mkrun $W/$1.mk --device gpu --start-position $2 --prompt-tokens 1 -n 33 2>&1 | grep -E '^generation|error')"; }
+P=$(python3 -c "print(','.join(str((i*37)%1000+1) for i in range(512)))")
+for r in 1 2; do for f in d h; do
+  for m in s l; do for x in 40 480; do run $m-$f $x; done
+    echo "$m-$f prompt 512: $(timeout 60 $B/runtime/mkrun/mkrun $W/$m-$f.mk --device gpu --prompt-tokens $P -n 1 2>&1 | grep -iE 'first token|prompt|error' | head -2 | tr '\n' ' ')"
+  done
+done; done
+echo "all done at $SECONDS s"
