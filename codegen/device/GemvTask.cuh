@@ -185,16 +185,48 @@ struct RowStream {
   }
 };
 
+// By one warp: the chunk weights of q head `headIndex`, whose chunks [0,
+// chunks) (at most 64: two a lane) lie at `head`, headDim + 2 floats each
+// (o, then its max score and its sum of exponentials). The largest max of
+// the chunks holding positions, the sum of their sums rescaled to it
+// (lanes over the chunks, shuffles of a fixed order), then each chunk's
+// weight exp(m_c - max) / sum in place of its max, so that an element of the
+// merged output is the chunks' o weighted so. A head with no position is an
+// error (its weights 0); a NaN goes on to the logits.
+__device__ __forceinline__ void weighHeadChunks(const TaskContext &context, float *head,
+                                                int chunks, int headDim, long long headIndex) {
+  const int lane = threadIdx.x % kWarpSize, length = headDim + 2;
+  float m[2], l[2];
+#pragma unroll
+  for (int k = 0; k < 2; ++k) {
+    const int c = lane + k * kWarpSize;
+    l[k] = c < chunks ? head[c * length + headDim + 1] : 0.0f;
+    m[k] = l[k] != 0.0f ? head[c * length + headDim] : negativeInfinity();
+  }
+  const float max = warpMax(fmaxf(m[0], m[1]));
+  float scale[2];
+#pragma unroll
+  for (int k = 0; k < 2; ++k)
+    scale[k] = l[k] != 0.0f ? expf(m[k] - max) : 0.0f;
+  const float sum = warpSum(fmaf(l[1], scale[1], l[0] * scale[0]));
+  if (sum == 0.0f && lane == 0)
+    raiseError(context, MK_ERROR_EMPTY_ATTENTION, headIndex);
+#pragma unroll
+  for (int k = 0; k < 2; ++k) {
+    const int c = lane + k * kWarpSize;
+    if (c < chunks)
+      head[c * length + headDim] = sum == 0.0f ? 0.0f : scale[k] / sum;
+  }
+}
+
 // The input of a Gemv merging an attention's partials (MK_GEMV_MERGED_INPUT,
 // o_proj with --merge-in-o-proj): in rounds of whole q heads, as many as
 // the shared memory from `kStagingBegin` on holds (core/protocol/
 // SharedMemory.h: gemvMergeStagingFloats), each round's chunks in use
 // copied there at once by cp.async (8-byte pieces: a head's partials start
-// 8-byte aligned, its length headDim + 2 even). Then a warp a head finds
-// the largest max of the chunks holding positions and the sum of their
-// sums rescaled to it (lanes over the chunks, shuffles of a fixed order),
-// and puts each chunk's weight, exp(m_c - max) / sum, in place of its max;
-// then each element (a q head's dimension) is the chunks' o weighted so.
+// 8-byte aligned, its length headDim + 2 even). Then a warp a head puts
+// each chunk's weight in place of its max (weighHeadChunks); then each
+// element (a q head's dimension) is the chunks' o weighted so.
 // The weights depend on the head and the chunk only, so an element costs a
 // multiply-add a chunk; with an exp and a divide an element and chunk
 // (AttentionMerge's arithmetic) SmolLM2's o_proj took 11.2 us at 480 on the
@@ -218,7 +250,7 @@ __device__ void loadMergedInput(const TaskContext &context, const MkOperationRec
   const int headFloats = chunks * length;
   const int perRound =
       headFloats > 0 && kStagingFloats / headFloats > 0 ? kStagingFloats / headFloats : 1;
-  const int warp = threadIdx.x / kWarpSize, lane = threadIdx.x % kWarpSize;
+  const int warp = threadIdx.x / kWarpSize;
   // The code generator sized the staging for the graph's chunks; a file
   // whose graph asks for more than it holds was not generated with it.
   if (headFloats > kStagingFloats || chunks > 2 * kWarpSize) {
@@ -241,30 +273,8 @@ __device__ void loadMergedInput(const TaskContext &context, const MkOperationRec
     consumerSync<kThreads>();
     // Compute: each head's chunk weights, in place of the chunks' maxima.
 #pragma unroll 1
-    for (int h = warp; h < count; h += kWarps) {
-      float *head = staged + h * headFloats;
-      float m[2], l[2];
-#pragma unroll
-      for (int k = 0; k < 2; ++k) {
-        const int c = lane + k * kWarpSize;
-        l[k] = c < chunks ? head[c * length + headDim + 1] : 0.0f;
-        m[k] = l[k] != 0.0f ? head[c * length + headDim] : negativeInfinity();
-      }
-      const float max = warpMax(fmaxf(m[0], m[1]));
-      float scale[2];
-#pragma unroll
-      for (int k = 0; k < 2; ++k)
-        scale[k] = l[k] != 0.0f ? expf(m[k] - max) : 0.0f;
-      const float sum = warpSum(fmaf(l[1], scale[1], l[0] * scale[0]));
-      if (sum == 0.0f && lane == 0)
-        raiseError(context, MK_ERROR_EMPTY_ATTENTION, first + h);
-#pragma unroll
-      for (int k = 0; k < 2; ++k) {
-        const int c = lane + k * kWarpSize;
-        if (c < chunks)
-          head[c * length + headDim] = sum == 0.0f ? 0.0f : scale[k] / sum;
-      }
-    }
+    for (int h = warp; h < count; h += kWarps)
+      weighHeadChunks(context, staged + h * headFloats, chunks, headDim, first + h);
     consumerSync<kThreads>();
     // Compute: each element of the round's heads into x.
 #pragma unroll 1

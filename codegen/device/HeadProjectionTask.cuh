@@ -7,12 +7,11 @@
 // (weights never change in a launch, so they stream through the wait).
 // Load: the head's chunks in use, copied into shared memory (cp.async,
 // 8-byte pieces: a head's partials start 8-byte aligned, headDim + 2 even).
-// Compute, the merge: warp 0 finds the largest max of the chunks holding
-// positions and the sum of their sums rescaled to it, and puts each chunk's
-// weight, exp(m_c - max) / sum, in place of its max (as a Gemv merging every
-// head does, GemvTask.cuh: loadMergedInput); then the threads, in groups
-// over the chunks, sum each element's weighted o, and the groups' sums are
-// added in group order, so every run gives the same bits.
+// Compute, the merge: warp 0 puts each chunk's weight in place of its max
+// (GemvTask.cuh: weighHeadChunks, as a Gemv merging every head does); then
+// the threads, in groups over the chunks, sum each element's weighted o,
+// and the groups' sums are added in group order, so every run gives the
+// same bits.
 // Compute, the projection: kRowLanes lanes a row, one 16-byte unit of its
 // head's columns each, summed by shuffles of a fixed shape.
 // Store: each row's sum rounded to fixed point and added with one 64-bit
@@ -24,6 +23,7 @@
 
 #include "codegen/device/AttentionLayout.cuh"
 #include "codegen/device/Common.cuh"
+#include "codegen/device/GemvTask.cuh"
 #include "codegen/device/MlpTask.cuh"
 #include "core/protocol/FixedPoint.h"
 #include "core/protocol/SharedMemory.h"
@@ -57,30 +57,8 @@ __device__ bool mergeOneHead(const TaskContext &context, const MkOperationRecord
   copyWait();
   consumerSync<kThreads>();
   // Compute: the chunks' weights, in place of their maxima.
-  if (threadIdx.x < kWarpSize) {
-    const int lane = threadIdx.x;
-    float m[2], l[2];
-#pragma unroll
-    for (int k = 0; k < 2; ++k) {
-      const int c = lane + k * kWarpSize;
-      l[k] = c < chunks ? staged[c * kLength + kHeadDim + 1] : 0.0f;
-      m[k] = l[k] != 0.0f ? staged[c * kLength + kHeadDim] : negativeInfinity();
-    }
-    const float max = warpMax(fmaxf(m[0], m[1]));
-    float scale[2];
-#pragma unroll
-    for (int k = 0; k < 2; ++k)
-      scale[k] = l[k] != 0.0f ? expf(m[k] - max) : 0.0f;
-    const float sum = warpSum(fmaf(l[1], scale[1], l[0] * scale[0]));
-    if (sum == 0.0f && lane == 0)
-      raiseError(context, MK_ERROR_EMPTY_ATTENTION, head);
-#pragma unroll
-    for (int k = 0; k < 2; ++k) {
-      const int c = lane + k * kWarpSize;
-      if (c < chunks)
-        staged[c * kLength + kHeadDim] = sum == 0.0f ? 0.0f : scale[k] / sum;
-    }
-  }
+  if (threadIdx.x < kWarpSize)
+    weighHeadChunks(context, staged, chunks, kHeadDim, head);
   consumerSync<kThreads>();
   // Compute: element d of group g over chunks g, g + kGroups, ...
   const int d = threadIdx.x % kHeadDim, group = threadIdx.x / kHeadDim;
