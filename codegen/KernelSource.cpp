@@ -339,10 +339,9 @@ std::string unsupportedStepRows(const TaskGraph &graph) {
     if (op.kind == OpKind::Mlp)
       return "operation '" + op.name +
              "' is an Mlp (--fuse-mlp): the kernel runs Mlp operations one row a step";
-    if (projectsByHead(op) || op.seed != kNoBuffer)
+    if (projectsByHead(op))
       return "operation '" + op.name +
-             "' projects by head or seeds (--o-proj-by-head): the kernel runs those one row "
-             "a step";
+             "' projects by head (--o-proj-by-head): the kernel runs that one row a step";
   }
   return "";
 }

@@ -185,8 +185,9 @@ std::string OperationCheck::gemv() {
     return problem;
   if (std::string problem = mergesAttention(op) ? mergedInput() : prologue(); !problem.empty())
     return problem;
-  if (op.sliceWidth != 0 && !mergesAttention(op))
-    return cat("has sliceWidth ", op.sliceWidth, " but merges no attention's partials");
+  if (op.sliceWidth < 0 || (op.sliceWidth != 0 && !mergesAttention(op)))
+    return cat("has sliceWidth ", op.sliceWidth,
+               ", which only a Gemv merging an attention's partials by head has");
   if (projectsByHead(op))
     return byHead();
   if (op.epilogue == Epilogue::Residual)
@@ -243,7 +244,7 @@ std::string OperationCheck::mergedInput() {
 // most sliceWidth rows a tile; the output a Fixed64 buffer of its rows,
 // which the tiles add into.
 std::string OperationCheck::byHead() {
-  if (op.sliceWidth < 0 || uint64_t(op.sliceWidth) > op.outputLength)
+  if (uint64_t(op.sliceWidth) > op.outputLength)
     return cat("has sliceWidth ", op.sliceWidth, ", expected rows a tile in [1, ",
                op.outputLength, "]");
   if (op.weights.size() != 1 || !op.biases.empty() || op.epilogue != Epilogue::None ||
