@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
-# Call 2, binaries .gpu/b2 (main with prompts from decode graphs without
-# merge tasks: runtime/gpu/PrefillPlan.h's promptGraph) and .gpu/c1 (mkc
+# Call 2, binaries .gpu/b3 (main with prompts from decode graphs without
+# merge tasks, runtime/gpu/PrefillPlan.h's promptGraph, and a head's chunk
+# weights in one device function, weighHeadChunks) and .gpu/c1 (mkc
 # with contiguous-tiles.patch, timing only: each HeadProjection tile reads
 # one contiguous block of the same size, as a [head][rows][headDim] layout
 # of o_proj would give it).
-#   checks   prompts layer by layer against the decode kernel of the same
-#            file, for --o-proj-by-head and --merge-in-o-proj builds; the
-#            HeadProjection kind and a whole model again (this call's card)
+#   checks   the kinds of both merges in o_proj (the Gemv merging every
+#            head, HeadProjection) against the CPU; prompts layer by layer
+#            against the decode kernel of the same file, for
+#            --o-proj-by-head and --merge-in-o-proj builds; whole models
 #   timings  builds for 544 of SmolLM2, the 1B shape and Qwen3-0.6B: merge
 #            tasks (d), by head (h), by head contiguous (c) at 40 and 480,
 #            two rounds; prompts of 512 tokens (d, h); a trace of the 1B
@@ -15,9 +17,9 @@
 #            streaming during the merge phase?
 set -uo pipefail
 mkdir -p $OUT; W=/tmp/w; mkdir -p $W
-[ -d .gpu/b2 ] || tar -C .gpu -xJf .gpu/b2.tar.xz
+[ -d .gpu/b3 ] || tar -C .gpu -xJf .gpu/b3.tar.xz
 [ -d .gpu/c1 ] || tar -C .gpu -xJf .gpu/c1.tar.xz
-B=.gpu/b2
+B=.gpu/b3
 exec > >(tee $OUT/log.txt) 2>&1
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 check() { local t0=$SECONDS; local f=$W/f-$RANDOM$RANDOM.txt; timeout 240 $B/tests/gpu/"$@" > $f 2>&1
@@ -25,6 +27,11 @@ check() { local t0=$SECONDS; local f=$W/f-$RANDOM$RANDOM.txt; timeout 240 $B/tes
 F=tests/fixtures
 for s in llama-3.2-1b smollm2-135m qwen3-0.6b; do python3 scripts/fused_module.py bench/configs/$s*.json -o $W/$s.mlir; done
 checks() {
+  check mk-task-kind-check Gemv $F/llama3_ts17.onnx --merge-in-o-proj
+  check mk-task-kind-check Gemv $F/extra/gemma3_ts17.onnx --merge-in-o-proj
+  check mk-task-kind-check HeadProjection $F/qwen3_ts17.onnx --o-proj-by-head --max-context=2048 --kv-cache=bf16
+  check mk-task-kind-check HeadProjection $F/phi3_ts17.onnx --o-proj-by-head
+  check mk-gpu-check $F/llama3_ts17.onnx --max-context=64 --merge-in-o-proj
   check mk-gpu-prefill-check $F/llama3_ts17.onnx --o-proj-by-head
   check mk-gpu-prefill-check $F/qwen3_ts17.onnx --kv-cache=bf16 --o-proj-by-head
   check mk-gpu-prefill-check $F/llama3_ts17.onnx --merge-in-o-proj
@@ -35,7 +42,7 @@ checks() {
 checks > $W/checks.txt 2>&1 &
 CHECKS=$!
 { for f in d h c; do echo "$f llama-3.2-1b l"; echo "$f smollm2-135m s"; echo "$f qwen3-0.6b q"; done; } |
-  xargs -P 9 -L 1 bash -c 'M=.gpu/b2; F=""; [ $0 != d ] && F=--o-proj-by-head; [ $0 = c ] && M=.gpu/c1; timeout 300 $M/compiler/tools/mkc compile '$W'/$1.mlir --emit=mk --random-weights --kv-cache=bf16 --max-context=544 $F -o '$W'/$2-$0.mk 2>&1 | grep -E "error|megakernel" | sed "s/^/$2-$0: /"'
+  xargs -P 9 -L 1 bash -c 'M=.gpu/b3; F=""; [ $0 != d ] && F=--o-proj-by-head; [ $0 = c ] && M=.gpu/c1; timeout 300 $M/compiler/tools/mkc compile '$W'/$1.mlir --emit=mk --random-weights --kv-cache=bf16 --max-context=544 $F -o '$W'/$2-$0.mk 2>&1 | grep -E "error|megakernel" | sed "s/^/$2-$0: /"'
 echo "builds done at $SECONDS s"
 wait $CHECKS; cat $W/checks.txt
 echo "checks done at $SECONDS s"
