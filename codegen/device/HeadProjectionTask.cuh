@@ -95,10 +95,9 @@ __device__ void headProjectionTask(const TaskContext &context, const MkTaskRecor
   constexpr int kRowsPerPass = kThreads / kRowLanes;
   constexpr int kPasses = (kTileRows + kRowsPerPass - 1) / kRowsPerPass;
   constexpr int kEarly = kPasses < kLoadsInFlight ? kPasses : kLoadsInFlight;
-  constexpr unsigned kRowMask = (1u << MK_HEAD_TILE_ROW_BITS) - 1;
-  const unsigned head = static_cast<unsigned>(task.begin) >> MK_HEAD_TILE_ROW_BITS;
-  const unsigned first = static_cast<unsigned>(task.begin) & kRowMask;
-  const unsigned rows = (static_cast<unsigned>(task.end) & kRowMask) - first;
+  const unsigned head = headTileHead<unsigned>(task.begin);
+  const unsigned first = headTileRow<unsigned>(task.begin);
+  const unsigned rows = headTileRow<unsigned>(task.end) - first;
   const int unit = threadIdx.x % kRowLanes, rowInPass = threadIdx.x / kRowLanes;
   const unsigned long long columns = op.inputLength; // a weight row: every head's columns
   const unsigned short *weights = context.weights + op.weights[0] +

@@ -154,8 +154,8 @@ private:
       if (projectsByHead(op))
         for (uint64_t h = 0; h < static_cast<uint64_t>(op.numHeads); ++h)
           for (uint64_t r = 0; r < op.outputLength; r += op.sliceWidth)
-            tiles.push_back({h << MK_HEAD_TILE_ROW_BITS | r,
-                             h << MK_HEAD_TILE_ROW_BITS | std::min(op.outputLength, r + op.sliceWidth)});
+            tiles.push_back({headTileBound(h, r),
+                             headTileBound(h, std::min(op.outputLength, r + op.sliceWidth))});
       break;
     case TaskKind::AttentionMerge: {
       // At most MK_MERGE_TILE_ELEMENTS of one q head's dimensions a tile

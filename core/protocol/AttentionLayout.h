@@ -34,6 +34,22 @@
 
 namespace mk {
 
+// A HeadProjection tile's bound (its task's begin or end, above): the q
+// head, the row, and the bound of a head and a row. Every engine, the
+// lowering and the validator read tiles through these, in the width they
+// hold the bound in (the device: the record's 32 bits).
+template <class Bound>
+MK_HOST_DEVICE constexpr Bound headTileHead(Bound bound) {
+  return bound >> MK_HEAD_TILE_ROW_BITS;
+}
+template <class Bound>
+MK_HOST_DEVICE constexpr Bound headTileRow(Bound bound) {
+  return bound & ((Bound(1) << MK_HEAD_TILE_ROW_BITS) - 1);
+}
+MK_HOST_DEVICE constexpr mk_u64 headTileBound(mk_u64 head, mk_u64 row) {
+  return head << MK_HEAD_TILE_ROW_BITS | row;
+}
+
 struct AttentionLayout {
   mk_u64 numHeads, numKvHeads, headDim, group, numChunks; // group: q heads per KV head
 

@@ -276,10 +276,9 @@ std::string OperationCheck::headTilesCover() {
   for (const Task &task : graph.tasks) {
     if (task.op != index || task.kind != TaskKind::HeadProjection)
       continue;
-    const uint64_t head = task.begin >> MK_HEAD_TILE_ROW_BITS;
-    const uint64_t rowMask = (uint64_t(1) << MK_HEAD_TILE_ROW_BITS) - 1;
+    const uint64_t head = headTileHead(task.begin);
     if (head < heads.size())
-      heads[head].push_back({task.begin & rowMask, task.end & rowMask});
+      heads[head].push_back({headTileRow(task.begin), headTileRow(task.end)});
   }
   for (uint64_t head = 0; head < heads.size(); ++head) {
     std::sort(heads[head].begin(), heads[head].end());

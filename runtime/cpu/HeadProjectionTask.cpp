@@ -14,9 +14,8 @@ namespace mk::cpu {
 
 void runHeadProjectionTask(TaskContext &context) {
   const Operation &op = context.op;
-  const uint64_t rowMask = (uint64_t(1) << MK_HEAD_TILE_ROW_BITS) - 1;
-  const uint64_t head = context.task.begin >> MK_HEAD_TILE_ROW_BITS;
-  const uint64_t first = context.task.begin & rowMask, rows = (context.task.end & rowMask) - first;
+  const uint64_t head = headTileHead(context.task.begin), first = headTileRow(context.task.begin);
+  const uint64_t rows = headTileRow(context.task.end) - first;
   const uint64_t headDim = op.headDim, columns = op.inputLength;
   std::vector<float> scratch;
   for (uint64_t r = 0; r < context.rows(); ++r) {

@@ -21,12 +21,9 @@ namespace mk::kinds {
 
 namespace {
 
-constexpr uint64_t kRowBits = MK_HEAD_TILE_ROW_BITS;
-constexpr uint64_t kRowMask = (uint64_t(1) << kRowBits) - 1;
-
-uint64_t headOf(const Task &task) { return task.begin >> kRowBits; }
-uint64_t firstRow(const Task &task) { return task.begin & kRowMask; }
-uint64_t endRow(const Task &task) { return task.end & kRowMask; }
+uint64_t headOf(const Task &task) { return headTileHead(task.begin); }
+uint64_t firstRow(const Task &task) { return headTileRow(task.begin); }
+uint64_t endRow(const Task &task) { return headTileRow(task.end); }
 
 std::string describeTile(const Task &task) {
   return "q head " + std::to_string(headOf(task)) + ", rows [" + std::to_string(firstRow(task)) +
@@ -36,7 +33,7 @@ std::string describeTile(const Task &task) {
 std::string checkTile(const Operation &op, const Task &task) {
   if (!projectsByHead(op))
     return "is a tile of a Gemv that does not project by head";
-  if (task.end >> kRowBits != headOf(task) || headOf(task) >= uint64_t(op.numHeads) ||
+  if (headTileHead(task.end) != headOf(task) || headOf(task) >= uint64_t(op.numHeads) ||
       headOf(task) >= MK_HEAD_TILE_MOST_HEADS)
     return "does not name one of the operation's " + std::to_string(op.numHeads) + " q heads";
   if (firstRow(task) >= endRow(task) || endRow(task) > op.outputLength)
