@@ -22,6 +22,8 @@ namespace mk {
 
 namespace {
 
+using ByHead = TargetDescription::ByHead;
+
 llvm::Error error(const llvm::Twine &message) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
 }
@@ -97,7 +99,7 @@ llvm::Error shardRanks(CompiledModel &compiled, const CompileOptions &options) {
     return error("--tensor-parallel does not go with --fuse-mlp yet");
   // A rank's o_proj would merge its own heads' partials: the sharding cuts
   // the merge's tiles, which this build has none of.
-  if (options.target.mergeInOProj || options.target.oProjByHead)
+  if (options.target.mergeInOProj || options.target.oProjByHead == ByHead::On)
     return error("--tensor-parallel does not go with --merge-in-o-proj or --o-proj-by-head yet");
   std::vector<WeightSlice> slices;
   for (int64_t rank = 0; rank < options.tensorParallel; ++rank) {
@@ -127,12 +129,13 @@ llvm::Expected<CompiledModel> compileToSchedule(mlir::MLIRContext &context,
                                                 const std::string &modelPath,
                                                 const CompileOptions &options) {
   using Phase = CompilePhases::Phase;
-  if ((options.target.inlineMerge + options.target.mergeInOProj + options.target.oProjByHead) > 1)
+  const bool byHead = options.target.oProjByHead == ByHead::On;
+  if ((options.target.inlineMerge + options.target.mergeInOProj + byHead) > 1)
     return error("--inline-merge, --merge-in-o-proj and --o-proj-by-head are places for the "
                  "same merge: choose one");
   // An Mlp reads its input as f32; a Gemv projecting by head adds into a
   // fixed64 one, and the Mlp's own fixed64 output could not seed it.
-  if (options.target.fuseMlp && options.target.oProjByHead)
+  if (options.target.fuseMlp && byHead)
     return error("--fuse-mlp does not go with --o-proj-by-head yet");
   std::optional<llvm::Expected<ImportedModel>> imported;
   {
@@ -150,7 +153,11 @@ llvm::Expected<CompiledModel> compileToSchedule(mlir::MLIRContext &context,
   std::optional<CompiledModel> compiled;
   {
     Phase phase(options.phases, "task graph");
-    auto tasks = lowerToTasks((*imported)->module.get(), options.target, options.maxContext);
+    // Auto gives way to the sharding, which cuts merge tasks.
+    TargetDescription target = options.target;
+    if (options.tensorParallel > 1 && target.oProjByHead == ByHead::Auto)
+      target.oProjByHead = ByHead::Off;
+    auto tasks = lowerToTasks((*imported)->module.get(), target, options.maxContext);
     if (!tasks)
       return tasks.takeError();
     compiled.emplace(CompiledModel{std::move(**imported), std::move(*tasks), {}, {}});
@@ -240,7 +247,18 @@ llvm::Expected<bool> parseCompileOption(llvm::StringRef arg, CompileOptions &opt
     return true;
   }
   if (arg == "--o-proj-by-head") {
-    options.target.oProjByHead = true;
+    options.target.oProjByHead = ByHead::On;
+    return true;
+  }
+  if (flag == "--o-proj-by-head") {
+    if (value == "on")
+      options.target.oProjByHead = ByHead::On;
+    else if (value == "auto")
+      options.target.oProjByHead = ByHead::Auto;
+    else if (value == "off")
+      options.target.oProjByHead = ByHead::Off;
+    else
+      return error(flag + " must be on, auto or off, got '" + value + "'");
     return true;
   }
   // Past 1024 rows a step is a prompt, not a chunk of one (kMaxStepRows).

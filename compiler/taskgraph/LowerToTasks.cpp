@@ -180,7 +180,7 @@ private:
     for (const Operation &attention : graph.operations)
       if (mergedByReader(attention) && attention.output == op.input)
         setAttentionGeometry(op, attentionGeometry(attention));
-    if (mergesAttention(op) && target.oProjByHead)
+    if (mergesAttention(op) && target.byHeadWanted())
       return lowerByHead(gemv, std::move(op));
     llvm::StringRef epilogue = gemv.getEpilogue();
     if (epilogue == "silu_mul")
@@ -215,8 +215,7 @@ private:
     if (auto error = weights(gemv, gemv.getWeightsAttr(), op.weights))
       return error;
     op.outputLength = lengthOf(gemv.getResult());
-    uint64_t tilesPerHead = std::max<uint64_t>(target.numSms / op.numHeads, 1);
-    op.sliceWidth = static_cast<int64_t>((op.outputLength + tilesPerHead - 1) / tilesPerHead);
+    op.sliceWidth = static_cast<int64_t>(byHeadTileRows(op.outputLength, op.numHeads));
     size_t seeder = *seederOf(gemv.getResidual());
     uint32_t index = addOperation(std::move(op), gemv.getResult());
     uint32_t output = graph.operations[index].output;
@@ -351,12 +350,18 @@ private:
     return llvm::Error::success();
   }
 
+  // A by-head tile's rows: as many as the SMs leave a head.
+  uint64_t byHeadTileRows(uint64_t rows, uint64_t heads) const {
+    uint64_t tilesPerHead = std::max<uint64_t>(target.numSms / heads, 1);
+    return (rows + tilesPerHead - 1) / tilesPerHead;
+  }
+
   // Whether the attention's one reader, a Gemv without a prologue norm (its
   // o_proj), is to merge the chunks' partials itself (Target::mergeInOProj
   // or Target::oProjByHead; a decode step only; heads of even length, whose
   // partials the GPU copies 8 bytes at a time).
   bool mergesInReader(FusedAttentionOp attention) const {
-    if (!(target.mergeInOProj || target.oProjByHead) || shape.rows != 1 ||
+    if (!(target.mergeInOProj || target.byHeadWanted()) || shape.rows != 1 ||
         shape.sequences != 1 || attention.getHeadDim() % 2 != 0 ||
         !attention.getResult().hasOneUse())
       return false;
@@ -364,7 +369,14 @@ private:
     if (!reader || reader.getInput() != attention.getResult() || reader.getNormAttr() ||
         reader.getResidual() == attention.getResult())
       return false;
-    return !target.oProjByHead || projectableByHead(attention, reader);
+    if (!target.byHeadWanted())
+      return true;
+    if (!projectableByHead(attention, reader))
+      return false;
+    uint64_t tileBytes = byHeadTileRows(lengthOf(reader.getResult()), attention.getNumHeads()) *
+                         attention.getHeadDim() * target.bytesPerWeight;
+    return target.oProjByHead == TargetDescription::ByHead::On ||
+           tileBytes <= TargetDescription::kByHeadMostAutoTileBytes;
   }
 
   // Whether o_proj can project by head: one weight, no bias, a residual

@@ -43,14 +43,29 @@ struct TargetDescription {
   // input, so that a layer has no merge phase (`--merge-in-o-proj`;
   // core/taskgraph/TaskGraph.h: mergedByReader). Decode steps only.
   bool mergeInOProj = false;
-  // Whether o_proj is cut by q head instead (`--o-proj-by-head`;
+  // Where o_proj is cut by q head instead (`--o-proj-by-head=on|auto|off`;
   // core/taskgraph/TaskGraph.h: projectsByHead): each task merges one head's
   // chunks and adds its rows' products with that head's columns into a
   // fixed64 output that the residual's producer seeds, so that a layer has
   // no merge phase and each chunk is read by its head's tasks only. Decode
   // steps only; an o_proj that cannot (a norm, a bias, no residual, heads
-  // not a multiple of 8) keeps its merge tasks.
-  bool oProjByHead = false;
+  // not a multiple of 8) keeps its merge tasks. On: wherever it can. Auto
+  // (the default): where a tile's weights are at most
+  // kByHeadMostAutoTileBytes, and not with another place for the merge or
+  // --fuse-mlp. Measured on an H100 (bench/NOTES.md, item 19): SmolLM2's
+  // tiles of 5 KiB -8% a token, Qwen3-0.6B's of 32 KiB -2.5%, the 1B
+  // shape's of 64 KiB +2.5%, since a tile's weights start streaming only
+  // when its SM's attention chunk ends.
+  enum class ByHead { Off, Auto, On };
+  ByHead oProjByHead = ByHead::Auto;
+  static constexpr uint64_t kByHeadMostAutoTileBytes = 32 * 1024;
+
+  // Whether o_proj is to be cut by q head where it can (Auto: where its
+  // tiles are small enough, which the lowering decides).
+  bool byHeadWanted() const {
+    return oProjByHead == ByHead::On ||
+           (oProjByHead == ByHead::Auto && !inlineMerge && !mergeInOProj && !fuseMlp);
+  }
 };
 
 } // namespace mk

@@ -8,6 +8,8 @@
 #include "core/taskgraph/TaskGraph.h"
 
 #include <cstdint>
+#include <map>
+#include <string>
 #include <vector>
 
 namespace mk {
@@ -65,20 +67,21 @@ inline void addRowRanges(std::vector<BufferRange> &ranges, const TaskGraph &grap
 
 // Whether `graph` can run on the KV caches of `owner` (a prefill graph on
 // its decode graph's): the same context and sequences, and the same KVCache
-// buffers at the same indices, with the same names and sizes.
+// buffers, known by their names (a layer's), with the same sizes. Their
+// indices may differ: a decode graph projecting by head has no merged
+// attention outputs, which a prefill graph keeps.
 inline bool sharesKvCaches(const TaskGraph &graph, const TaskGraph &owner) {
-  if (graph.buffers.size() != owner.buffers.size() || graph.maxContext != owner.maxContext ||
-      graph.sequences != owner.sequences)
+  if (graph.maxContext != owner.maxContext || graph.sequences != owner.sequences)
     return false;
-  for (size_t index = 0; index < graph.buffers.size(); ++index) {
-    const Buffer &mine = graph.buffers[index], &theirs = owner.buffers[index];
-    bool isCache = mine.kind == BufferKind::KVCache;
-    if (isCache != (theirs.kind == BufferKind::KVCache))
-      return false;
-    if (isCache && (mine.name != theirs.name || mine.elements != theirs.elements))
-      return false;
-  }
-  return true;
+  // Each graph's caches by name; false when a name is taken twice.
+  auto caches = [](const TaskGraph &of, std::map<std::string, uint64_t> &elements) {
+    for (const Buffer &buffer : of.buffers)
+      if (buffer.kind == BufferKind::KVCache && !elements.emplace(buffer.name, buffer.elements).second)
+        return false;
+    return true;
+  };
+  std::map<std::string, uint64_t> mine, theirs;
+  return caches(graph, mine) && caches(owner, theirs) && mine == theirs;
 }
 
 } // namespace mk

@@ -7,14 +7,18 @@ ExecutorMemory::ExecutorMemory(const TaskGraph &graph, bool checked, const Execu
   for (uint32_t index = 0; index < graph.buffers.size(); ++index) {
     const Buffer &buffer = graph.buffers[index];
     bool shared = caches && buffer.kind == BufferKind::KVCache;
-    buffers.push_back(shared ? caches->buffers[index]
+    // The same cache in the graph of `caches`: its layer's, by name.
+    uint32_t theirs = shared ? caches->kvCaches.at(buffer.name) : 0;
+    if (buffer.kind == BufferKind::KVCache)
+      kvCaches[buffer.name] = index;
+    buffers.push_back(shared ? caches->buffers[theirs]
                              : std::make_shared<std::vector<float>>(
                                    buffer.kind == BufferKind::Token ? 0 : floatsPerValue(buffer) * buffer.elements,
                                    0.0f));
     if (!checked)
       continue;
     if (shared && !caches->stamps.empty()) {
-      stamps.push_back(caches->stamps[index]);
+      stamps.push_back(caches->stamps[theirs]);
       continue;
     }
     stamps.emplace_back(new std::atomic<int64_t>[buffer.elements]);

@@ -14,7 +14,9 @@
 #include <cstdint>
 #include <limits>
 #include <memory>
+#include <map>
 #include <mutex>
+#include <string>
 #include <span>
 #include <vector>
 
@@ -30,8 +32,8 @@ class ExecutorMemory {
 public:
   // Assumes a validated graph; the caller has checked the size against its
   // memory budget (bytesNeeded). With `caches`, the graph's KV caches are
-  // those of `caches` at the same buffer indices (the caller has checked
-  // that they agree: sharesKvCaches in core/taskgraph/StepRows.h).
+  // those of `caches` of the same names (the caller has checked that they
+  // agree: sharesKvCaches in core/taskgraph/StepRows.h).
   ExecutorMemory(const TaskGraph &graph, bool checked, const ExecutorMemory *caches = nullptr);
 
   // Bytes for the graph's buffers (and stamps when checked); UINT64_MAX on
@@ -55,6 +57,7 @@ private:
   std::vector<std::shared_ptr<std::vector<float>>> buffers;
   std::vector<std::shared_ptr<std::atomic<int64_t>[]>> stamps;
   std::vector<int64_t> tokens;
+  std::map<std::string, uint32_t> kvCaches; // buffer index by name
   std::mutex additionsMutex;
 };
 

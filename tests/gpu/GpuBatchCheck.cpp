@@ -101,7 +101,7 @@ bool runBatch(GpuDevice &device, const GpuBatchRequest &request, GpuBatchResult 
   std::string error;
   if (device.runBatch(request, result, error) == GpuStatus::Ok)
     return true;
-  std::printf("  batch run failed: %s\n", error.c_str());
+  report(false, "a batch launch: " + error);
   return false;
 }
 
@@ -114,9 +114,12 @@ void checkLayeredPrompts(GpuDevice &device, GpuDevice &batchDevice, int64_t rows
     report(false, "prompts layer by layer are unavailable: " + why);
     return;
   }
+  // Every row runs the launch's steps from its first position, so a row
+  // starting at its last prompt token needs room for the longest prompt
+  // after it: prompts of at most half the context.
   std::vector<std::vector<int64_t>> prompts;
   for (int64_t r = 0; r < rows; ++r)
-    prompts.push_back(someTokens(std::min<int64_t>(40 + 9 * r, maxContext - 1), vocab, 50 + r));
+    prompts.push_back(someTokens(std::min<int64_t>(40 + 9 * r, maxContext / 2 - r), vocab, 50 + r));
   GpuBatchResult byStep, layered;
   if (!runBatch(batchDevice, {.prompts = prompts, .teacherForced = true, .keepLogits = true},
                 byStep))

@@ -490,7 +490,7 @@ int main(int argc, char **argv) {
   if (argc < 2) {
     std::fprintf(stderr,
                  "usage: mk-gpu-check (MODEL.onnx | --toy) [--max-context=N] [--kv-cache=bf16] "
-                 "[--inline-merge] [--fuse-mlp] [--merge-in-o-proj] [--o-proj-by-head]\n");
+                 "[--inline-merge] [--fuse-mlp] [--merge-in-o-proj] [--o-proj-by-head[=on|off]]\n");
     return 2;
   }
   int64_t maxContext = 2048;

@@ -2,7 +2,7 @@
 // decode kernel feeding the same tokens one a step:
 //
 //   mk-gpu-prefill-check (MODEL.onnx | SHAPE.mlir) [--max-context=N] [--kv-cache=bf16]
-//                        [--merge-in-o-proj | --o-proj-by-head] [--prompt=P]
+//                        [--merge-in-o-proj | --o-proj-by-head[=on|off]] [--prompt=P]
 //
 // Each check prints one line:
 //   - the logits at every position of a prompt of P tokens within
@@ -236,7 +236,7 @@ int main(int argc, char **argv) {
   if (argc < 2) {
     std::fprintf(stderr, "usage: mk-gpu-prefill-check (MODEL.onnx | SHAPE.mlir) "
                          "[--max-context=N] [--kv-cache=bf16]\n"
-                         "                            [--merge-in-o-proj | --o-proj-by-head] "
+                         "                            [--merge-in-o-proj | --o-proj-by-head[=on|off]] "
                          "[--prompt=P]\n");
     return 2;
   }

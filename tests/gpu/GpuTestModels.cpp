@@ -119,8 +119,12 @@ bool takeModelFlag(const std::string &arg, int64_t &maxContext, TargetDescriptio
     target.mergeInOProj = true;
     return true;
   }
-  if (arg == "--o-proj-by-head") {
-    target.oProjByHead = true;
+  if (arg == "--o-proj-by-head" || arg == "--o-proj-by-head=on") {
+    target.oProjByHead = TargetDescription::ByHead::On;
+    return true;
+  }
+  if (arg == "--o-proj-by-head=off") {
+    target.oProjByHead = TargetDescription::ByHead::Off;
     return true;
   }
   return false;

@@ -3,7 +3,7 @@
 //
 //   mk-task-kind-check KIND (--toy | MODEL.onnx) [--max-context=N]
 //                      [--num-sms=N] [--longest-attention-chunk=N]
-//                      [--kv-cache=bf16] [--fuse-mlp] [--merge-in-o-proj] [--o-proj-by-head]
+//                      [--kv-cache=bf16] [--fuse-mlp] [--merge-in-o-proj] [--o-proj-by-head[=on|off]]
 //                      [--sample=N] [--chunk-attention=tensor-cores|cuda-cores]
 //                      [--weight-l2=evict-first|normal]
 //
@@ -425,7 +425,7 @@ private:
 int usage() {
   std::printf("usage: mk-task-kind-check KIND (--toy | MODEL.onnx) [--max-context=N]\n"
               "                          [--num-sms=N] [--longest-attention-chunk=N]\n"
-              "                          [--kv-cache=bf16] [--fuse-mlp] [--merge-in-o-proj] [--o-proj-by-head]\n"
+              "                          [--kv-cache=bf16] [--fuse-mlp] [--merge-in-o-proj] [--o-proj-by-head[=on|off]]\n"
               "                          [--sample=N] [--chunk-attention=tensor-cores|cuda-cores]\n"
               "                          [--weight-l2=evict-first|normal]\n"
               "KIND: one of");

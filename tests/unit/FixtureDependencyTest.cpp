@@ -45,7 +45,8 @@ llvm::Expected<mk::CompiledModel> compileFixture(mlir::MLIRContext &context, con
   options.target.numSms = 5;
   options.target.fuseMlp = fuseMlp;
   options.target.mergeInOProj = mergeInOProj;
-  options.target.oProjByHead = oProjByHead;
+  options.target.oProjByHead =
+      oProjByHead ? mk::TargetDescription::ByHead::On : mk::TargetDescription::ByHead::Off;
   return mk::compileToSchedule(context, std::string(MKC_FIXTURES_DIR) + "/" + fixture, options);
 }
 

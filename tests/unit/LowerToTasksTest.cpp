@@ -27,8 +27,11 @@ class LowerToTasksTest : public ::testing::Test {
 protected:
   TaskGraph lower(const ModelShape &shape, uint32_t numSms = 8, int64_t maxContext = 64) {
     auto module = test::parseModule(context, test::fusedModuleText(shape));
+    // Merge tasks: these tests check tiles that each write their rows once
+    // (HeadProjection tiles add into theirs: HeadProjectionKind's tests).
     TargetDescription target;
     target.numSms = numSms;
+    target.oProjByHead = TargetDescription::ByHead::Off;
     auto graph = lowerToTasks(*module, target, maxContext);
     EXPECT_TRUE(bool(graph)) << llvm::toString(graph.takeError());
     return graph ? std::move(*graph) : TaskGraph();

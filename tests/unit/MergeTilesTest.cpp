@@ -42,6 +42,7 @@ TEST(MergeTiles, AQueuedMergeTakesPartOfOneHeadAndTheBitsStay) {
     mk::CompileOptions options;
     options.maxContext = 96;
     options.target.numSms = 16;
+    options.target.oProjByHead = mk::TargetDescription::ByHead::Off; // queued merges
     auto queued = mk::test::compileShape(queuedContext, shape, options);
     ASSERT_TRUE(bool(queued)) << llvm::toString(queued.takeError());
     options.target.inlineMerge = true;

@@ -352,7 +352,8 @@ TEST_P(ShapeSweepTest, TheScheduleComputesWhatTheUnfusedIrMeans) {
   options.maxContext = c.maxContext;
   options.target.numSms = c.numSms;
   options.target.mergeInOProj = c.mergeInOProj;
-  options.target.oProjByHead = c.oProjByHead;
+  options.target.oProjByHead =
+      c.oProjByHead ? mk::TargetDescription::ByHead::On : mk::TargetDescription::ByHead::Off;
   auto compiled = mk::compileToSchedule(compileContext, path.str().str(), options);
   ASSERT_TRUE(bool(compiled)) << llvm::toString(compiled.takeError());
   mk::WeightTable weights = mk::randomWeights(compiled->tasks, c.seed);
