@@ -158,9 +158,13 @@ __device__ inline unsigned launchMismatch(const TaskContext &context, unsigned a
       return MK_MISMATCH_ROWS;
     for (int r = 0; r < kStepRows; ++r) {
       const MkRowPlan &plan = plans[r];
-      long long last = plan.firstPosition + (control->steps - 1) * plan.positionsPerStep;
+      // Up to its activeUntil: an idle row reads and writes no KV slot
+      // (StepRows.cuh), so a row that starts late and stops early may share
+      // a launch with longer ones.
+      long long active = min(control->steps, plan.activeUntil);
+      long long last = plan.firstPosition + (active - 1) * plan.positionsPerStep;
       if (plan.sequence < 0 || plan.sequence >= header->sequences || plan.firstPosition < 0 ||
-          plan.positionsPerStep < 0 || (control->steps > 0 && last >= header->maxContext))
+          plan.positionsPerStep < 0 || (active > 0 && last >= header->maxContext))
         return MK_MISMATCH_ROWS;
     }
   }

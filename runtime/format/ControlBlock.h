@@ -51,7 +51,7 @@ enum MkLaunchMismatch {
   MK_MISMATCH_BLOB_ALIGNMENT = 7, /* a section of the blob is not 8-byte aligned */
   MK_MISMATCH_ROWS = 8, /* the blob's rows or sequences are not the kernel's, or a kernel of
                            several rows has no row plans, or a plan's sequence or positions
-                           fall outside the caches */
+                           (those of its steps before activeUntil) fall outside the caches */
   MK_MISMATCH_RANKS = 9, /* the blob's ranks are not the kernel's, or a kernel of several ranks
                             has no MkRanks, or its rank is out of range */
 };

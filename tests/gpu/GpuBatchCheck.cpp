@@ -114,12 +114,13 @@ void checkLayeredPrompts(GpuDevice &device, GpuDevice &batchDevice, int64_t rows
     report(false, "prompts layer by layer are unavailable: " + why);
     return;
   }
-  // Every row runs the launch's steps from its first position, so a row
-  // starting at its last prompt token needs room for the longest prompt
-  // after it: prompts of at most half the context.
+  // Up to the whole context: a row that starts at its last prompt token
+  // runs one step of a launch as long as the longest prompt fed by step,
+  // and idles past it (the kernel checks a row's positions up to its
+  // activeUntil).
   std::vector<std::vector<int64_t>> prompts;
   for (int64_t r = 0; r < rows; ++r)
-    prompts.push_back(someTokens(std::min<int64_t>(40 + 9 * r, maxContext / 2 - r), vocab, 50 + r));
+    prompts.push_back(someTokens(std::min<int64_t>(40 + 9 * r, maxContext - 1), vocab, 50 + r));
   GpuBatchResult byStep, layered;
   if (!runBatch(batchDevice, {.prompts = prompts, .teacherForced = true, .keepLogits = true},
                 byStep))

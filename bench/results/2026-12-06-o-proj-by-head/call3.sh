@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
-# Call 3, binaries .gpu/a2 (call 2's and mk-gpu-batch-check mended: a
-# failed batch launch is a FAIL, and the layered prompts' check keeps its
-# prompts to half the context, since every row runs the launch's steps from
-# its own first position). The batch ctests' commands, whose decode kernels
-# now project by head (the fixtures' default), and a SmolLM2-shape build by
-# head with a batch of 4 (mkrun's batch, the decode kernel's prompts).
+# Call 3, binaries .gpu/a2: call 2's, mk-gpu-batch-check mended (a failed
+# batch launch is a FAIL: its layered-prompts case had failed unseen since
+# it was written) and the kernel's launch check of a batch's rows bounded
+# by each row's activeUntil (a row that starts at its last prompt token and
+# idles after one step no longer trips MK_ERROR_LAUNCH_MISMATCH beside a
+# longer row: codegen/device/Interpreter.cuh, launchMismatch). The batch
+# ctests' commands, whose decode kernels now project by head (the fixtures'
+# default), and a SmolLM2-shape build by head with a batch of 4 through
+# mkrun (prompts of 40 and 41 tokens layer by layer, 3 and 1 by step).
 set -uo pipefail
 mkdir -p $OUT; W=/tmp/w; mkdir -p $W
 [ -d .gpu/a2 ] || tar -C .gpu -xJf .gpu/a2.tar.xz
