@@ -226,6 +226,12 @@ void emitDispatcher(std::ostream &os, const TaskGraph &graph, const KernelVarian
      << "  static constexpr int kGemvEarlySlots = model::kGemvEarlySlots;\n"
      << "  static constexpr int kGemvFirstWeights = " << options.gemvFirstWeights << ";\n"
      << "  static constexpr bool kInlineTasks = model::kInlineTasks;\n"
+     << "  static constexpr bool kHeadProjections = "
+     << (std::any_of(graph.tasks.begin(), graph.tasks.end(),
+                     [](const Task &task) { return task.kind == TaskKind::HeadProjection; })
+             ? "true"
+             : "false")
+     << "; // an attention chunk asks L2 for the next tile's weights (Prefetch.cuh)\n"
      << "  static constexpr int kStepRows = model::kStepRows;\n"
      << "  static constexpr int kStaticSharedReserve = " << kStaticSharedReserve << ";\n\n";
   std::vector<bool> every(variants.variants.size(), true), inlined(variants.variants.size(), false);

@@ -9,12 +9,13 @@
 //               an acquire and release that tells whether this trigger
 //               completed the step's count. At a step's end: waits for the
 //               argmax and decides whether the launch goes on.
-//   loader      warp 1: while a task runs, copies the next task's queue
-//               entry (its record, its operation's, its waits resolved) into
-//               shared memory, so that no task waits on a record load, and
-//               the entry of the inline task its trigger may start; with
-//               --prefetch-bytes asks for the next task's first weights in
-//               L2.
+//   loader      warp 1: while a task runs, copies the queue entry of the
+//               task after the next (its record, its operation's, its waits
+//               resolved) into shared memory, so that no task waits on a
+//               record load and the next task's entry is there as this one
+//               starts, and the entry of the inline task its trigger may
+//               start; with --prefetch-bytes asks for the next task's first
+//               weights in L2.
 //   producer    with a weight ring (Tasks::kWeightRingSlots > 0), one lane
 //               of a warp past the consumers: fills the ring with the coming
 //               gemvs' weights, across tasks, waits and steps
@@ -27,8 +28,11 @@
 //               wait and a barrier of the consumers (consumerSync).
 //
 //   for each step:
-//     for each task of this CTA's queue (its entry already in shared memory):
-//       loader starts copying the next entry
+//     for each task of this CTA's queue (its entry and the next one's
+//     already in shared memory):
+//       loader starts copying the entry after the next
+//       an attention chunk whose next task is a HeadProjection tile: every
+//         thread asks L2 for a line of the tile's weights (Prefetch.cuh)
 //       consumers run the task: loads of constants | awaitInputs() | the rest
 //       loader finishes the copy; barrier
 //       controller triggers the task's event
@@ -69,10 +73,11 @@ struct Roles {
 
 // What the roles share in static shared memory.
 struct InterpreterState {
-  // The running task's queue entry and the next one's, by the parity of
-  // the task's place in the launch: the loader fills one while the
-  // consumers read the other.
-  MkQueueEntry entries[2];
+  // The running task's queue entry, the next one's and the one after, by
+  // the task's place in the launch modulo 3: the loader fills the third
+  // while the consumers read the first, and the next is whole as the task
+  // starts.
+  MkQueueEntry entries[3];
   // The entry of the inline task that the running task's trigger may start,
   // and whether it did.
   MkQueueEntry inlineEntry;
@@ -318,14 +323,18 @@ __device__ void consumeQueue(InterpreterState &state, TaskContext &context,
     context.position = control->firstPosition + step;
     for (unsigned k = 0; k < count; ++k) {
       const MkQueueEntry &entry = state.entries[slot];
-      // Read now: the loader overwrites this entry while the next task runs.
+      // Read now: the loader overwrites this entry while the task after
+      // the next runs.
       const unsigned triggerEvent = entry.task.trigger, inlineEntry = entry.inlineEntry;
-      MkQueueEntry &next = state.entries[slot ^ 1];
-      if (Role::loader()) { // the last task's next is the first of the next step
-        loaderStart(next, entries[k + 1 < count ? k + 1 : 0]);
+      // The queue wraps into the next step's first tasks.
+      if (Role::loader()) {
+        loaderStart(state.entries[slot == 0 ? 2 : slot - 1], entries[(k + 2) % count]);
         if (Tasks::kInlineTasks && inlineEntry != MK_NO_INLINE)
           loaderStart(state.inlineEntry, context.entries[inlineEntry]);
       }
+      if constexpr (Tasks::kHeadProjections)
+        if (entry.task.kind == MK_TASK_ATTENTION_CHUNK)
+          prefetchHeadProjectionTile<kThreads>(context, state.entries[slot == 2 ? 0 : slot + 1]);
       context.taskId = entry.id;
       Tasks::run(context, entry.task, entry.operation, AwaitInputs<kThreads>{state, context, entry});
       const unsigned triggerFlags = releaseFlags(entry);
@@ -341,7 +350,9 @@ __device__ void consumeQueue(InterpreterState &state, TaskContext &context,
         // The next task's first weights into L2, while this one's closing
         // barrier, its release and the next one's wait go by.
         if (Tasks::kPrefetchBytes > 0 && threadIdx.x % kWarpSize == 0)
-          prefetchTaskWeights(context, next.task, next.operation, Tasks::kPrefetchBytes);
+          prefetchTaskWeights(context, state.entries[slot == 2 ? 0 : slot + 1].task,
+                              state.entries[slot == 2 ? 0 : slot + 1].operation,
+                              Tasks::kPrefetchBytes);
       }
       consumerSync<kThreads>();
       if (!Tasks::kInlineTasks || inlineEntry == MK_NO_INLINE) {
@@ -355,7 +366,7 @@ __device__ void consumeQueue(InterpreterState &state, TaskContext &context,
         if (state.runsInline)
           runInline<Tasks, kThreads>(state, context);
       }
-      slot ^= 1;
+      slot = slot == 2 ? 0 : slot + 1;
     }
 
     context.taskId = 0xffffffffu; // a timeout here is no task's
@@ -376,18 +387,20 @@ __device__ __forceinline__ unsigned char *weightRingIn(float4 *dynamicShared) {
 }
 
 // What every thread does first, every role together: the ring's barriers
-// and, after a CTA barrier, the queue's first entry in shared memory.
+// and, after a CTA barrier, the queue's first two entries in shared memory
+// (`count` of them from `first`; the first again where there is one).
 template <class Tasks, int kThreads>
 __device__ __forceinline__ void startRoles(InterpreterState &state, const TaskContext &context,
-                                           const MkQueueEntry *first) {
+                                           const MkQueueEntry *first, unsigned count) {
   using Role = Roles<Tasks, kThreads>;
   if (Role::controller()) {
     state.ringClosed = 0;
     if constexpr (Role::kProducer)
       typename Role::Ring{context.ring}.init();
   }
-  if (Role::loader() && first != nullptr) {
-    loaderStart(state.entries[0], *first);
+  if (Role::loader() && count > 0) {
+    loaderStart(state.entries[0], first[0]);
+    loaderStart(state.entries[1], first[1 % count]);
     loaderFinish();
   }
   __syncthreads();
@@ -434,7 +447,7 @@ __device__ void runMegakernel(const MkKernelArgs &args) {
 
   const MkQueue queue = context.queues[blockIdx.x];
   const MkQueueEntry *entries = context.entries + queue.first;
-  startRoles<Tasks, kThreads>(state, context, queue.count > 0 ? entries : nullptr);
+  startRoles<Tasks, kThreads>(state, context, entries, queue.count);
   if constexpr (Role::kProducer) {
     if (Role::producer()) {
       produceWeights<kThreads>(
@@ -478,7 +491,7 @@ __device__ void runOneTask(const MkKernelArgs &args, unsigned id, long long posi
     if (threadIdx.x == 0)
       findRankPeers(context.control, context.counters, context.activations);
   }
-  startRoles<Tasks, kThreads>(state, context, &context.entries[place]);
+  startRoles<Tasks, kThreads>(state, context, &context.entries[place], 1);
   if constexpr (Role::kProducer) {
     if (Role::producer()) {
       produceWeights<kThreads>(

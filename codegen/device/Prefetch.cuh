@@ -4,11 +4,14 @@
 // first kPrefetchBytes of them into L2 (cp.async.bulk.prefetch: no
 // registers, no shared memory, no completion to wait for), so that HBM
 // keeps streaming through the closing barrier, the release and the next
-// task's wait.
+// task's wait (`--prefetch-bytes`, off by default). And a HeadProjection
+// tile's weights a task ahead, while the SM's attention chunk runs
+// (prefetchHeadProjectionTile).
 #ifndef MKC_CODEGEN_DEVICE_PREFETCH_CUH
 #define MKC_CODEGEN_DEVICE_PREFETCH_CUH
 
 #include "codegen/device/Common.cuh"
+#include "core/protocol/AttentionLayout.h"
 
 namespace mk::gpu {
 
@@ -69,6 +72,45 @@ __device__ inline void prefetchTaskWeights(const TaskContext &context, const MkT
                         budget / 2);
   } else {
     prefetchStackedRows(context, op, task.begin, task.end, budget);
+  }
+}
+
+// At most this many bytes of a tile are asked for ahead: the 1B shape's
+// tiles of 64 KiB, asked for as the chunks start, made the chunks 1.1 us
+// longer and their tiles no shorter (bench/NOTES.md).
+constexpr unsigned kMostTileBytesAhead = 32 * 1024;
+
+// By every thread of the CTA as an attention chunk starts, when its SM's
+// next task `entry` is a HeadProjection tile of at most
+// kMostTileBytesAhead: the tile's rows (its head's columns of them) into
+// L2, a row a thread. The chunk streams few bytes, and a tile waits on its
+// head's chunks, which end about when its own SM's does, so that the
+// tile's first weights, asked for only as it starts, come from HBM while
+// nothing else is left to do. A prefetch is an instruction that holds no
+// register and waits for nothing (the copy engine's bulk prefetches, one a
+// row, held the SM's loads: bench/NOTES.md); a row of more than two lines
+// (heads past 128 dimensions) is asked for in part. Rows past the CTA's
+// threads are left out.
+template <int kThreads>
+__device__ inline void prefetchHeadProjectionTile(const TaskContext &context,
+                                                  const MkQueueEntry &entry) {
+  if (entry.task.kind != MK_TASK_HEAD_PROJECTION)
+    return;
+  const unsigned head = headTileHead<unsigned>(entry.task.begin);
+  const unsigned first = headTileRow<unsigned>(entry.task.begin);
+  const unsigned rows = headTileRow<unsigned>(entry.task.end) - first;
+  const unsigned long long rowBytes = entry.operation.inputLength * sizeof(unsigned short);
+  const unsigned headBytes = static_cast<unsigned>(entry.operation.headDim) * sizeof(unsigned short);
+  if (rows * headBytes > kMostTileBytesAhead)
+    return;
+  const char *tile = reinterpret_cast<const char *>(context.weights + entry.operation.weights[0]) +
+                     first * rowBytes + head * headBytes;
+  // The lines of a row's first and last bytes.
+  const unsigned r = threadIdx.x % kThreads;
+  if (r < rows) {
+    const char *start = tile + r * rowBytes;
+    asm volatile("prefetch.global.L2 [%0];" ::"l"(start) : "memory");
+    asm volatile("prefetch.global.L2 [%0];" ::"l"(start + headBytes - 1) : "memory");
   }
 }
 
