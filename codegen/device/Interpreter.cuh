@@ -31,8 +31,8 @@
 //     for each task of this CTA's queue (its entry and the next one's
 //     already in shared memory):
 //       loader starts copying the entry after the next
-//       an attention chunk whose next task is a HeadProjection tile: every
-//         thread asks L2 for a line of the tile's weights (Prefetch.cuh)
+//       an attention chunk whose next task is a small HeadProjection tile:
+//         every thread asks L2 for a row of the tile's weights (Prefetch.cuh)
 //       consumers run the task: loads of constants | awaitInputs() | the rest
 //       loader finishes the copy; barrier
 //       controller triggers the task's event

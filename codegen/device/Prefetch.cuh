@@ -88,9 +88,9 @@ constexpr unsigned kMostTileBytesAhead = 32 * 1024;
 // tile's first weights, asked for only as it starts, come from HBM while
 // nothing else is left to do. A prefetch is an instruction that holds no
 // register and waits for nothing (the copy engine's bulk prefetches, one a
-// row, held the SM's loads: bench/NOTES.md); a row of more than two lines
-// (heads past 128 dimensions) is asked for in part. Rows past the CTA's
-// threads are left out.
+// row, held the SM's loads: bench/NOTES.md); a row that crosses more than
+// two lines (heads of more than 128 dimensions, or of 128 not starting on
+// a line) is asked for in part. Rows past the CTA's threads are left out.
 template <int kThreads>
 __device__ inline void prefetchHeadProjectionTile(const TaskContext &context,
                                                   const MkQueueEntry &entry) {
