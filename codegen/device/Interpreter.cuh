@@ -308,6 +308,13 @@ __device__ __forceinline__ void runInline(InterpreterState &state, TaskContext &
 // The loop.
 // ---------------------------------------------------------------------------
 
+// Where in state.entries the entry after the one in `slot` is, and the one
+// after that.
+__device__ __forceinline__ unsigned nextEntrySlot(unsigned slot) { return slot == 2 ? 0 : slot + 1; }
+__device__ __forceinline__ unsigned entrySlotAfterNext(unsigned slot) {
+  return slot == 0 ? 2 : slot - 1;
+}
+
 // The consumers' part of the launch: every task of the CTA's queue, every
 // step, until the last step, an EOS, an error or a timeout.
 template <class Tasks, int kThreads>
@@ -328,13 +335,13 @@ __device__ void consumeQueue(InterpreterState &state, TaskContext &context,
       const unsigned triggerEvent = entry.task.trigger, inlineEntry = entry.inlineEntry;
       // The queue wraps into the next step's first tasks.
       if (Role::loader()) {
-        loaderStart(state.entries[slot == 0 ? 2 : slot - 1], entries[(k + 2) % count]);
+        loaderStart(state.entries[entrySlotAfterNext(slot)], entries[(k + 2) % count]);
         if (Tasks::kInlineTasks && inlineEntry != MK_NO_INLINE)
           loaderStart(state.inlineEntry, context.entries[inlineEntry]);
       }
       if constexpr (Tasks::kHeadProjections)
         if (entry.task.kind == MK_TASK_ATTENTION_CHUNK)
-          prefetchHeadProjectionTile<kThreads>(context, state.entries[slot == 2 ? 0 : slot + 1]);
+          prefetchHeadProjectionTile<kThreads>(context, state.entries[nextEntrySlot(slot)]);
       context.taskId = entry.id;
       Tasks::run(context, entry.task, entry.operation, AwaitInputs<kThreads>{state, context, entry});
       const unsigned triggerFlags = releaseFlags(entry);
@@ -350,8 +357,8 @@ __device__ void consumeQueue(InterpreterState &state, TaskContext &context,
         // The next task's first weights into L2, while this one's closing
         // barrier, its release and the next one's wait go by.
         if (Tasks::kPrefetchBytes > 0 && threadIdx.x % kWarpSize == 0)
-          prefetchTaskWeights(context, state.entries[slot == 2 ? 0 : slot + 1].task,
-                              state.entries[slot == 2 ? 0 : slot + 1].operation,
+          prefetchTaskWeights(context, state.entries[nextEntrySlot(slot)].task,
+                              state.entries[nextEntrySlot(slot)].operation,
                               Tasks::kPrefetchBytes);
       }
       consumerSync<kThreads>();
@@ -366,7 +373,7 @@ __device__ void consumeQueue(InterpreterState &state, TaskContext &context,
         if (state.runsInline)
           runInline<Tasks, kThreads>(state, context);
       }
-      slot = slot == 2 ? 0 : slot + 1;
+      slot = nextEntrySlot(slot);
     }
 
     context.taskId = 0xffffffffu; // a timeout here is no task's
