@@ -280,6 +280,14 @@ __device__ bool attentionChunkRow(const TaskContext &context, const MkTaskRecord
   constexpr int kValueBatches = (kValuesPerLane + kValueBatch - 1) / kValueBatch;
   static_assert(kThreads % kWarpSize == 0, "whole warps");
   static_assert(kTeams == 1 || !kStaged, "the staging ring is the whole CTA's");
+  // A batch's team copies its whole chunk of keys and values into its
+  // shared memory before the wait where every team's fits
+  // (core/protocol/SharedMemory.h), and its rounds read them there.
+  constexpr bool kTeamStaged =
+      attentionTeamsStage(kHeadDim, kGroup, kChunk, kCacheBytes, kTeams, kWarps * kTeams);
+  constexpr int kStagedKeyRow = static_cast<int>(attentionKeyRow(kHeadDim, kCacheBytes));
+  constexpr int kStagedValueRow =
+      static_cast<int>(attentionTeamValueRow(kHeadDim, kCacheBytes, kWarps));
   const unsigned tid = team.thread();
   static_assert(kValueLanes <= kWarpSize, "at most 32 dimensions of o per warp");
 
@@ -297,6 +305,9 @@ __device__ bool attentionChunkRow(const TaskContext &context, const MkTaskRecord
   float *maxima = scores + kGroup * kChunk;         // [kGroup]
   float *sums = maxima + kGroup;                    // [kGroup]
   float *staging = team.shared + attentionStagingOffset(kHeadDim, kGroup, kChunk);
+  Cache *stagedKeys = reinterpret_cast<Cache *>(
+      team.shared + attentionChunkTeamFloats(kHeadDim, kGroup, kChunk, kCacheBytes));
+  Cache *stagedValues = stagedKeys + kChunk * kStagedKeyRow; // [kChunk][kStagedValueRow]
   static_assert(Layout::kGroupLength + 2 * kHeadDim + kGroup * kChunk + 2 * kGroup <=
                         static_cast<int>(attentionStagingOffset(kHeadDim, kGroup, kChunk)) &&
                     attentionStagingOffset(kHeadDim, kGroup, kChunk) +
@@ -365,9 +376,22 @@ __device__ bool attentionChunkRow(const TaskContext &context, const MkTaskRecord
   // both read newKey and newValue instead.
   const int newSlot = holdsPosition ? static_cast<int>(position - first) : -1;
   auto fromCache = [&](int t) { return t < count && t != newSlot; };
+  // Position t's key and value row: in the team's shared memory, or in the cache.
+  auto keyRow = [&](int t) -> const Cache * {
+    if constexpr (kTeamStaged)
+      return stagedKeys + t * kStagedKeyRow;
+    else
+      return keys + layout.cacheEntry(first + t, group);
+  };
+  auto valueRow = [&](int t) -> const Cache * {
+    if constexpr (kTeamStaged)
+      return stagedValues + t * kStagedValueRow;
+    else
+      return values + layout.cacheEntry(first + t, group);
+  };
   auto loadKey = [&](int pass, float (&slice)[kKeySlices]) {
     int t = keyPosition(pass);
-    const Cache *cached = keys + layout.cacheEntry(first + t, group);
+    const Cache *cached = keyRow(t);
 #pragma unroll
     for (int s = 0; s < kKeySlices; ++s) {
       int d = keyLane + s * kKeyLanes;
@@ -382,7 +406,7 @@ __device__ bool attentionChunkRow(const TaskContext &context, const MkTaskRecord
       value[k] = t < count && valueDim < kHeadDim
                      ? (t == newSlot
                             ? newValue[valueDim]
-                            : Element::read(values[layout.cacheEntry(first + t, group) + valueDim]))
+                            : Element::read(valueRow(t)[valueDim]))
                      : 0.0f;
     }
   };
@@ -421,9 +445,36 @@ __device__ bool attentionChunkRow(const TaskContext &context, const MkTaskRecord
 #endif
     }
   };
+  // A team's whole chunk into its shared memory: every row of keys and
+  // values but this step's own, 16 bytes a copy (the caches' rows are whole
+  // 16-byte units where a bf16 head is, and f32 heads of whole 4s), else 4.
+  auto stageTeamRows = [&] {
+    constexpr int kRowBytes = kHeadDim * kCacheBytes;
+    constexpr int kCopyBytes = kRowBytes % 16 == 0 ? 16 : 4;
+    constexpr int kCopies = kRowBytes / kCopyBytes;
+    for (int item = tid; item < 2 * count * kCopies; item += kThreads) {
+      const bool isValue = item >= count * kCopies;
+      const int t = (isValue ? item - count * kCopies : item) / kCopies, c = item % kCopies;
+      if (t == newSlot)
+        continue;
+      const char *from = reinterpret_cast<const char *>((isValue ? values : keys) +
+                                                        layout.cacheEntry(first + t, group)) +
+                         c * kCopyBytes;
+      char *into = reinterpret_cast<char *>(isValue ? stagedValues + t * kStagedValueRow
+                                                    : stagedKeys + t * kStagedKeyRow) +
+                   c * kCopyBytes;
+      if constexpr (kCopyBytes == 16)
+        copyAsync16(into, from, true);
+      else
+        copyAsync4(into, from);
+    }
+    copyCommit();
+  };
   float key[kStaged ? 1 : kKeySlices], value[kStaged ? 1 : kValueBatch];
   if constexpr (kStaged) {
     ring.start();
+  } else if constexpr (kTeamStaged) {
+    stageTeamRows();
   } else {
     int t = keyPosition(0);
     const Cache *cached = keys + layout.cacheEntry(first + t, group);
@@ -450,6 +501,8 @@ __device__ bool attentionChunkRow(const TaskContext &context, const MkTaskRecord
     queries[i] = qkv[layout.query(group) + i];
   if (newEntries)
     loadNewEntries();
+  if constexpr (kTeamStaged)
+    copyWait(); // the barrier below makes every thread's copies the team's
   team.sync();
 
   // Compute: q's head norms and rotary, and this step's k.
@@ -573,6 +626,11 @@ __device__ bool attentionChunkRow(const TaskContext &context, const MkTaskRecord
       }
     }
   } else {
+    // A staged team's first round, from its shared memory.
+    if constexpr (kTeamStaged) {
+      loadKey(0, key);
+      loadValues(0, value);
+    }
     // The first round's entry for this step's position, now rotated.
     int t = keyPosition(0);
     if (t == newSlot) {
@@ -797,12 +855,12 @@ __device__ void attentionChunkTask(const TaskContext &context, const MkTaskRecor
                 "whole warps a team, a power of two of threads, a named barrier each (2 to 9)");
   // What SharedMemory.h reserves is the teams of 16 consumer warps; with
   // fewer (the weight ring's 15) the teams are fewer, within it.
-  static_assert(kTeams * attentionChunkTeamFloats(kHeadDim, kGroup, kChunk, kCacheBytes) <=
+  constexpr unsigned long long kTeamFloats = attentionChunkTeamStride(
+      kHeadDim, kGroup, kChunk, kCacheBytes, kTeams, kThreads / kWarpSize);
+  static_assert(kTeams * kTeamFloats <=
                     attentionChunkSharedFloats(kHeadDim, kGroup, kChunk, kRotaryDim, kCacheBytes,
                                                kStepRows),
                 "the teams' words fit what core/protocol/SharedMemory.h reserves");
-  constexpr unsigned long long kTeamFloats =
-      attentionChunkTeamFloats(kHeadDim, kGroup, kChunk, kCacheBytes);
   const AttentionLayout layout = Layout::of(op);
   // (Cache offsets count f32 elements of the KV arena, whatever the cache
   // keeps: runtime/format/ScheduleBlobBuilder.h.)

@@ -224,11 +224,52 @@ MK_HOST_DEVICE constexpr mk_i64 attentionChunkTeams(mk_i64 headDim, mk_i64 group
     teams *= 2;
   return teams;
 }
+// A team of `teams` (more than one) copies its row's whole chunk of keys
+// and values into its shared memory by cp.async before the task waits, all
+// of it in flight at once, where every team's fits: a team has a fraction
+// of the CTA's warps, and its keys and values through registers took
+// several rounds of loads after the wait (the 1B shape's batch of 4: chunk
+// tasks of 10.6 us against one row's 2.7). Rows padded as a team reads
+// them: keys 8 lanes a row (attentionKeyRow), values attentionValueLanes
+// lanes a row at the team's warps. At most 160 KiB for every team's words.
+MK_HOST_DEVICE constexpr mk_i64 attentionTeamValueRow(mk_i64 headDim, mk_i64 cacheBytes,
+                                                      mk_i64 teamWarps) {
+  return attentionPaddedRow(headDim, attentionValueLanes(headDim, teamWarps), cacheBytes);
+}
+MK_HOST_DEVICE constexpr mk_u64 attentionTeamStagedFloats(mk_i64 headDim, mk_i64 chunk,
+                                                          mk_i64 cacheBytes, mk_i64 teamWarps) {
+  return static_cast<mk_u64>((chunk * (attentionKeyRow(headDim, cacheBytes) +
+                                       attentionTeamValueRow(headDim, cacheBytes, teamWarps)) *
+                                  cacheBytes / 4 +
+                              3) /
+                             4 * 4);
+}
+MK_HOST_DEVICE constexpr bool attentionTeamsStage(mk_i64 headDim, mk_i64 group, mk_i64 chunk,
+                                                  mk_i64 cacheBytes, mk_i64 teams,
+                                                  mk_i64 warps = 16) {
+  constexpr mk_u64 kMostBytes = 160 * 1024;
+  return teams > 1 &&
+         static_cast<mk_u64>(teams) *
+                 (attentionChunkTeamFloats(headDim, group, chunk, cacheBytes) +
+                  attentionTeamStagedFloats(headDim, chunk, cacheBytes, warps / teams)) * 4 <=
+             kMostBytes;
+}
+// A team's words: one row's (above), then its staged keys and values where
+// the teams stage them.
+MK_HOST_DEVICE constexpr mk_u64 attentionChunkTeamStride(mk_i64 headDim, mk_i64 group,
+                                                         mk_i64 chunk, mk_i64 cacheBytes,
+                                                         mk_i64 teams, mk_i64 warps = 16) {
+  return attentionChunkTeamFloats(headDim, group, chunk, cacheBytes) +
+         (attentionTeamsStage(headDim, group, chunk, cacheBytes, teams, warps)
+              ? attentionTeamStagedFloats(headDim, chunk, cacheBytes, warps / teams)
+              : 0);
+}
 MK_HOST_DEVICE constexpr mk_u64 attentionChunkSharedFloats(mk_i64 headDim, mk_i64 group,
                                                            mk_i64 chunk, mk_i64 /*rotaryDim*/,
                                                            mk_i64 cacheBytes, mk_i64 rows = 1) {
-  return static_cast<mk_u64>(attentionChunkTeams(headDim, group, chunk, cacheBytes, rows)) *
-         attentionChunkTeamFloats(headDim, group, chunk, cacheBytes);
+  const mk_i64 teams = attentionChunkTeams(headDim, group, chunk, cacheBytes, rows);
+  return static_cast<mk_u64>(teams) *
+         attentionChunkTeamStride(headDim, group, chunk, cacheBytes, teams);
 }
 
 // The merge reads the partials straight from global memory.

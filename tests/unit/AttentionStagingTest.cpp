@@ -143,8 +143,28 @@ TEST(AttentionStagingTest, TeamsSplitTheWarpsOverTheRows) {
             mk_u64 team = attentionChunkTeamFloats(headDim, group, chunk, cacheBytes);
             EXPECT_EQ(team % 4, 0u);
             EXPECT_GE(team, attentionStagingOffset(headDim, group, chunk));
+            // Staged teams: each team's words, then its keys and values
+            // (rows of whole 16-byte copies), every team's within 160 KiB.
+            const bool staged = attentionTeamsStage(headDim, group, chunk, cacheBytes, teams);
+            if (teams == 1)
+              EXPECT_FALSE(staged);
+            mk_u64 stride = attentionChunkTeamStride(headDim, group, chunk, cacheBytes, teams);
+            EXPECT_EQ(stride % 4, 0u);
+            if (staged) {
+              const mk_i64 keyRow = attentionKeyRow(headDim, cacheBytes),
+                           valueRow = attentionTeamValueRow(headDim, cacheBytes, 16 / teams);
+              EXPECT_GE(keyRow, headDim);
+              EXPECT_GE(valueRow, headDim);
+              EXPECT_EQ(keyRow * cacheBytes % 16, 0);
+              EXPECT_EQ(valueRow * cacheBytes % 16, 0);
+              EXPECT_GE((stride - team) * 4,
+                        static_cast<mk_u64>(chunk * (keyRow + valueRow) * cacheBytes));
+              EXPECT_LE(static_cast<mk_u64>(teams) * stride * 4, 160u * 1024);
+            } else {
+              EXPECT_EQ(stride, team);
+            }
             EXPECT_EQ(attentionChunkSharedFloats(headDim, group, chunk, 0, cacheBytes, rows),
-                      static_cast<mk_u64>(teams) * team);
+                      static_cast<mk_u64>(teams) * stride);
           }
   // The 1B shape's batch builds for 544 positions (chunks of 48): a team a
   // row up to 8 rows, 2 warps each at 8.
@@ -152,6 +172,12 @@ TEST(AttentionStagingTest, TeamsSplitTheWarpsOverTheRows) {
   EXPECT_EQ(attentionChunkTeams(64, 4, 48, 2, 8), 8);
   EXPECT_EQ(attentionChunkTeams(64, 4, 48, 2, 20), 8);
   EXPECT_EQ(attentionChunkTeams(64, 4, 48, 2, 1), 1);
+  // Their teams stage their chunks, at 4 and 8 rows of bf16 caches and at
+  // 4 of f32 (8 teams of f32 rows would pass 160 KiB).
+  EXPECT_TRUE(attentionTeamsStage(64, 4, 48, 2, 4));
+  EXPECT_TRUE(attentionTeamsStage(64, 4, 48, 2, 8));
+  EXPECT_TRUE(attentionTeamsStage(64, 4, 48, 4, 4));
+  EXPECT_FALSE(attentionTeamsStage(64, 4, 48, 4, 8));
 }
 
 TEST(AttentionStagingTest, MeasuredShapes) {
