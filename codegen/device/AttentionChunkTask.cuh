@@ -451,6 +451,7 @@ __device__ bool attentionChunkRow(const TaskContext &context, const MkTaskRecord
   auto stageTeamRows = [&] {
     constexpr int kRowBytes = kHeadDim * kCacheBytes;
     constexpr int kCopyBytes = kRowBytes % 16 == 0 ? 16 : 4;
+    static_assert(kCopyBytes == 16 || kCacheBytes == 4, "a bf16 head is whole 16-byte units");
     constexpr int kCopies = kRowBytes / kCopyBytes;
     for (int item = tid; item < 2 * count * kCopies; item += kThreads) {
       const bool isValue = item >= count * kCopies;
