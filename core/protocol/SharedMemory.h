@@ -228,10 +228,11 @@ MK_HOST_DEVICE constexpr mk_i64 attentionChunkTeams(mk_i64 headDim, mk_i64 group
 // and values into its shared memory by cp.async before the task waits, all
 // of it in flight at once, where every team's fits: a team has a fraction
 // of the CTA's warps, and its keys and values through registers took
-// several rounds of loads after the wait (the 1B shape's batch of 4: chunk
-// tasks of 10.6 us against one row's 2.7). Rows padded as a team reads
-// them: keys 8 lanes a row (attentionKeyRow), values attentionValueLanes
-// lanes a row at the team's warps. At most 160 KiB for every team's words.
+// several rounds of loads after the wait (the 1B shape's batch of 4 on an
+// H100: chunk tasks of 10.3 us, staged 6.2; bench/NOTES.md). Rows padded as
+// a team reads them: keys 8 lanes a row (attentionKeyRow), values
+// attentionValueLanes lanes a row at the team's warps. At most 160 KiB for
+// every team's words.
 MK_HOST_DEVICE constexpr mk_i64 attentionTeamValueRow(mk_i64 headDim, mk_i64 cacheBytes,
                                                       mk_i64 teamWarps) {
   return attentionPaddedRow(headDim, attentionValueLanes(headDim, teamWarps), cacheBytes);
