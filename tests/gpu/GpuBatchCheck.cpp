@@ -315,6 +315,11 @@ int checkBatch(const std::string &path, int64_t maxContext, int64_t rows,
         return 1;
       ++cases;
       launchesSame += sampled.generated == sampledAgain.generated;
+      if (sampled.logits.size() != static_cast<size_t>(sampled.steps * rows * vocab)) {
+        report(false, "a sampled batch kept " + std::to_string(sampled.logits.size()) +
+                          " logits, not steps x rows x vocab");
+        continue;
+      }
       for (int64_t r = 0; r < rows; ++r)
         for (size_t i = 0; i < sampled.generated[r].size(); ++i) {
           const int64_t step = static_cast<int64_t>(starts[r].size() - 1 + i);
