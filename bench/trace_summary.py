@@ -24,6 +24,11 @@ waited on (the run that completed its events) to its own start, which is
 what one dependency costs: the producer's barrier and release, the count
 reaching the waiter, its poll and barrier. And the spread of the
 operation's task ends (first to last), its tail.
+
+Last, each operation's tail beside the spread of the times its tasks' SMs
+came free (their previous runs' ends) and of its runs, and how closely an
+SM's end follows when it came free: whether the tail is the operations
+before it or the operation's own.
 """
 import argparse
 import collections
@@ -110,6 +115,7 @@ def main():
 
     phases(graph, runs, steps, operations)
     hops(graph, runs, waits, operations)
+    spreads(graph, runs, operations)
 
 
 def phases(graph, runs, steps, operations):
@@ -203,6 +209,59 @@ def hops(graph, runs, waits, operations):
     if every:
         print(f"\nhops over all operations: {len(every)}, median {statistics.median(every):.2f} us, "
               f"p10 {percentile(every, 0.1):.2f}, p90 {percentile(every, 0.9):.2f}")
+
+
+def correlation(xs, ys):
+    """Pearson's r, or None where either side does not vary."""
+    mx, my = statistics.fmean(xs), statistics.fmean(ys)
+    sx = sum((x - mx) ** 2 for x in xs) ** 0.5
+    sy = sum((y - my) ** 2 for y in ys) ** 0.5
+    if sx == 0 or sy == 0:
+        return None
+    return sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / (sx * sy)
+
+
+def spreads(graph, runs, operations):
+    """Per operation: its tail (the spread of its tasks' ends) against the
+    spread of the times their SMs came free (each SM's previous run's end,
+    or the step's first start for an SM's first run) and the spread of the
+    runs themselves, and how closely an SM's end follows when it came free
+    (medians over the steps). A tail that the free times explain comes from
+    the operations before; one the runs explain, from the operation's own
+    tasks."""
+    tasks = {t["id"]: t for t in graph["tasks"]}
+    by_step_sm = collections.defaultdict(list)
+    for e in runs:
+        by_step_sm[(e["args"]["step"], e["tid"])].append(e)
+    step_start = collections.defaultdict(lambda: float("inf"))
+    for e in runs:
+        step_start[e["args"]["step"]] = min(step_start[e["args"]["step"]], e["ts"])
+    # (step, op) -> [(free, end, run)] of its tasks' runs
+    items = collections.defaultdict(list)
+    for (step, _), sm_runs in by_step_sm.items():
+        sm_runs.sort(key=lambda e: e["ts"])
+        free = step_start[step]
+        for e in sm_runs:
+            items[(step, tasks[e["args"]["task"]]["op"])].append((free, e["ts"] + e["dur"], e["dur"]))
+            free = e["ts"] + e["dur"]
+    tail, free_spread, run_spread, follow = (collections.defaultdict(list) for _ in range(4))
+    for (_, op), values in items.items():
+        frees, ends, durations = zip(*values)
+        tail[op].append(max(ends) - min(ends))
+        free_spread[op].append(max(frees) - min(frees))
+        run_spread[op].append(max(durations) - min(durations))
+        r = correlation(frees, ends) if len(values) > 2 else None
+        if r is not None:
+            follow[op].append(r)
+
+    print(f"\n{'operation':34} {'kind':10} {'tail us':>8} {'free us':>8} {'runs us':>8} "
+          f"{'r(free, end)':>13}")
+    for op in sorted(tail):
+        name = operations[op]["name"] if op < len(operations) else str(op)
+        r = f"{statistics.median(follow[op]):13.2f}" if follow[op] else f"{'-':>13}"
+        print(f"{name[:34]:34} {operations[op]['kind'][:10]:10} "
+              f"{statistics.median(tail[op]):8.2f} {statistics.median(free_spread[op]):8.2f} "
+              f"{statistics.median(run_spread[op]):8.2f} {r}")
 
 
 if __name__ == "__main__":
