@@ -221,20 +221,19 @@ def correlation(xs, ys):
     return sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / (sx * sy)
 
 
-def spreads(graph, runs, operations):
-    """Per operation: its tail (the spread of its tasks' ends) against the
-    spread of the times their SMs came free (each SM's previous run's end,
-    or the step's first start for an SM's first run) and the spread of the
-    runs themselves, and how closely an SM's end follows when it came free
-    (medians over the steps). A tail that the free times explain comes from
-    the operations before; one the runs explain, from the operation's own
-    tasks."""
+def tail_split(graph, runs):
+    """Per operation, medians over the steps of: its tail (the spread of its
+    tasks' ends), the spread of the times their SMs came free (each SM's
+    previous run's end, or the step's first start for an SM's first run),
+    the spread of the runs themselves, and Pearson's r between an SM's free
+    time and its end (None where no step has three runs that vary). A tail
+    that the free times explain comes from the operations before; one the
+    runs explain, from the operation's own tasks."""
     tasks = {t["id"]: t for t in graph["tasks"]}
     by_step_sm = collections.defaultdict(list)
-    for e in runs:
-        by_step_sm[(e["args"]["step"], e["tid"])].append(e)
     step_start = collections.defaultdict(lambda: float("inf"))
     for e in runs:
+        by_step_sm[(e["args"]["step"], e["tid"])].append(e)
         step_start[e["args"]["step"]] = min(step_start[e["args"]["step"]], e["ts"])
     # (step, op) -> [(free, end, run)] of its tasks' runs
     items = collections.defaultdict(list)
@@ -253,16 +252,20 @@ def spreads(graph, runs, operations):
         r = correlation(frees, ends) if len(values) > 2 else None
         if r is not None:
             follow[op].append(r)
+    return {op: (statistics.median(tail[op]), statistics.median(free_spread[op]),
+                 statistics.median(run_spread[op]),
+                 statistics.median(follow[op]) if follow[op] else None) for op in tail}
 
+
+def spreads(graph, runs, operations):
+    """Prints tail_split's table, an operation a line."""
     print(f"\n{'operation':34} {'kind':10} {'tail us':>8} {'free us':>8} {'runs us':>8} "
           f"{'r(free, end)':>13}")
-    for op in sorted(tail):
+    for op, (tail, free, run, r) in sorted(tail_split(graph, runs).items()):
         name = operations[op]["name"] if op < len(operations) else str(op)
-        r = f"{statistics.median(follow[op]):13.2f}" if follow[op] else f"{'-':>13}"
-        print(f"{name[:34]:34} {operations[op]['kind'][:10]:10} "
-              f"{statistics.median(tail[op]):8.2f} {statistics.median(free_spread[op]):8.2f} "
-              f"{statistics.median(run_spread[op]):8.2f} {r}")
-
+        follows = f"{r:13.2f}" if r is not None else f"{'-':>13}"
+        print(f"{name[:34]:34} {operations[op]['kind'][:10]:10} {tail:8.2f} {free:8.2f} "
+              f"{run:8.2f} {follows}")
 
 if __name__ == "__main__":
     main()
