@@ -213,12 +213,10 @@ def hops(graph, runs, waits, operations):
 
 def correlation(xs, ys):
     """Pearson's r, or None where either side does not vary."""
-    mx, my = statistics.fmean(xs), statistics.fmean(ys)
-    sx = sum((x - mx) ** 2 for x in xs) ** 0.5
-    sy = sum((y - my) ** 2 for y in ys) ** 0.5
-    if sx == 0 or sy == 0:
+    try:
+        return statistics.correlation(xs, ys)
+    except statistics.StatisticsError:
         return None
-    return sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / (sx * sy)
 
 
 def tail_split(graph, runs):
