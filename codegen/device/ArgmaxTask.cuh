@@ -231,9 +231,9 @@ __device__ __forceinline__ void endRowsStep(const TaskContext &context, bool run
 
 // A step of several rows (a batch): each active row's token, greedy from
 // its lm_head picks or its logits, or sampled from its logits with the
-// row's own position as the generator's counter (the host refuses a
-// repetition penalty: the control block's context tokens are one
-// sequence's), into its token slot and the step's outputs;
+// row's own position as the generator's counter, after the repetition
+// penalty of the row's own context tokens (MkRowPlan.contextTokens, which
+// the row's picks extend), into its token slot and the step's outputs;
 // a row that picks an EOS from its eosFromStep on idles from the next step
 // (MkRowPlan.activeUntil), and once no row runs the next step the launch
 // stops after this one. Idle rows pick nothing (-1 among the outputs) and
@@ -253,7 +253,8 @@ __device__ void argmaxRowsTask(const TaskContext &context, const MkTaskRecord &,
   long long *outputs = reinterpret_cast<long long *>(control->outputTokens) +
                        static_cast<unsigned long long>(context.step) * kStepRows;
   const bool greedy = mk_sampling_is_greedy(&control->sampling);
-  if (op.partials != MK_NO_OFFSET && greedy && !control->logits) {
+  const bool penalty = mk_sampling_has_penalty(&control->sampling);
+  if (op.partials != MK_NO_OFFSET && greedy && !penalty && !control->logits) {
     // Greedy from the picks: a warp a row, all rows at once (a row's picks
     // are a pair a tile, too few for a block's barriers to pay).
     // Bit 0: some row runs the next step; bit 1: some row's logits were
@@ -306,6 +307,11 @@ __device__ void argmaxRowsTask(const TaskContext &context, const MkTaskRecord &,
       continue;
     }
     const float *logits = context.activations + op.input + static_cast<unsigned long long>(r) * kVocab;
+    long long *rowTokens = reinterpret_cast<long long *>(plan.contextTokens);
+    if (penalty) // a tag per step and row: the rows share the marks
+      logits = penalizeTokens<kVocab, kThreads>(
+          context, logits, rowTokens, row.position,
+          control->penaltyTag + static_cast<unsigned long long>(context.step) * kStepRows + r + 1);
     const Candidate best =
         scanLogits<kVocab, kThreads>(context, logits, firstNonFinite, warpBests,
                                      static_cast<unsigned long long>(context.step) * kStepRows + r);
@@ -323,8 +329,13 @@ __device__ void argmaxRowsTask(const TaskContext &context, const MkTaskRecord &,
       if (sampled != 0xffffffffu)
         chosen = sampled;
     }
-    if (threadIdx.x == 0)
+    if (threadIdx.x == 0) {
+      // The row's next position holds its pick once the row feeds it (the
+      // host's buffer has a slot past the context's last position).
+      if (rowTokens && context.step + 1 >= plan.forcedSteps)
+        rowTokens[row.position + 1] = chosen;
       runsOn |= storeRowToken(context, plan, slots, outputs, r, chosen);
+    }
   }
   if (threadIdx.x == 0)
     endRowsStep(context, runsOn, cancelled);

@@ -38,30 +38,45 @@ __device__ __forceinline__ SamplingShared samplingShared(float *shared) {
 
 // Step 1: the logits to pick from. Without a penalty, the task's input;
 // with one, a copy (the control block's penaltyLogits: the input stays as
-// lm_head wrote it) in which every distinct token of positions [0,
-// position] is penalized once: the mark (this launch's tag for this step)
-// says which thread does it. Every thread calls it in uniform control flow.
+// lm_head wrote it) in which every distinct token of `tokens`' positions
+// [0, position] is penalized once: the mark `tag` says which thread does
+// it, so every sequence and step needs a tag of its own. Every thread
+// calls it in uniform control flow. A batch penalizes its rows one after
+// another through the same copy and marks (argmaxRowsTask), each row's
+// tokens its own.
 template <int kVocab, int kThreads>
-__device__ const float *penalizeRepetitions(const TaskContext &context, const float *logits) {
+__device__ const float *penalizeTokens(const TaskContext &context, const float *logits,
+                                       const long long *tokens, long long position,
+                                       unsigned long long tag) {
   const MkControlBlock *control = context.control;
-  if (!mk_sampling_has_penalty(&control->sampling) || !control->contextTokens ||
-      !control->penaltyMarks || !control->penaltyLogits)
+  if (!mk_sampling_has_penalty(&control->sampling) || !tokens || !control->penaltyMarks ||
+      !control->penaltyLogits)
     return logits;
   float *penalized = reinterpret_cast<float *>(control->penaltyLogits);
+  consumerSync<kThreads>(); // whoever read the copy before (a batch's previous row) is done
   for (unsigned i = threadIdx.x; i < kVocab; i += kThreads)
     penalized[i] = logits[i];
   consumerSync<kThreads>();
-  const long long *tokens = reinterpret_cast<const long long *>(control->contextTokens);
   unsigned long long *marks = reinterpret_cast<unsigned long long *>(control->penaltyMarks);
-  unsigned long long tag = control->penaltyTag + static_cast<unsigned long long>(context.step) + 1;
   float penalty = control->sampling.repetitionPenalty;
-  for (long long j = threadIdx.x; j <= context.position; j += kThreads) {
+  for (long long j = threadIdx.x; j <= position; j += kThreads) {
     long long token = tokens[j];
     if (token >= 0 && token < kVocab && atomicExch(&marks[token], tag) != tag)
       penalized[token] = mk_sampling_penalize(logits[token], penalty);
   }
   consumerSync<kThreads>();
   return penalized;
+}
+
+// The same for a step of one row: the control block's context tokens, the
+// step's position, the launch's tag for the step.
+template <int kVocab, int kThreads>
+__device__ const float *penalizeRepetitions(const TaskContext &context, const float *logits) {
+  const MkControlBlock *control = context.control;
+  return penalizeTokens<kVocab, kThreads>(
+      context, logits, reinterpret_cast<const long long *>(control->contextTokens),
+      context.position,
+      control->penaltyTag + static_cast<unsigned long long>(context.step) + 1);
 }
 
 // Each lane's sum of its chunk's weights (min-p applied when asked), by

@@ -282,8 +282,8 @@ class Model:
     def generate_batch(self, prompts, max_new_tokens=64, **sampling):
         """Several independent generations in one launch, a row of each step
         per prompt (a file compiled with `mkc compile --batch=B`; the GPU
-        runs the batch's kernel, without a repetition penalty): each
-        prompt's result is what generate() gives it alone,
+        runs the batch's kernel): each prompt's result is what generate()
+        gives it alone,
         text for a str (its EOS left out), ids for a list of ints (through
         the first EOS). A new context each call; the Session's is kept."""
         if not prompts:

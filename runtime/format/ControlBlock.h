@@ -88,7 +88,10 @@ typedef struct MkRowPlan {
    * when the row picks an EOS at `step`, and sets the control block's stop
    * once no row runs the next step. */
   mk_i64 activeUntil;
-  mk_i64 reserved;
+  /* i64 by position, [0, the context's positions]: the row's tokens as far
+   * as known (-1 where not), which the argmax extends with the row's picks;
+   * read by the repetition penalty. 0: none. */
+  mk_u64 contextTokens;
 } MkRowPlan;
 
 typedef struct MkControlBlock {

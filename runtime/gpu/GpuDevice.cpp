@@ -92,6 +92,12 @@ public:
   int multiprocessors() const override { return facts.smCount; }
 
   GpuStatus load(const Artifact &artifact, int64_t maxContext, std::string &error) override;
+  void shareWeightsOf(const GpuDevice &owner) override {
+    weightsOwner = dynamic_cast<const CudaGpuDevice *>(&owner);
+  }
+  uint64_t weightsAddress() const override {
+    return borrowedWeights ? borrowedWeights : weights.get();
+  }
   GpuStatus loadRank(const Artifact &artifact, const GpuRankLink &link, int64_t maxContext,
                      std::string &error) override {
     rank = link;
@@ -148,7 +154,8 @@ private:
   bool uploadWeights(const Artifact &artifact, std::string &error);
   GpuStatus checkKernel(const MkBlobHeader &header, std::string &error);
   GpuStatus checkVariants(const TaskGraph &graph, std::string &error);
-  GpuStatus checkMemory(const Artifact &artifact, std::string &error);
+  GpuStatus checkMemory(const Artifact &artifact, bool ownWeights, std::string &error);
+  bool sharesOwnersWeights(const Artifact &artifact) const;
   bool readTimes(const GpuRunRequest &request, const MkControlBlock &block, GpuRunResult &result,
                  std::string &error);
   GpuStatus prepareTrace(int64_t steps, std::string &error);
@@ -201,6 +208,12 @@ private:
   int64_t tableRows = 0;
   std::vector<int64_t> eosTokens;
   DeviceMemory blob, weights, activations, kv, counters, control, eos;
+  // Shared weights (shareWeightsOf): the owner, and its weights' address
+  // once a load took them instead of `weights`; `weightsSource`, the host
+  // bytes the device's weights were loaded from, says which they are.
+  const CudaGpuDevice *weightsOwner = nullptr;
+  CUdeviceptr borrowedWeights = 0;
+  const void *weightsSource = nullptr;
   DeviceMemory tokens, outputTokens, logits, timestamps, trace;
   DeviceMemory rowPlans; // MkRowPlan[rows], a kernel of several rows a step
   DeviceMemory contextTokens, penaltyMarks, penaltyLogits; // the repetition penalty's
@@ -301,13 +314,14 @@ GpuStatus CudaGpuDevice::checkKernel(const MkBlobHeader &header, std::string &er
 // launch's buffers: checked before the first allocation, so a model too big
 // for this GPU is refused with its numbers (and --device auto runs it on the
 // CPU) rather than failing after gigabytes of copies.
-GpuStatus CudaGpuDevice::checkMemory(const Artifact &artifact, std::string &error) {
+GpuStatus CudaGpuDevice::checkMemory(const Artifact &artifact, bool ownWeights,
+                                     std::string &error) {
   size_t freeBytes = 0, totalBytes = 0;
   if (!check(cuda.cuMemGetInfo(&freeBytes, &totalBytes), "asking for the free device memory",
              error))
     return GpuStatus::Failed;
   std::vector<MemoryNeed> needs = {
-      {"the weights", artifact.weightData.size_bytes()},
+      {"the weights", ownWeights ? artifact.weightData.size_bytes() : 0},
       {"the KV arena for " + std::to_string(header.maxContext) + " positions",
        header.kvElements * sizeof(float)},
       {"the activations", header.activationElements * sizeof(float)},
@@ -320,6 +334,16 @@ GpuStatus CudaGpuDevice::checkMemory(const Artifact &artifact, std::string &erro
   if (needs[1].bytes > needs[0].bytes)
     error += " (the KV arena follows the compiled context: compile with a smaller --max-context)";
   return GpuStatus::Unsupported;
+}
+
+// Whether the owner (shareWeightsOf) holds this artifact's weights: loaded
+// from the same host bytes, of the same size, in this context. A view of
+// the same file (rowStepArtifact) has the same weight bytes.
+bool CudaGpuDevice::sharesOwnersWeights(const Artifact &artifact) const {
+  return weightsOwner && weightsOwner != this && weightsOwner->context == context &&
+         weightsOwner->weights.get() != 0 && weightsOwner->weightsSource != nullptr &&
+         weightsOwner->weightsSource == artifact.weightData.data() &&
+         weightsOwner->weights.bytes() == artifact.weightData.size_bytes();
 }
 
 // The kernel holds every variant the graph needs, under the numbers the
@@ -372,6 +396,8 @@ GpuStatus CudaGpuDevice::load(const Artifact &artifact, int64_t maxContext, std:
   if (!check(cuda.cuCtxSetCurrent(context), "making the context current", error))
     return GpuStatus::Failed;
   releaseModel();
+  borrowedWeights = 0;
+  weightsSource = nullptr;
   if (artifact.cubin.empty()) {
     error = "the artifact has no kernel: it was compiled without NVRTC";
     return GpuStatus::Unsupported;
@@ -431,12 +457,19 @@ GpuStatus CudaGpuDevice::load(const Artifact &artifact, int64_t maxContext, std:
   // the positions a run may reach. Every arena starts zeroed: a run from a
   // start position (GpuRunRequest::firstPosition) attends to the slots
   // below it, which must be finite and the same in every session.
-  if (GpuStatus fits = checkMemory(artifact, error); fits != GpuStatus::Ok)
+  const bool shared = !rank && sharesOwnersWeights(artifact);
+  if (GpuStatus fits = checkMemory(artifact, !shared, error); fits != GpuStatus::Ok)
     return fits;
   if (!upload(blob, artifact.scheduleBlob.data(), artifact.scheduleBlob.size(), "the schedule blob",
-              error) ||
-      !uploadWeights(artifact, error))
+              error))
     return GpuStatus::Failed;
+  if (shared) {
+    weights = DeviceMemory();
+    borrowedWeights = weightsOwner->weights.get();
+  } else if (!uploadWeights(artifact, error)) {
+    return GpuStatus::Failed;
+  }
+  weightsSource = artifact.weightData.data();
   // A rank's activations and counters are in its NCCL window, which the
   // group allocated and cleared.
   size_t ownActivations = rank ? 0 : header.activationElements * sizeof(float);
@@ -477,7 +510,7 @@ GpuStatus CudaGpuDevice::load(const Artifact &artifact, int64_t maxContext, std:
       artifact.scheduleBlob.size())
     std::memcpy(records.data(), artifact.scheduleBlob.data() + header.operationsOffset,
                 records.size() * sizeof(MkOperationRecord));
-  PrefillModel model{module, weights.get(), blob.get() + header.paramsOffset, kv.get(),
+  PrefillModel model{module, weightsAddress(), blob.get() + header.paramsOffset, kv.get(),
                      static_cast<uint64_t>(tableRows)};
   whyNoPrompts.clear();
   if (rank)
@@ -779,7 +812,7 @@ GpuStatus CudaGpuDevice::runTask(uint32_t task, int64_t position, int64_t token,
       !check(cuda.cuMemcpyHtoD(kv.get(), kvValues.data(), kvValues.size() * sizeof(float)),
              "copying the KV arena", error))
     return GpuStatus::Failed;
-  MkKernelArgs args{blob.get(), activationsAddress(), kv.get(), weights.get(), countersAddress(),
+  MkKernelArgs args{blob.get(), activationsAddress(), kv.get(), weightsAddress(), countersAddress(),
                     control.get()};
   long long at = position;
   void *parameters[] = {&args, &task, &at};
@@ -812,11 +845,6 @@ GpuStatus CudaGpuDevice::runBatch(const GpuBatchRequest &request, GpuBatchResult
   }
   if (!check(cuda.cuCtxSetCurrent(context), "making the context current", error))
     return GpuStatus::Failed;
-  if (mk_sampling_has_penalty(&request.sampling)) {
-    error = "a batch picks its tokens without a repetition penalty on the GPU (the penalty "
-            "needs each sequence's context tokens): such batches run on the CPU executor";
-    return GpuStatus::Refused;
-  }
   const int64_t sequences = static_cast<int64_t>(request.prompts.size());
   if (sequences < 1 || sequences > rows) {
     error = std::to_string(sequences) + " sequences for a batch of " + std::to_string(rows);
@@ -879,6 +907,27 @@ GpuStatus CudaGpuDevice::runBatch(const GpuBatchRequest &request, GpuBatchResult
     return GpuStatus::Failed;
   for (int64_t r = 0; r < sequences; ++r)
     plans[r].tokens += tokens.get();
+  // With a repetition penalty, each sequence's tokens by position (a slot
+  // past the context's last, for the pick at it): what the request knows
+  // below its first position, then its prompt; the kernel writes its picks.
+  const bool penalty = !request.teacherForced && mk_sampling_has_penalty(&request.sampling);
+  if (penalty) {
+    const size_t stride = static_cast<size_t>(contextLimit) + 1;
+    std::vector<int64_t> byPosition(stride * sequences, -1);
+    for (int64_t r = 0; r < sequences; ++r) {
+      int64_t *row = byPosition.data() + r * stride;
+      const std::vector<int64_t> known =
+          r < static_cast<int64_t>(request.contextTokens.size()) ? request.contextTokens[r]
+                                                                 : std::vector<int64_t>{};
+      std::copy_n(known.begin(), std::min<size_t>(known.size(), firstPosition(r)), row);
+      std::copy(request.prompts[r].begin(), request.prompts[r].end(), row + firstPosition(r));
+    }
+    if (!upload(contextTokens, byPosition.data(), byPosition.size() * sizeof(int64_t),
+                "the sequences' tokens", error))
+      return GpuStatus::Failed;
+    for (int64_t r = 0; r < sequences; ++r)
+      plans[r].contextTokens = contextTokens.get() + r * stride * sizeof(int64_t);
+  }
   if (!upload(rowPlans, plans.data(), plans.size() * sizeof(MkRowPlan), "the row plans", error))
     return GpuStatus::Failed;
   error = outputTokens.allocate(cuda, steps * rows * sizeof(int64_t), "the output tokens");
@@ -910,6 +959,11 @@ GpuStatus CudaGpuDevice::runBatch(const GpuBatchRequest &request, GpuBatchResult
   block.waitTimeoutNs = kWaitTimeoutNs;
   block.rowPlans = rowPlans.get();
   block.sampling = request.teacherForced ? mk_sampling_greedy() : request.sampling;
+  if (penalty) {
+    block.penaltyMarks = penaltyMarks.get();
+    block.penaltyLogits = penaltyLogits.get();
+    block.penaltyTag = ++launches << 32; // a step's rows' tags: + step * rows + row + 1
+  }
   block.trace = request.keepTrace ? trace.get() : 0;
   if (!startLaunch(block, error) ||
       !finishLaunch("running the megakernel", error))
@@ -1035,7 +1089,7 @@ bool CudaGpuDevice::startLaunch(const MkControlBlock &block, std::string &error)
       return false;
     }
   }
-  MkKernelArgs args{blob.get(), activationsAddress(), kv.get(), weights.get(), countersAddress(),
+  MkKernelArgs args{blob.get(), activationsAddress(), kv.get(), weightsAddress(), countersAddress(),
                     control.get()};
   void *parameters[] = {&args};
   return check(cuda.cuEventRecord(startEvent, launchStream), "recording an event", error) &&

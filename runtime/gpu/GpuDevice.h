@@ -82,7 +82,12 @@ struct GpuBatchRequest {
   // sequence): a sequence whose prompt ran layer by layer into its caches
   // starts at its last prompt token.
   std::vector<int64_t> firstPositions;
-  MkSamplingSettings sampling = mk_sampling_greedy(); // refused with a penalty
+  // With a repetition penalty: each sequence's tokens by position below its
+  // first position, where known (-1 where not; as GpuRunRequest's), e.g.
+  // a prompt laid into its caches. The penalty counts them, the prompt and
+  // the sequence's picks.
+  std::vector<std::vector<int64_t>> contextTokens;
+  MkSamplingSettings sampling = mk_sampling_greedy();
 };
 
 struct GpuBatchResult {
@@ -183,6 +188,14 @@ public:
   // blob, allocates arenas: Ok, Unsupported, Refused or Failed, with `error`
   // saying why when not Ok.
   virtual GpuStatus load(const Artifact &artifact, int64_t maxContext, std::string &error) = 0;
+  // Lets the next load use `owner`'s weights where they are the same (the
+  // same file's weights section, in the same context: a batch kernel of the
+  // file beside its decode kernel) instead of uploading a copy of its own.
+  // `owner` must stay loaded as long as this device runs.
+  virtual void shareWeightsOf(const GpuDevice &owner) = 0;
+  // Where the loaded model's weights are on the device (0 before a load):
+  // the same address for two devices that share them.
+  virtual uint64_t weightsAddress() const = 0;
   // The same for one rank of a tensor-parallel group (rankArtifact in
   // runtime/format/RankKernel.h), its counters and activations where `link`
   // says; prompts then run one token a step.

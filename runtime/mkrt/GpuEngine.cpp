@@ -128,21 +128,16 @@ public:
   }
 
   // On the smallest batch kernel of at least that many sequences, loaded on
-  // its first use beside the decode kernel (its own arenas and, so far, its
-  // own copy of the weights), greedy or sampled, without a repetition
-  // penalty (the kernel's context tokens are one sequence's). A prompt of
-  // kLayeredPrompt tokens or more runs layer by layer first, as a session's
-  // does (the decode model's prompt kernels, writing the batch's caches of
-  // its sequence: the session's own cache is not touched), all but its last
-  // token; the batch kernel starts that sequence at its last token, the
-  // others as before.
+  // its first use beside the decode kernel (its own arenas, the decode
+  // kernel's weights), greedy or sampled, the repetition penalty counting
+  // each sequence's own tokens. A prompt of kLayeredPrompt tokens or more
+  // runs layer by layer first, as a session's does (the decode model's
+  // prompt kernels, writing the batch's caches of its sequence: the
+  // session's own cache is not touched), all but its last token; the batch
+  // kernel starts that sequence at its last token, the others as before.
   BatchGeneration generateBatch(const std::vector<std::vector<int64_t>> &prompts,
                                 int64_t newTokens, int64_t firstPosition, bool trace,
                                 const TokenPicking &picking) override {
-    if (mk_sampling_has_penalty(&picking.sampling))
-      throw EngineError(MKRT_ERROR_UNSUPPORTED,
-                        "the GPU's batches pick without a repetition penalty so far: batches "
-                        "with one run on the CPU executor (a session on device cpu)");
     GpuBatchEngine &batch = batchFor(static_cast<int64_t>(prompts.size()));
     GpuBatchRequest request;
     request.prompts = prompts;
@@ -215,6 +210,12 @@ private:
         request.firstPositions.assign(request.prompts.size(), request.firstPosition);
       request.firstPositions[s] = request.firstPosition + static_cast<int64_t>(prompt.size()) - 1;
       request.prompts[s] = {prompt.back()};
+      // The laid tokens, for the repetition penalty.
+      if (request.contextTokens.empty())
+        request.contextTokens.resize(request.prompts.size());
+      request.contextTokens[s].assign(request.firstPosition, -1);
+      request.contextTokens[s].insert(request.contextTokens[s].end(), prompt.begin(),
+                                      prompt.end() - 1);
     }
     return milliseconds;
   }
@@ -246,6 +247,9 @@ private:
     loaded.device = GpuDevice::open(error);
     if (!loaded.device)
       throw EngineError(MKRT_ERROR_DEVICE_FAILURE, "opening the GPU for a batch: " + error);
+    // The same file's weights: one copy on the GPU, the decode kernel's
+    // (which `device`, declared before `batches`, outlives).
+    loaded.device->shareWeightsOf(*device);
     GpuStatus status = loaded.device->load(*loaded.artifact, maxContext, error);
     if (status != GpuStatus::Ok)
       throw EngineError(status == GpuStatus::Failed ? MKRT_ERROR_DEVICE_FAILURE

@@ -15,8 +15,7 @@
 //   mkrun MODEL.mk --prompt-tokens 1,2,3 --prompt-tokens 9,8 -n 16
 //   mkrun MODEL.mk --batch-file prompts.txt -n 16 --device cpu
 //       a batch: each prompt a sequence of its own, all in one launch (a .mk
-//       compiled with --batch; the GPU runs its batch kernel, greedy or
-//       sampled, without a repetition penalty),
+//       compiled with --batch; the GPU runs its batch kernel),
 //       each sequence's tokens on a line of its own; --start-position,
 //       --step-times and --trace as for one sequence (the trace of the
 //       batch step's tasks)
@@ -60,8 +59,7 @@ constexpr const char *kHelp =
     "options:\n"
     "  --prompt-tokens T0,...  the prompt, comma-separated token ids; given again, a\n"
     "                          batch: each a sequence of its own in one launch (a\n"
-    "                          .mk compiled with `mkc compile --batch=B`; on the GPU\n"
-    "                          without a repetition penalty)\n"
+    "                          .mk compiled with `mkc compile --batch=B`)\n"
     "  --batch-file FILE       the prompts of a batch, one a line as --prompt-tokens\n"
     "                          takes them (blank lines and lines from '#' skipped)\n"
     "  -n N                    the most new tokens to generate (fewer at an EOS token)\n"

@@ -6,7 +6,9 @@
 //
 // The model is compiled with a batch of B (default 4), as `mkc compile
 // --batch=B --emit=mk` would (the decode kernel, the batch's kernel in
-// ROWKERNELS), and each check prints one line:
+// ROWKERNELS), the batch's kernel loaded on the decode kernel's weights as
+// the runtime loads it (GpuDevice::shareWeightsOf), and each check prints
+// one line:
 //   - teacher forcing B prompts of different lengths at once: each row's
 //     logits at each of its positions within kTolerance of the CPU
 //     executor's for that sequence alone (relative to the largest logit),
@@ -19,9 +21,10 @@
 //     what the decode kernel, teacher-forced on that sequence, picks where
 //     its top-2 gap is clear;
 //   - sampled generation (temperature, top-k with top-p, top-p with
-//     min-p; two seeds): two launches draw the same, and each row draws
-//     what the CPU sampler draws from that row's own logits; a repetition
-//     penalty is refused by name;
+//     min-p, a repetition penalty sampled and greedy; two seeds): two
+//     launches draw the same, and each row draws what the CPU sampler
+//     draws from that row's own logits, penalized by that row's own
+//     tokens;
 //   - fewer sequences than rows: the idle rows change nothing;
 //   - an EOS token ends its own sequence only: the other rows go on with
 //     the same tokens;
@@ -86,17 +89,33 @@ std::unique_ptr<BuiltArtifact> compileBatch(const Model &model, std::vector<int6
   return built;
 }
 
-// The batch step's device, loaded; nullptr (printed) when it fails.
+// The batch step's device, loaded on the weights of `weightsOf` where they
+// are the same (GpuDevice::shareWeightsOf), as the runtime loads it;
+// nullptr (printed) when it fails.
 std::unique_ptr<GpuDevice> loadBatchDevice(const Artifact &artifact,
-                                           std::unique_ptr<Artifact> &view) {
+                                           std::unique_ptr<Artifact> &view,
+                                           const GpuDevice &weightsOf) {
   std::string error;
   view = rowStepArtifact(artifact, 0, error);
   std::unique_ptr<GpuDevice> device = view ? GpuDevice::open(error) : nullptr;
+  if (device)
+    device->shareWeightsOf(weightsOf);
   if (!device || device->load(*view, 0, error) != GpuStatus::Ok) {
     std::printf("FAIL: loading the batch kernel: %s\n", error.c_str());
     return nullptr;
   }
   return device;
+}
+
+// The largest difference of `got` from `expected`, relative to expected's
+// largest |logit|.
+double relativeError(std::span<const float> got, const std::vector<float> &expected) {
+  double worst = 0, largest = 0;
+  for (size_t i = 0; i < expected.size(); ++i) {
+    largest = std::max(largest, std::fabs(double(expected[i])));
+    worst = std::max(worst, std::fabs(double(got[i]) - double(expected[i])));
+  }
+  return worst / std::max(largest, 1e-30);
 }
 
 bool runBatch(GpuDevice &device, const GpuBatchRequest &request, GpuBatchResult &result) {
@@ -198,9 +217,13 @@ int checkBatch(const std::string &path, int64_t maxContext, int64_t rows,
   if (int loaded = loadOnDevice(*device, artifact); loaded != 0)
     return loaded;
   std::unique_ptr<Artifact> view;
-  std::unique_ptr<GpuDevice> batchDevice = loadBatchDevice(artifact, view);
+  std::unique_ptr<GpuDevice> batchDevice = loadBatchDevice(artifact, view, *device);
   if (!batchDevice)
     return 1;
+  // Every check below runs the batch kernel on the decode model's weights.
+  report(batchDevice->weightsAddress() != 0 &&
+             batchDevice->weightsAddress() == device->weightsAddress(),
+         "the batch kernel runs on the decode kernel's copy of the weights");
 
   // Teacher forcing: prompts of different lengths, the longest 24.
   std::vector<std::vector<int64_t>> prompts;
@@ -293,20 +316,27 @@ int checkBatch(const std::string &path, int64_t maxContext, int64_t rows,
              std::to_string(agree) + "/" + std::to_string(clear) + ")");
 
   // Sampled generation: two launches draw the same, and each row's draws
-  // are the CPU sampler's (core/kernels/Sampling.h) on that row's own
+  // are the CPU sampler's (core/kernels/Sampling.h) on that row's own kept
   // logits at each of its steps (its position the generator's counter).
   // Not the decode kernel's draws for the sequence alone: the tensor-core
   // gemvs of 4 rows or more sum in another order, their logits within the
   // teacher-forced check's tolerance of the decode kernel's but not the
   // same bits, and a draw near a boundary of the cumulative weights may
-  // go either way.
+  // go either way. With a repetition penalty the kept logits are the
+  // penalized ones (as one row's are): each must be the row's raw logits,
+  // teacher-forced on the tokens it was fed, penalized by the row's own
+  // tokens so far (its prompt and its draws; the rows' prompts differ, so
+  // a penalty counting another row's tokens, or none, would not match).
   int sampledSame = 0, sampledDraws = 0, launchesSame = 0, cases = 0;
-  std::string firstDifference;
+  int penalizedSame = 0, penalizedSteps = 0, penaltyCases = 0;
+  std::string firstDifference, firstPenaltyDifference;
   for (uint64_t seed : {3ull, 99ull})
     for (const MkSamplingSettings &settings :
          {mk_sampling_settings(1.0f, 0, 1.0f, 0.0f, 1.0f, seed),
           mk_sampling_settings(0.8f, 40, 0.9f, 0.0f, 1.0f, seed),
-          mk_sampling_settings(1.0f, 0, 0.9f, 0.05f, 1.0f, seed)}) {
+          mk_sampling_settings(1.0f, 0, 0.9f, 0.05f, 1.0f, seed),
+          mk_sampling_settings(0.9f, 50, 0.95f, 0.02f, 1.3f, seed),
+          mk_sampling_settings(0.0f, 0, 1.0f, 0.0f, 1.8f, seed)}) {
       GpuBatchRequest request{starts, newTokens};
       request.sampling = settings;
       request.keepLogits = true;
@@ -320,6 +350,17 @@ int checkBatch(const std::string &path, int64_t maxContext, int64_t rows,
                           " logits, not steps x rows x vocab");
         continue;
       }
+      const bool penalty = mk_sampling_has_penalty(&settings);
+      std::vector<std::vector<int64_t>> fed(rows); // by position: the prompt, then the draws
+      for (int64_t r = 0; r < rows; ++r) {
+        fed[r] = starts[r];
+        fed[r].insert(fed[r].end(), sampled.generated[r].begin(), sampled.generated[r].end() - 1);
+      }
+      penaltyCases += penalty;
+      GpuBatchResult raw;
+      if (penalty &&
+          !runBatch(*batchDevice, {.prompts = fed, .teacherForced = true, .keepLogits = true}, raw))
+        return 1;
       for (int64_t r = 0; r < rows; ++r)
         for (size_t i = 0; i < sampled.generated[r].size(); ++i) {
           const int64_t step = static_cast<int64_t>(starts[r].size() - 1 + i);
@@ -327,6 +368,21 @@ int checkBatch(const std::string &path, int64_t maxContext, int64_t rows,
             break;
           std::span<const float> logits(sampled.logits.data() + (step * rows + r) * vocab,
                                         static_cast<size_t>(vocab));
+          if (penalty) {
+            std::vector<float> expected(raw.logits.data() + (step * rows + r) * vocab,
+                                        raw.logits.data() + (step * rows + r + 1) * vocab);
+            kernels::applyRepetitionPenalty(
+                expected, std::span<const int64_t>(fed[r].data(), static_cast<size_t>(step) + 1),
+                settings.repetitionPenalty);
+            const double error = relativeError(logits, expected);
+            ++penalizedSteps;
+            if (error <= 1e-6)
+              ++penalizedSame;
+            else if (firstPenaltyDifference.empty())
+              firstPenaltyDifference = "; first difference: row " + std::to_string(r) +
+                                       ", step " + std::to_string(step) + ", " +
+                                       std::to_string(error) + " of the largest logit";
+          }
           const int64_t expected = kernels::sampleToken(logits, settings, step);
           ++sampledDraws;
           if (expected == sampled.generated[r][i])
@@ -345,15 +401,10 @@ int checkBatch(const std::string &path, int64_t maxContext, int64_t rows,
          "sampled rows draw what the CPU sampler draws from their own logits (" +
              std::to_string(sampledSame) + "/" + std::to_string(sampledDraws) + ")" +
              firstDifference);
-  {
-    GpuBatchRequest penalized{starts, newTokens};
-    penalized.sampling = mk_sampling_settings(0.9f, 50, 0.95f, 0.02f, 1.3f, 1);
-    GpuBatchResult refused;
-    std::string error;
-    report(batchDevice->runBatch(penalized, refused, error) == GpuStatus::Refused &&
-               error.find("repetition penalty") != std::string::npos,
-           "a repetition penalty in a batch is refused by name: " + error);
-  }
+  report(penalizedSteps == rows * newTokens * penaltyCases && penalizedSame == penalizedSteps,
+         "with a repetition penalty each row's logits are its own penalized by its own tokens (" +
+             std::to_string(penalizedSame) + "/" + std::to_string(penalizedSteps) + ")" +
+             firstPenaltyDifference);
 
   // Fewer sequences than rows: the rest idle.
   std::vector<std::vector<int64_t>> fewer(starts.begin(), starts.end() - 1);
@@ -370,7 +421,13 @@ int checkBatch(const std::string &path, int64_t maxContext, int64_t rows,
   int64_t eos = generated.generated[0][3];
   std::unique_ptr<BuiltArtifact> withEos = compileBatch(*model, {eos});
   std::unique_ptr<Artifact> eosView;
-  std::unique_ptr<GpuDevice> eosDevice = withEos ? loadBatchDevice(withEos->artifact, eosView) : nullptr;
+  std::unique_ptr<GpuDevice> eosDevice =
+      withEos ? loadBatchDevice(withEos->artifact, eosView, *device) : nullptr;
+  // Another file's weights (the same values, other bytes) are not shared.
+  if (eosDevice)
+    report(eosDevice->weightsAddress() != 0 &&
+               eosDevice->weightsAddress() != device->weightsAddress(),
+           "a batch of another file's weights loads its own copy");
   GpuBatchResult stopped;
   if (!eosDevice || !runBatch(*eosDevice, {starts, newTokens}, stopped))
     return 1;

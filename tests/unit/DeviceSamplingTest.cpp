@@ -147,6 +147,41 @@ void compareOnVocabulary() {
   EXPECT_EQ(compared, 3 * 3 * 3 * 9);
 }
 
+// A batch step penalizes its rows one after another through one copy and
+// one set of marks, each row with its own tokens and tag (argmaxRowsTask):
+// every row's penalized logits are the CPU's for that row's tokens alone,
+// though the rows share tokens, and a step's tags again penalize afresh.
+TEST(DeviceSampling, PenalizesEachRowOfABatchByItsOwnTokens) {
+  constexpr int kVocab = 64;
+  const MkSamplingSettings s = mk_sampling_settings(1.0f, 0, 1.0f, 0.0f, 1.5f, 1);
+  std::vector<unsigned long long> marks(kVocab, 0);
+  std::vector<float> penalized(kVocab);
+  MkControlBlock control{};
+  control.sampling = s;
+  control.penaltyMarks = reinterpret_cast<unsigned long long>(marks.data());
+  control.penaltyLogits = reinterpret_cast<unsigned long long>(penalized.data());
+  control.penaltyTag = 7ull << 32;
+  mk::gpu::TaskContext context{};
+  context.control = &control;
+  std::vector<float> logits(kVocab);
+  for (int i = 0; i < kVocab; ++i)
+    logits[i] = static_cast<float>((i * 37) % 23) - 11.0f;
+  // Rows 0 and 2 share tokens 5 and 9; row 1 has none of theirs.
+  const std::vector<std::vector<long long>> rows = {{5, 9, 9, 12}, {1, 2, 3, 3}, {9, 5, 40, 63}};
+  constexpr int kRows = 3;
+  for (long long step = 0; step < 2; ++step)
+    for (int r = 0; r < kRows; ++r) {
+      const long long position = 2 + step; // positions [0, position] count
+      const float *out = mk::gpu::penalizeTokens<kVocab, 1>(
+          context, logits.data(), rows[r].data(), position,
+          control.penaltyTag + static_cast<unsigned long long>(step) * kRows + r + 1);
+      std::vector<float> expected = logits;
+      std::vector<int64_t> seen(rows[r].begin(), rows[r].begin() + position + 1);
+      mk::kernels::applyRepetitionPenalty(expected, seen, s.repetitionPenalty);
+      ASSERT_EQ(std::vector<float>(out, out + kVocab), expected) << "step " << step << ", row " << r;
+    }
+}
+
 TEST(DeviceSampling, PicksTheCpuReferencesTokenOnATinyVocabulary) { compareOnVocabulary<37>(); }
 TEST(DeviceSampling, PicksTheCpuReferencesTokenOnAMiddleVocabulary) { compareOnVocabulary<1000>(); }
 TEST(DeviceSampling, PicksTheCpuReferencesTokenOnALargeVocabulary) { compareOnVocabulary<5003>(); }

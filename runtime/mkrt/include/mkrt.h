@@ -300,16 +300,15 @@ mkrt_status mkrt_continue_stream(mkrt_session *session, const int64_t *tokens, s
  * NULL; its steps and step_ms are the launch's steps (one for every
  * sequence at once), its tokens_per_second all the sequences' new tokens
  * over kernel_ms (the launch alone, and on a GPU the prompts run layer by
- * layer). A GPU session runs the file's batch
- * kernel (loading it, with its own copy of the weights, on its first use),
- * greedy or sampled (each sequence's draws counted by its own positions,
- * as alone), but without a repetition penalty: batches with one run on the
- * CPU executor. There a prompt of 32 tokens or more first runs layer by
- * layer as mkrt_generate's does (unless mkrt_session_set_prompt_by_step),
- * into its sequence's cache of the batch, and the launch starts that
- * sequence at the prompt's last token. For a file without such a batch (or,
- * on a GPU session, without its kernel) and for a repetition penalty on a
- * GPU session, MKRT_ERROR_UNSUPPORTED. The kept context is not
+ * layer). A GPU session runs the file's batch kernel (loading it on its
+ * first use, on the weights the session's kernel already holds), greedy or
+ * sampled (each sequence's draws counted by its own positions, as alone; a
+ * repetition penalty counting each sequence's own tokens). There a prompt
+ * of 32 tokens or more first runs layer by layer as mkrt_generate's does
+ * (unless mkrt_session_set_prompt_by_step), into its sequence's cache of
+ * the batch, and the launch starts that sequence at the prompt's last
+ * token. For a file without such a batch (or, on a GPU session, without
+ * its kernel), MKRT_ERROR_UNSUPPORTED. The kept context is not
  * touched. A session's trace (mkrt_session_set_trace) records the launch
  * too: the batch step's tasks, each of which covers every row. */
 mkrt_status mkrt_generate_batch(mkrt_session *session, const int64_t *const *prompts,
