@@ -154,8 +154,9 @@ class GenerationQueue:
 
     def _generate_batch(self, jobs):
         """Runs `jobs` in one batch launch, each answer posted whole; where the
-        session cannot run them so (a GPU session's batch kernel picks no
-        tokens with a repetition penalty), one after another. Their last events and log lines."""
+        session cannot run them so (UnsupportedError: on a GPU session, a file
+        without a batch kernel of that many sequences, say), one after
+        another. Their last events and log lines."""
         start = time.monotonic()
         try:
             texts = run_together([job.generation for job in jobs])
