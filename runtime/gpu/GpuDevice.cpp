@@ -916,10 +916,10 @@ GpuStatus CudaGpuDevice::runBatch(const GpuBatchRequest &request, GpuBatchResult
     std::vector<int64_t> byPosition(stride * sequences, -1);
     for (int64_t r = 0; r < sequences; ++r) {
       int64_t *row = byPosition.data() + r * stride;
-      const std::vector<int64_t> known =
-          r < static_cast<int64_t>(request.contextTokens.size()) ? request.contextTokens[r]
-                                                                 : std::vector<int64_t>{};
-      std::copy_n(known.begin(), std::min<size_t>(known.size(), firstPosition(r)), row);
+      if (r < static_cast<int64_t>(request.contextTokens.size())) {
+        const std::vector<int64_t> &known = request.contextTokens[r];
+        std::copy_n(known.begin(), std::min<size_t>(known.size(), firstPosition(r)), row);
+      }
       std::copy(request.prompts[r].begin(), request.prompts[r].end(), row + firstPosition(r));
     }
     if (!upload(contextTokens, byPosition.data(), byPosition.size() * sizeof(int64_t),
