@@ -2,11 +2,13 @@
 """Rewrites the performance table of the top-level README.md (between the
 markers <!-- decode-table:begin --> and <!-- decode-table:end -->) from a
 results folder of bench/harness.py (its decode.json), so that the README's
-numbers are always generated, never typed. A decode-bench.json of the
-older bench/decode_bench.py is read too (one shape at one position).
+numbers are always generated, never typed. Several folders (a run split
+over calls, each with its own folder) give one table, their rows in the
+order given. A decode-bench.json of the older bench/decode_bench.py is read
+too (one shape at one position).
 
-  python3 bench/readme_table.py bench/results/DATE-h200-decode [--readme README.md]
-  python3 bench/readme_table.py --check [RESULTS]
+  python3 bench/readme_table.py bench/results/DATE-h200-decode [MORE...] [--readme README.md]
+  python3 bench/readme_table.py --check [RESULTS...]
 
 --check: exit 1 when the README's table is not what RESULTS gives (by
 default the results the table names), without writing (a ctest runs it).
@@ -47,6 +49,19 @@ def rows_from(results):
     return [row], {"gpu": old.get("stream", {}).get("gpu", "GPU unknown"), "date": old.get("date", "")}
 
 
+def rows_of_all(folders):
+    """The rows of every folder in order, and their GPUs and dates together."""
+    rows, gpus, dates = [], [], []
+    for results in folders:
+        more, facts = rows_from(results)
+        rows += more
+        for gpu in facts["gpu"].split(", "):
+            if gpu not in gpus:
+                gpus.append(gpu)
+        dates += [d for d in facts["date"].split(", ") if d and d not in dates]
+    return rows, {"gpu": ", ".join(gpus), "date": ", ".join(sorted(dates))}
+
+
 def table(rows, facts, source):
     lines = [f"Decode at batch 1 on {facts['gpu']} ({facts['date']}), random weights in bf16: "
              f"ms/token over the {rows[0]['steps'] if rows else 32} steps from each position; the floor "
@@ -78,8 +93,8 @@ def rewrite(text, block):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("results", nargs="?",
-                    help="a results folder of bench/harness.py, or a decode-bench.json")
+    ap.add_argument("results", nargs="*",
+                    help="results folders of bench/harness.py, or a decode-bench.json")
     ap.add_argument("--readme", default=os.path.join(ROOT, "README.md"))
     ap.add_argument("--check", action="store_true", help="only compare; exit 1 when they differ")
     a = ap.parse_args()
@@ -91,9 +106,9 @@ def main():
         named = re.search(r"`python3 bench/readme_table.py ([^`]+)`", text)
         if not named:
             raise SystemExit("readme_table: the README's table names no results")
-        a.results = os.path.join(ROOT, named.group(1))
-    rows, facts = rows_from(a.results)
-    source = os.path.relpath(os.path.abspath(a.results), ROOT)
+        a.results = [os.path.join(ROOT, name) for name in named.group(1).split()]
+    rows, facts = rows_of_all(a.results)
+    source = " ".join(os.path.relpath(os.path.abspath(r), ROOT) for r in a.results)
     updated = rewrite(text, table(rows, facts, source))
     if a.check:
         same = updated == text

@@ -251,6 +251,30 @@ def readme_table(tmp, results):
     same = subprocess.run([sys.executable, tool, "--check", "--readme", readme, results], capture_output=True)
     if same.returncode != 0:
         fail("readme_table --check differs right after writing")
+    # A run split over two calls: a second folder's rows follow the first's,
+    # its GPU and date join theirs, and --check finds both folders named.
+    second = os.path.join(tmp, "second-call")
+    os.makedirs(second)
+    with open(os.path.join(second, "decode.json"), "w") as f:
+        json.dump({"invocations": [{"started": "2031-01-02T03:04:05",
+                                    "environment": {"gpus": [{"name": "Other GPU"}]}}],
+                   "rows": [{"shape": "qwen3-0.6b", "position": 1, "steps": 32, "floor_ms": 0.25,
+                             "mkc_ms": 0.5, "percent_of_floor": 50.0}]}, f)
+    subprocess.run([sys.executable, tool, results, second, "--readme", readme], check=True,
+                   capture_output=True)
+    with open(readme) as f:
+        text = f.read()
+    expect_in(text, "| llama-3.2-1b | 32768 | 0.739 | 2.000 | 37% | 5.000 (PyTorch, one CUDA graph) | 2.50x |",
+              "readme_table, two folders")
+    expect_in(text, "| qwen3-0.6b | 1 | 0.250 | 0.500 | 50% | — | — |", "readme_table, two folders")
+    if text.index("| llama-3.2-1b |") > text.index("| qwen3-0.6b |"):
+        fail("readme_table: the second folder's rows come before the first's")
+    expect_in(text, ", Other GPU (", "readme_table, both folders' GPUs")
+    expect_in(text, ", 2031-01-02)", "readme_table, both folders' dates")
+    named = subprocess.run([sys.executable, tool, "--check", "--readme", readme], capture_output=True,
+                           text=True, cwd=tmp)
+    if named.returncode != 0:
+        fail(f"readme_table --check of the folders the README names: {named.stdout}{named.stderr}")
 
 
 def main():
