@@ -17,6 +17,7 @@ import argparse
 import json
 import os
 import re
+import shlex
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -106,9 +107,11 @@ def main():
         named = re.search(r"`python3 bench/readme_table.py ([^`]+)`", text)
         if not named:
             raise SystemExit("readme_table: the README's table names no results")
-        a.results = [os.path.join(ROOT, name) for name in named.group(1).split()]
+        a.results = [os.path.join(ROOT, name) for name in shlex.split(named.group(1))]
     rows, facts = rows_of_all(a.results)
-    source = " ".join(os.path.relpath(os.path.abspath(r), ROOT) for r in a.results)
+    # Quoted as a shell would need them, so that a folder with a space in its
+    # name is found again by --check.
+    source = " ".join(shlex.quote(os.path.relpath(os.path.abspath(r), ROOT)) for r in a.results)
     updated = rewrite(text, table(rows, facts, source))
     if a.check:
         same = updated == text

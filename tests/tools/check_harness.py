@@ -252,8 +252,9 @@ def readme_table(tmp, results):
     if same.returncode != 0:
         fail("readme_table --check differs right after writing")
     # A run split over two calls: a second folder's rows follow the first's,
-    # its GPU and date join theirs, and --check finds both folders named.
-    second = os.path.join(tmp, "second-call")
+    # its GPU and date join theirs, and --check finds both folders named
+    # (the second's name has a space: the README's command quotes it).
+    second = os.path.join(tmp, "second call")
     os.makedirs(second)
     with open(os.path.join(second, "decode.json"), "w") as f:
         json.dump({"invocations": [{"started": "2031-01-02T03:04:05",
