@@ -224,6 +224,13 @@ llvm::Expected<bool> parseCompileOption(llvm::StringRef arg, CompileOptions &opt
     options.target.longestAttentionChunk = static_cast<uint64_t>(*parsed);
     return true;
   }
+  if (flag == "--least-gemv-tile-bytes") {
+    auto parsed = positive(flag, value);
+    if (!parsed)
+      return parsed.takeError();
+    options.target.leastGemvTileBytes = static_cast<uint64_t>(*parsed);
+    return true;
+  }
   if (flag == "--kv-cache") {
     if (value != "f32" && value != "bf16")
       return error(flag + " must be f32 or bf16, got '" + value + "'");

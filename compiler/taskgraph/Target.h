@@ -24,6 +24,11 @@ struct TargetDescription {
   // a build for 32800 cut into chunks of 2048 took two rounds from 32768 on
   // (2.10 ms against 1.50 at 32700), hence 4096 and sizes evened out.
   uint64_t longestAttentionChunk = 4096;
+  // The fewest weight bytes a Gemv tile streams (`--least-gemv-tile-bytes`):
+  // a Gemv of fewer bytes than numSms such tiles is cut into fewer tiles,
+  // so that its phase has fewer triggers to count and fewer tasks that copy
+  // its input. 0: every Gemv in numSms tiles.
+  uint64_t leastGemvTileBytes = 0;
   // How the KV caches keep their values (`--kv-cache`). BF16 halves the
   // bytes a long context reads every step; F32 keeps the step's k and v as
   // computed.

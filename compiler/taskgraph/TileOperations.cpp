@@ -146,7 +146,7 @@ private:
       break;
     case TaskKind::Gemv:
       if (!projectsByHead(op))
-        rows(tileRows(op.outputLength, gemvCuts(opIndex), target.numSms));
+        rows(tileRows(op.outputLength, gemvCuts(opIndex), gemvTiles(op)));
       break;
     case TaskKind::HeadProjection:
       // Each head's rows in tiles of sliceWidth (the head in the high bits:
@@ -220,6 +220,19 @@ private:
           waits.push_back(wait);
       }
     return waits;
+  }
+
+  // How many tiles a Gemv is cut into: one an SM, or fewer where its
+  // weights would give a tile less than target.leastGemvTileBytes.
+  uint64_t gemvTiles(const Operation &op) const {
+    if (target.leastGemvTileBytes == 0)
+      return target.numSms;
+    Task whole;
+    whole.begin = 0;
+    whole.end = op.outputLength;
+    const uint64_t bytes = describeKind(TaskKind::Gemv).weightElements(op, whole) *
+                           target.bytesPerWeight;
+    return std::clamp<uint64_t>(bytes / target.leastGemvTileBytes, 1, target.numSms);
   }
 
   // Where a tile may not cross: between two stacked weights, and, when the

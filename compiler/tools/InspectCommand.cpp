@@ -108,7 +108,8 @@ bool isArtifact(const std::string &path) {
 }
 
 constexpr const char *kCompileOnly =
-    "--max-context, --num-sms, --longest-attention-chunk, --kv-cache, --no-logit-picks, "
+    "--max-context, --num-sms, --longest-attention-chunk, --least-gemv-tile-bytes, --kv-cache, "
+    "--no-logit-picks, "
     "--inline-merge, --merge-in-o-proj, --o-proj-by-head, --fuse-mlp, --prefill-chunk and "
     "--batch apply when "
     "compiling; '";

@@ -121,7 +121,7 @@ bool joinFlagValues(int argc, char **argv, std::vector<std::string> &joined,
       "--max-context",   "--num-sms",       "--kv-cache",
       "--longest-attention-chunk", "--prefill-chunk", "--tensor-parallel",
       "--batch",         "--step",          "--tokenizer",
-      "--weight-l2",     "--chunk-attention"};
+      "--weight-l2",     "--chunk-attention", "--least-gemv-tile-bytes"};
   for (int i = 0; i < argc; ++i) {
     std::string arg = argv[i];
     if (kValueFlags.count(arg) || arg == "-o") {

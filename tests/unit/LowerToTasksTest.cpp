@@ -155,6 +155,35 @@ TEST_F(LowerToTasksTest, GemvTilesSpreadOverTheSms) {
   }
 }
 
+// With a least tile size, a Gemv of few bytes takes fewer tiles than the
+// SMs, each of at least that many bytes (where its segments allow), and a
+// large one still one an SM; the rows stay covered once.
+TEST_F(LowerToTasksTest, SmallGemvsTakeFewerTilesOfTheLeastSize) {
+  auto module = test::parseModule(context, test::fusedModuleText(test::llama1bShape()));
+  TargetDescription target;
+  target.numSms = 132;
+  target.leastGemvTileBytes = 1 << 20;
+  auto lowered = lowerToTasks(*module, target, 2048);
+  ASSERT_TRUE(bool(lowered)) << llvm::toString(lowered.takeError());
+  const TaskGraph &graph = *lowered;
+  for (const char *name : {"layer0.qkv", "layer0.gate_up", "layer0.down", "lm_head"}) {
+    auto tiles = tasksOf(graph, name);
+    uint64_t bytes = 0, rows = 0;
+    for (const Task *tile : tiles) {
+      bytes += tile->weightBytes;
+      rows += tile->end - tile->begin;
+    }
+    const uint64_t expected = std::clamp<uint64_t>(bytes / target.leastGemvTileBytes, 1, 132);
+    EXPECT_EQ(rows, graph.operations[tiles.front()->op].outputLength) << name;
+    // qkv's 24 segments (q, k, v of 8 KV groups) are each a tile at least.
+    EXPECT_EQ(tiles.size(), std::max<uint64_t>(expected, std::string(name) == "layer0.qkv" ? 24 : 1))
+        << name;
+  }
+  EXPECT_EQ(tasksOf(graph, "lm_head").size(), 132u);
+  EXPECT_LT(tasksOf(graph, "layer0.down").size(), 40u);
+  EXPECT_EQ(validateSchedule(graph, scheduleTasks(graph, target)), "");
+}
+
 TEST_F(LowerToTasksTest, ReadsAndWritesAreTheValidatorsFootprint) {
   for (const ModelShape &shape : {ModelShape(), qwen2Shape(), qwen3Shape(), mhaShape()}) {
     TaskGraph graph = lower(shape, 6);
