@@ -68,7 +68,8 @@ llvm::Expected<CompiledModel> compileToSchedule(mlir::MLIRContext &context,
 
 // Reads one of the options every command that compiles shares:
 // --max-context=N (positions of the KV caches), --num-sms=N (the SMs of
-// the target), --longest-attention-chunk=N, --kv-cache=f32|bf16,
+// the target), --longest-attention-chunk=N, --least-gemv-tile-bytes=N,
+// --kv-cache=f32|bf16,
 // --prefill-chunk=M and
 // --batch=B[,B...] (steps of several rows) and --tensor-parallel=N. Returns
 // false when `arg` is none of them, an error when it is one with a bad value.
