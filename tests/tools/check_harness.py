@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """The decode harness without a GPU:
-  1. the plan of every known shape (--dry-run), and its refusals;
+  1. the plan of every known shape (--dry-run), and its refusals; the
+     floor's weight bytes against the file's weight table;
   2. a whole run on the CPU executor (--device cpu) of a tiny shape through
      the real mkc and mkrun: compile, the check, timing from start positions,
      a second build for a small context, a trace and its waterfall, batches
@@ -21,6 +22,7 @@ import tempfile
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 HARNESS = os.path.join(ROOT, "bench", "harness.py")
 sys.path.insert(0, os.path.join(ROOT, "bench"))
+import floor  # noqa: E402
 import waterfall  # noqa: E402
 
 
@@ -278,14 +280,39 @@ def readme_table(tmp, results):
         fail(f"readme_table --check of the folders the README names: {named.stdout}{named.stderr}")
 
 
+def floor_weights(build, tmp):
+    """The floor counts each weight once, as the file's weight table does:
+    a tied model (qwen3_ts17: q and k norms too) streams its table and the
+    embedding row of its token, though every tile of a normed gemv and every
+    attention chunk reads its norm vectors again."""
+    mkc = os.path.join(build, "compiler", "tools", "mkc")
+    mk, inspected = os.path.join(tmp, "floor.mk"), os.path.join(tmp, "floor.json")
+    for command in ([mkc, "compile", os.path.join(ROOT, "tests", "fixtures", "qwen3_ts17.onnx"),
+                     "--emit=mk", "--no-kernel", "--num-sms=16", "-o", mk],
+                    [mkc, "inspect", mk, "--format=json", "-o", inspected]):
+        done = subprocess.run(command, capture_output=True, text=True)
+        if done.returncode != 0:
+            fail(f"{' '.join(command)} exited {done.returncode}: {done.stderr[-2000:]}")
+    with open(inspected) as f:
+        graph = json.load(f)
+    artifact = graph["artifact"]
+    expected = artifact["weightBytes"] + 2 * artifact["hidden"]
+    tasks = sum(task["weightBytes"] for task in graph["tasks"])
+    if floor.weight_bytes(graph) != expected or tasks <= expected:
+        fail(f"floor.weight_bytes: {floor.weight_bytes(graph)} bytes, the weight table and a row "
+             f"{expected}, the tasks' sum {tasks} (which counts every tile's norm)")
+
+
 def main():
     build = sys.argv[1]
     with tempfile.TemporaryDirectory() as tmp:
         plan(tmp)
+        floor_weights(build, tmp)
         cpu_run(build, tmp)
         results = report(tmp)
         readme_table(tmp, results)
-    print("check_harness.py: the plan, a CPU run, the report and the README table are as expected")
+    print("check_harness.py: the plan, the floor's weights, a CPU run, the report and the README "
+          "table are as expected")
 
 
 if __name__ == "__main__":
