@@ -5,9 +5,9 @@ over the streaming rate this GPU reaches.
   the same command as the measurements it bounds; the best median over its
   in-flight depths.
 - The bytes at position P: the .mk's weights (the sum of its tasks'
-  weightBytes, `mkc inspect --format=json`, each norm vector once) and the KV cache of the P + 1
-  positions a step at P attends to, counted in bf16 (mkc keeps it in f32
-  today, which the floor does not excuse).
+  weightBytes, `mkc inspect --format=json`, each norm vector once) and the
+  KV cache of the P + 1 positions a step at P attends to, counted in bf16
+  (mkc keeps it in f32 today, which the floor does not excuse).
 """
 import collections
 import json
@@ -29,10 +29,10 @@ def streaming_rate(tmp, run, arch="sm_90a"):
 def weight_bytes(inspected):
     """The weights one step streams, each once: the sum of its tasks'
     weightBytes (`inspected` is `mkc inspect --format=json`), less the
-    vectors that every task of an operation reads whole (a Gemv's or an
-    Mlp's input norm, an attention chunk's q and k norms) beyond the first
-    read: the others come from L2, and counted each time they made the
-    floor of a model of short rows a few % too long (SmolLM2-135M: 3%)."""
+    second and later reads of the vectors that every task of an operation
+    reads whole (a Gemv's or an Mlp's input norm, an attention chunk's q and
+    k norms), which come from L2: counted every time, they made the floor
+    of a model of short rows a few % too long (SmolLM2-135M: 3%)."""
     total = sum(task["weightBytes"] for task in inspected["tasks"])
     table = {w["name"]: w["bytes"] for w in inspected.get("artifact", {}).get("weights", [])}
     readers = collections.Counter(task["op"] for task in inspected["tasks"] if task["weightBytes"] > 0)
