@@ -27,7 +27,9 @@ struct TargetDescription {
   // The fewest weight bytes a Gemv tile streams (`--least-gemv-tile-bytes`):
   // a Gemv of fewer bytes than numSms such tiles is cut into fewer tiles,
   // so that its phase has fewer triggers to count and fewer tasks that copy
-  // its input. 0: every Gemv in numSms tiles.
+  // its input. 0 (the default): every Gemv in numSms tiles. Measured slower
+  // (bench/NOTES.md, 2026-12-07): a phase's fixed cost did not follow the
+  // count of its tiles, and a larger tile streams at one SM's rate.
   uint64_t leastGemvTileBytes = 0;
   // How the KV caches keep their values (`--kv-cache`). BF16 halves the
   // bytes a long context reads every step; F32 keeps the step's k and v as
