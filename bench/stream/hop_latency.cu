@@ -19,10 +19,16 @@
 //             words themselves until each carries the phase, so the poll and
 //             the input load are one round trip and no counter or release is
 //             needed (NCCL's LL protocol).
+//   fenced    flagged, with the fences that make it correct by the PTX
+//             memory model rather than by the hardware's habits: a
+//             fence.acq_rel.gpu before each stamped store and after each
+//             thread's polls (so what the producer wrote before is visible,
+//             and this SM's L1 holds nothing stale).
 //
 //   hop_latency [PHASES=2000] [REPEATS=5]
 // prints one JSON object per mode and input size: the best and median
-// microseconds a phase over REPEATS launches.
+// microseconds a phase over REPEATS launches, and CTA 0's first input
+// value after the last phase (every mode computes the same bits).
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -41,8 +47,8 @@
 
 constexpr int kThreads = 512, kWarps = kThreads / 32;
 constexpr int kMaxInput = 8192;
-enum Mode { kEvent = 0, kRelaxed = 1, kFlagged = 2 };
-const char *const kModeNames[] = {"event", "relaxed", "flagged"};
+enum Mode { kEvent = 0, kRelaxed = 1, kFlagged = 2, kFenced = 3 };
+const char *const kModeNames[] = {"event", "relaxed", "flagged", "fenced"};
 
 __device__ __forceinline__ unsigned loadAcquire(const unsigned *address) {
   unsigned value;
@@ -62,6 +68,9 @@ __device__ __forceinline__ unsigned long long loadWord(const unsigned long long 
 }
 __device__ __forceinline__ void storeWord(unsigned long long *address, unsigned long long value) {
   asm volatile("st.relaxed.gpu.global.b64 [%0], %1;" ::"l"(address), "l"(value) : "memory");
+}
+__device__ __forceinline__ void fenceAcquireRelease() {
+  asm volatile("fence.acq_rel.gpu;" ::: "memory");
 }
 __device__ __forceinline__ unsigned long long globalTimer() {
   unsigned long long t;
@@ -86,7 +95,8 @@ __global__ void __launch_bounds__(kThreads, 1)
   for (int phase = 1; phase <= count; ++phase) {
     const int in = (phase - 1) % 2, out = phase % 2;
     // Wait, and load the input into shared memory.
-    if (mode == kFlagged) {
+    const bool stamped = mode == kFlagged || mode == kFenced;
+    if (stamped) {
       for (int j = threadIdx.x; j < n; j += kThreads) {
         unsigned long long word;
         do
@@ -94,6 +104,8 @@ __global__ void __launch_bounds__(kThreads, 1)
         while (static_cast<unsigned>(word >> 32) != static_cast<unsigned>(phase - 1));
         x[j] = __uint_as_float(static_cast<unsigned>(word));
       }
+      if (mode == kFenced)
+        fenceAcquireRelease();
       __syncthreads();
     } else {
       if (threadIdx.x == 0) {
@@ -119,14 +131,16 @@ __global__ void __launch_bounds__(kThreads, 1)
       for (int offset = 16; offset > 0; offset /= 2)
         sum += __shfl_xor_sync(0xffffffffu, sum, offset);
       if (lane == 0) {
-        if (mode == kFlagged)
+        if (mode == kFenced)
+          fenceAcquireRelease();
+        if (stamped)
           storeWord(flagged + out * n + row,
                     (static_cast<unsigned long long>(phase) << 32) | __float_as_uint(sum));
         else
           plain[out * n + row] = sum;
       }
     }
-    if (mode != kFlagged) {
+    if (!stamped) {
       __syncthreads(); // every store before the one release
       if (threadIdx.x == 0)
         mode == kEvent ? addRelease(counter) : addRelaxed(counter);
@@ -154,9 +168,10 @@ int main(int argc, char **argv) {
   CHECK(cudaMalloc(&elapsed, sms * sizeof(unsigned long long)));
   CHECK(cudaMalloc(&sink, sms * sizeof(float)));
   std::vector<unsigned long long> times(sms);
-  for (int mode : {kEvent, kRelaxed, kFlagged})
+  for (int mode : {kEvent, kRelaxed, kFlagged, kFenced})
     for (int n : {256, 576, 2048, 8192}) {
       std::vector<double> perPhase;
+      float last = 0.0f; // CTA 0's x[0] after the last phase: the same in every mode
       for (int r = 0; r < repeats; ++r) {
         // Phase 0's input: flag 0 and value 1.0, the counter at 0.
         std::vector<unsigned long long> words(2 * n, 0x3f800000ull);
@@ -169,12 +184,13 @@ int main(int argc, char **argv) {
         CHECK(cudaDeviceSynchronize());
         CHECK(cudaMemcpy(times.data(), elapsed, sms * 8, cudaMemcpyDeviceToHost));
         perPhase.push_back(*std::max_element(times.begin(), times.end()) / 1e3 / count);
+        CHECK(cudaMemcpy(&last, sink, sizeof(float), cudaMemcpyDeviceToHost));
       }
       std::sort(perPhase.begin(), perPhase.end());
       std::printf("{\"mode\": \"%s\", \"input_floats\": %d, \"ctas\": %d, \"phases\": %d, "
-                  "\"best_us_a_phase\": %.3f, \"median_us_a_phase\": %.3f}\n",
+                  "\"best_us_a_phase\": %.3f, \"median_us_a_phase\": %.3f, \"last_x0\": %.9g}\n",
                   kModeNames[mode], n, sms, count, perPhase.front(),
-                  perPhase[perPhase.size() / 2]);
+                  perPhase[perPhase.size() / 2], last);
     }
   return 0;
 }
