@@ -4,8 +4,8 @@
 // CTA waits for the whole previous phase, reads its vector of N floats (the
 // next gemv's input), makes its slice of the next vector (a warp a row, a
 // dot over the input with weights made from the index, so no HBM traffic)
-// and publishes it. Two ways to publish, the second's cost is what a change
-// of the event protocol could gain:
+// and publishes it. Four ways to publish; what `flagged` and `fenced` save
+// against `event` is what a change of the event protocol could gain:
 //
 //   event     as codegen/device/Events.cuh: the slice stored, a barrier, one
 //             thread's red.release.gpu on a counter; the waiter's thread 0
@@ -157,6 +157,10 @@ __global__ void __launch_bounds__(kThreads, 1)
 int main(int argc, char **argv) {
   const int count = argc > 1 ? std::atoi(argv[1]) : 2000;
   const int repeats = argc > 2 ? std::atoi(argv[2]) : 5;
+  if (count < 1 || repeats < 1) {
+    std::fprintf(stderr, "hop_latency: PHASES and REPEATS must be positive integers\n");
+    return 2;
+  }
   int sms = 0;
   CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
   float *plain, *sink;
