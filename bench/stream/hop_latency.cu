@@ -91,11 +91,11 @@ __global__ void __launch_bounds__(kThreads, 1)
   const int ctas = gridDim.x;
   const int rowsPerCta = (n + ctas - 1) / ctas;
   const int first = blockIdx.x * rowsPerCta, last = min(n, first + rowsPerCta);
+  const bool stamped = mode == kFlagged || mode == kFenced;
   unsigned long long started = globalTimer();
   for (int phase = 1; phase <= count; ++phase) {
     const int in = (phase - 1) % 2, out = phase % 2;
     // Wait, and load the input into shared memory.
-    const bool stamped = mode == kFlagged || mode == kFenced;
     if (stamped) {
       for (int j = threadIdx.x; j < n; j += kThreads) {
         unsigned long long word;
