@@ -25,10 +25,14 @@ what one dependency costs: the producer's barrier and release, the count
 reaching the waiter, its poll and barrier. And the spread of the
 operation's task ends (first to last), its tail.
 
-Last, each operation's tail beside the spread of the times its tasks' SMs
+Then each operation's tail beside the spread of the times its tasks' SMs
 came free (their previous runs' ends) and of its runs, and how closely an
 SM's end follows when it came free: whether the tail is the operations
 before it or the operation's own.
+
+Last, per operation, the time between a run's predecessor on the same SM
+ending and the run asking for its inputs: the interpreter's own cost
+between two tasks.
 """
 import argparse
 import collections
@@ -116,6 +120,7 @@ def main():
     phases(graph, runs, steps, operations)
     hops(graph, runs, waits, operations)
     spreads(graph, runs, operations)
+    between(graph, runs, waits, operations)
 
 
 def phases(graph, runs, steps, operations):
@@ -264,6 +269,45 @@ def spreads(graph, runs, operations):
         follows = f"{r:13.2f}" if r is not None else f"{'-':>13}"
         print(f"{name[:34]:34} {operations[op]['kind'][:10]:10} {tail:8.2f} {free:8.2f} "
               f"{run:8.2f} {follows}")
+
+def between_gaps(graph, runs, waits):
+    """Per operation, every run's time between its SM's previous run (in the
+    same step) ending and the run's wait beginning, or its start where it
+    did not wait."""
+    tasks = {t["id"]: t for t in graph["tasks"]}
+    wait_begins = {(e["args"]["step"], e["args"]["task"]): e["ts"] for e in waits}
+    by_step_sm = collections.defaultdict(list)
+    for e in runs:
+        by_step_sm[(e["args"]["step"], e["tid"])].append(e)
+    gap = collections.defaultdict(list)
+    for sm_runs in by_step_sm.values():
+        sm_runs.sort(key=lambda e: e["ts"])
+        for before, e in zip(sm_runs, sm_runs[1:]):
+            asked = wait_begins.get((e["args"]["step"], e["args"]["task"]), e["ts"])
+            gap[tasks[e["args"]["task"]]["op"]].append(asked - (before["ts"] + before["dur"]))
+    return gap
+
+
+def between(graph, runs, waits, operations):
+    """Per operation: the time from the end of the previous run on the same
+    SM (its release marked) to this run's wait, or to its start where it did
+    not wait: what the interpreter spends between two tasks (the release,
+    the closing barrier, the next queue entry, the task's entry and the
+    loads it issues before it waits). On the critical path wherever it is
+    longer than the hop it overlaps."""
+    gap = between_gaps(graph, runs, waits)
+    print(f"\n{'operation':34} {'kind':10} {'runs':>6} {'between us':>11} {'p90 us':>8}")
+    every = []
+    for op in sorted(gap):
+        name = operations[op]["name"] if op < len(operations) else str(op)
+        every += gap[op]
+        print(f"{name[:34]:34} {operations[op]['kind'][:10]:10} {len(gap[op]):6d} "
+              f"{statistics.median(gap[op]):11.2f} {percentile(gap[op], 0.9):8.2f}")
+    if every:
+        print(f"\nbetween tasks over all operations: {len(every)}, median "
+              f"{statistics.median(every):.2f} us, p10 {percentile(every, 0.1):.2f}, "
+              f"p90 {percentile(every, 0.9):.2f}")
+
 
 if __name__ == "__main__":
     main()

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""bench/trace_summary.py's tail split on a hand-made trace whose answer is
-known: three SMs run an operation A, then an operation B.
+"""bench/trace_summary.py's tail split and its time between tasks on a
+hand-made trace whose answer is known: three SMs run an operation A, then an
+operation B.
 
   check_trace_summary.py
 """
@@ -44,6 +45,13 @@ def main():
              [(0, 0, 0, 10), (1, 1, 0, 4), (2, 2, 0, 7), (0, 3, 12, 5), (1, 4, 12, 8), (2, 5, 12, 6)]]
     checks.append((trace_summary.tail_split(graph, runs)[1][:3] == (3, 6, 3),
                    "two equal steps change the medians"))
+    # Between tasks: B's tasks 3 and 5 waited from 11 and 8; task 4 asked
+    # for its inputs only as it started, at 12.
+    waits = [{"name": "wait", "ph": "X", "ts": ts, "dur": 12 - ts, "tid": sm,
+              "args": {"step": 1, "task": task}} for sm, task, ts in [(0, 3, 11), (2, 5, 8)]]
+    gaps = trace_summary.between_gaps(graph, runs[:6], waits)
+    checks.append((sorted(gaps[1]) == [1, 1, 8] and 0 not in gaps,
+                   f"between tasks {dict(gaps)}, not B's [1, 1, 8] and none for A"))
     failed = [what for ok, what in checks if not ok]
     for what in failed:
         print("check_trace_summary.py: " + what)
