@@ -3,12 +3,18 @@
 // play named roles, each written in one place below:
 //
 //   controller  thread 0. When the task asks (AwaitInputs): waits on its
-//               events (Events.cuh) and marks the trace. After it:
-//               triggers the task's event, a release that publishes every
-//               consumer's stores; where an inline task waits on that event,
-//               an acquire and release that tells whether this trigger
+//               events (Events.cuh) and marks the trace. After it: where an
+//               inline task waits on the task's event, triggers it with an
+//               acquire and release that tells whether this trigger
 //               completed the step's count. At a step's end: waits for the
 //               argmax and decides whether the launch goes on.
+//   releaser    the first lane of the last consumer warp: after a task
+//               (other than one an inline task waits on), triggers its
+//               event, a release that publishes every consumer's stores.
+//               The release waits until the SM's stores are seen (~0.4 us);
+//               the controller meanwhile goes on to the next task's entry
+//               and wait, which on small layers is the critical path
+//               (bench/NOTES.md, the time between tasks).
 //   loader      warp 1: while a task runs, copies the queue entry of the
 //               task after the next (its record, its operation's, its waits
 //               resolved) into shared memory, so that no task waits on a
@@ -35,9 +41,9 @@
 //         every thread asks L2 for a row of the tile's weights (Prefetch.cuh)
 //       consumers run the task: loads of constants | awaitInputs() | the rest
 //       loader finishes the copy; barrier
-//       controller triggers the task's event
-//       if that trigger completed the count an inline task waits on:
-//         consumers run the inline task; barrier; controller triggers
+//       releaser triggers the task's event (controller, where an inline
+//       task waits on it); if that trigger completed the count:
+//         consumers run the inline task; barrier; releaser triggers
 //     controller waits for this step's argmax, reads stop and error; barrier
 //     every CTA leaves at the same step
 #ifndef MKC_CODEGEN_DEVICE_INTERPRETER_CUH
@@ -67,6 +73,7 @@ struct Roles {
                 "at least 64 registers per thread for the task bodies");
 
   __device__ static bool controller() { return threadIdx.x == 0; }
+  __device__ static bool releaser() { return threadIdx.x == kThreads - kWarpSize; }
   __device__ static bool loader() { return threadIdx.x / kWarpSize == kLoaderWarp; }
   __device__ static bool producer() { return kProducer && threadIdx.x >= kThreads; }
 };
@@ -214,15 +221,18 @@ __device__ __forceinline__ unsigned releaseFlags(const MkQueueEntry &entry) {
   return kRanks > 1 ? entry.task.flags : 0u;
 }
 
-// Controller, after every consumer passed the task's closing barrier. The
+// Every consumer, after they all passed the task's closing barrier: the
+// controller marks the task's end, the releaser triggers its event. The
 // release is cumulative: the consumers' stores, ordered before it by the
 // barrier, are visible to whoever acquires the count, so no separate fence
 // is needed (a full fence here would sit on the critical path).
-__device__ __forceinline__ void controllerRelease(InterpreterState &state,
-                                                  const TaskContext &context, unsigned event,
-                                                  unsigned flags) {
-  markTime(state.times, MK_TRACE_END);
-  trigger(context, event, flags);
+template <class Role>
+__device__ __forceinline__ void releaseTask(InterpreterState &state, const TaskContext &context,
+                                            unsigned event, unsigned flags) {
+  if (Role::controller())
+    markTime(state.times, MK_TRACE_END);
+  if (Role::releaser())
+    trigger(context, event, flags);
 }
 
 // Controller, after every consumer passed the closing barrier of a task
@@ -300,8 +310,7 @@ __device__ __forceinline__ void runInline(InterpreterState &state, TaskContext &
                    AwaitInputs<kThreads>{state, context, entry});
   const unsigned triggerFlags = releaseFlags(entry);
   consumerSync<kThreads>();
-  if (Role::controller())
-    controllerRelease(state, context, triggerEvent, triggerFlags);
+  releaseTask<Role>(state, context, triggerEvent, triggerFlags);
 }
 
 // ---------------------------------------------------------------------------
@@ -363,8 +372,7 @@ __device__ void consumeQueue(InterpreterState &state, TaskContext &context,
       }
       consumerSync<kThreads>();
       if (!Tasks::kInlineTasks || inlineEntry == MK_NO_INLINE) {
-        if (Role::controller())
-          controllerRelease(state, context, triggerEvent, triggerFlags);
+        releaseTask<Role>(state, context, triggerEvent, triggerFlags);
       } else if constexpr (Tasks::kInlineTasks) {
         if (Role::controller())
           state.runsInline =
