@@ -19,8 +19,9 @@
 // asked for before the task waits (core/protocol/SharedMemory.h draws the
 // line and sizes the ring).
 //
-// Load: the first keys and values (a round, or the ring's first blocks);
-// after the wait, the group's q, this step's k and v into shared memory.
+// Load: the first keys and values (a round, or the ring's first blocks) and
+// each thread's rotary frequency; after the wait, the group's q, this
+// step's k and v into shared memory.
 // Compute: the head norms and rotary (cos and sin of the f32 angle
 // pos * invFreq[i], as PyTorch computes them); then scores, kKeyLanes lanes
 // per position (each lane every kKeyLanes-th dimension of the key, all q
@@ -82,17 +83,40 @@ __device__ void headRmsNorm(const TaskContext &context, float *x, int firstHead,
   }
 }
 
+// The rotary frequency invFreq[i] of a thread's pairs: the thread takes
+// pairs thread, thread + kThreads, ... of the heads, all of them pair
+// i = thread % kHalf of its head where kThreads is a multiple of kHalf
+// (kAhead). Loaded before the task waits, so that this round trip to L2 is
+// not on the chunk's path between q's load and the scores (holding the
+// cosine and sine instead, two registers, made Qwen2.5-1.5B's kernel
+// spill); without kAhead rotateHeads loads each pair's itself.
+template <int kRotaryDim, int kThreads>
+struct RotaryFrequency {
+  static constexpr int kHalf = kRotaryDim / 2;
+  static constexpr bool kAhead = kHalf > 0 && kThreads % kHalf == 0;
+  float frequency = 0.0f;
+  __device__ RotaryFrequency(const TaskContext &context, const MkOperationRecord &op,
+                             unsigned thread) {
+    if constexpr (kAhead)
+      frequency = context.params[op.invFreq + thread % kHalf];
+  }
+};
+
 // Rotates heads [0, heads) of x in place at `position`, pair by pair; the
 // dimensions past kRotaryDim stay as they are.
 template <int kHeadDim, int kRotaryDim, int kThreads>
 __device__ void rotateHeads(const TaskContext &context, const MkOperationRecord &op, float *x,
-                            int heads, long long position, unsigned thread = threadIdx.x) {
+                            int heads, long long position,
+                            const RotaryFrequency<kRotaryDim, kThreads> &ahead,
+                            unsigned thread = threadIdx.x) {
   constexpr int kHalf = kRotaryDim / 2;
   if constexpr (kHalf > 0) {
     const float *invFreq = context.params + op.invFreq;
     for (int pair = thread; pair < heads * kHalf; pair += kThreads) {
       int head = pair / kHalf, i = pair % kHalf;
-      float angle = static_cast<float>(position) * invFreq[i];
+      float frequency =
+          RotaryFrequency<kRotaryDim, kThreads>::kAhead ? ahead.frequency : invFreq[i];
+      float angle = static_cast<float>(position) * frequency;
       float sine, cosine;
       sincosf(angle, &sine, &cosine);
       int first = op.interleaved ? 2 * i : i;
@@ -329,6 +353,8 @@ __device__ bool attentionChunkRow(const TaskContext &context, const MkTaskRecord
   const bool holdsPosition = first <= position && position < first + count;
   const bool newEntries = row.active && (chunk == 0 || holdsPosition);
   const float *qkv = row.qkv;
+  // Load, before the wait: the rotary frequency.
+  const RotaryFrequency<kRotaryDim, kThreads> frequency(context, op, tid);
   auto loadNewEntries = [&] {
     for (int i = tid; i < 2 * kHeadDim; i += kThreads)
       newKey[i] = i < kHeadDim ? qkv[layout.key(group) + i] : qkv[layout.value(group) + i - kHeadDim];
@@ -336,7 +362,7 @@ __device__ bool attentionChunkRow(const TaskContext &context, const MkTaskRecord
   auto finishNewEntries = [&] {
     headRmsNorm<kHeadDim, kThreads>(context, newKey, 0, 1, op.kNorm, op.eps, tid);
     team.sync();
-    rotateHeads<kHeadDim, kRotaryDim, kThreads>(context, op, newKey, 1, position, tid);
+    rotateHeads<kHeadDim, kRotaryDim, kThreads>(context, op, newKey, 1, position, frequency, tid);
     team.sync();
     // Every chunk attends to what the cache keeps, this step's entry too.
     if constexpr (kCacheBytes != 4) {
@@ -509,7 +535,8 @@ __device__ bool attentionChunkRow(const TaskContext &context, const MkTaskRecord
   // Compute: q's head norms and rotary, and this step's k.
   headRmsNorm<kHeadDim, kThreads>(context, queries, 0, kGroup, op.qNorm, op.eps, tid);
   team.sync();
-  rotateHeads<kHeadDim, kRotaryDim, kThreads>(context, op, queries, kGroup, position, tid);
+  rotateHeads<kHeadDim, kRotaryDim, kThreads>(context, op, queries, kGroup, position, frequency,
+                                              tid);
   // Barriers order q's rotation before the scores: finishNewEntries's, or
   // (staged) the first block's in the ring.
   if (newEntries)
