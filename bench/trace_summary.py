@@ -270,6 +270,7 @@ def spreads(graph, runs, operations):
         print(f"{name[:34]:34} {operations[op]['kind'][:10]:10} {tail:8.2f} {free:8.2f} "
               f"{run:8.2f} {follows}")
 
+
 def between_gaps(graph, runs, waits):
     """Per operation, every run's time between its SM's previous run (in the
     same step) ending and the run's wait beginning, or its start where it
