@@ -295,15 +295,21 @@ def between(graph, runs, waits, operations):
     not wait: what the interpreter spends between two tasks (the release,
     the closing barrier, the next queue entry, the task's entry and the
     loads it issues before it waits). On the critical path wherever it is
-    longer than the hop it overlaps."""
+    longer than the hop it overlaps, as where few of the operation's runs
+    waited at all (the last column: the share of its runs that waited)."""
     gap = between_gaps(graph, runs, waits)
-    print(f"\n{'operation':34} {'kind':10} {'runs':>6} {'between us':>11} {'p90 us':>8}")
+    tasks = {t["id"]: t for t in graph["tasks"]}
+    waited = collections.Counter(tasks[e["args"]["task"]]["op"] for e in waits)
+    runs_of = collections.Counter(tasks[e["args"]["task"]]["op"] for e in runs)
+    print(f"\n{'operation':34} {'kind':10} {'runs':>6} {'between us':>11} {'p90 us':>8} "
+          f"{'waited':>7}")
     every = []
     for op in sorted(gap):
         name = operations[op]["name"] if op < len(operations) else str(op)
         every += gap[op]
         print(f"{name[:34]:34} {operations[op]['kind'][:10]:10} {len(gap[op]):6d} "
-              f"{statistics.median(gap[op]):11.2f} {percentile(gap[op], 0.9):8.2f}")
+              f"{statistics.median(gap[op]):11.2f} {percentile(gap[op], 0.9):8.2f} "
+              f"{waited[op] / runs_of[op]:7.0%}")
     if every:
         print(f"\nbetween tasks over all operations: {len(every)}, median "
               f"{statistics.median(every):.2f} us, p10 {percentile(every, 0.1):.2f}, "

@@ -20,6 +20,7 @@ PYTHON="$PYTHON" "$TMP/mkc/scripts/run_model.sh" --onnx "$FIXTURE" --work "$TMP/
 "$PYTHON" "$TMP/mkc/bench/trace_summary.py" "$TMP/trace.json" "$TMP/graph.json" > "$TMP/summary.txt"
 grep -q "steps, median wall" "$TMP/summary.txt"
 grep -q "r(free, end)" "$TMP/summary.txt"
+grep -q "between tasks over all operations" "$TMP/summary.txt"
 "$PYTHON" "$TMP/mkc/bench/decode_bench.py" --help > /dev/null
 # The bundled harness plans with the bundled tools and reports without torch.
 "$PYTHON" "$TMP/mkc/bench/harness.py" --dry-run --out "$TMP/results" --shapes llama-3.2-1b > /dev/null
