@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Call 7, NOT YET RUN (the session's device time ran out): where an
-# attention chunk's ~2.1 us after its wait go (NOTES item 24). Needs, made
+# Call 7, NOT YET RUN (the session's device time ran out): whether a poll
+# waits behind the SM's weight loads (NOTES item 25, the probe
+# bench/stream/poll_behind_loads.cu), then where an attention chunk's
+# ~2.1 us after its wait go (NOTES item 24). Needs, made
 # on the CPU machine from the commit that adds this file:
 #   .gpu/amarks.tar.xz  mkc built with attention-marks.patch applied
 #                       (git apply, ninja -C build mkc, tar the binary as
@@ -25,6 +27,9 @@ mkdir -p .gpu/head && tar -C .gpu/head -xJf .gpu/head.tar.xz
 for b in amarks bmarks; do [ -d .gpu/$b ] || tar -C .gpu -xJf .gpu/$b.tar.xz; done
 exec > >(tee $OUT/log.txt) 2>&1
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader
+# First, card-independent (NOTES item 25): does a poll wait behind the weights?
+nvcc -O3 -arch=sm_90 -o $W/poll_behind_loads bench/stream/poll_behind_loads.cu &&
+  $W/poll_behind_loads 200 > $OUT/poll.json; echo "poll probe rc=$?"; cat $OUT/poll.json
 for s in layer-cost-64x256:t smollm2-135m-shaped:s; do
   python3 scripts/fused_module.py bench/configs/${s%:*}.json -o $W/${s#*:}.mlir
   timeout 240 .gpu/amarks/mkc compile $W/${s#*:}.mlir --emit=mk --random-weights --kv-cache=bf16 \
