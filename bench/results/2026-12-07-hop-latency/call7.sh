@@ -2,7 +2,8 @@
 # Call 7, NOT YET RUN (the session's device time ran out): whether a poll
 # waits behind the SM's weight loads (NOTES item 25, the probe
 # bench/stream/poll_behind_loads.cu), then where an attention chunk's
-# ~2.1 us after its wait go (NOTES item 24). Needs, made
+# ~2.1 us after its wait go (NOTES item 24). pack.sh makes what it
+# carries. Needs, made
 # on the CPU machine from the commit that adds this file:
 #   .gpu/amarks.tar.xz  mkc built with attention-marks.patch applied
 #                       (git apply, ninja -C build mkc, tar the binary as

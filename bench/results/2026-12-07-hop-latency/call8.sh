@@ -15,7 +15,8 @@
 #                             (uniform per operation). Predicted -0.3 to -1%
 #                             on the small shapes, nothing on Qwen3 (q/k
 #                             norms).
-# Needs, made on the CPU machine from the commit: .gpu/head.tar.xz
+# pack.sh makes what it carries. Needs, made on the CPU machine from the
+# commit: .gpu/head.tar.xz
 # (build/compiler/tools/mkc and build/runtime/mkrun/mkrun), and
 # .gpu/ep.tar.xz, .gpu/snb.tar.xz (ep/mkc, snb/mkc: mkc built with each
 # patch applied, then reverted). Compiled here without spills (106 / 118 /
