@@ -15,6 +15,13 @@
 #                             (uniform per operation). Predicted -0.3 to -1%
 #                             on the small shapes, nothing on Qwen3 (q/k
 #                             norms).
+#   aw                        no patch: HEAD's `--gemv-first-weights=
+#                             after-wait` (every warp's first batch after
+#                             the wait, so that nothing queues before the
+#                             poll; the weights' latency then follows it).
+#                             Predicted: slower where tasks wait (the 1B
+#                             shape, +2-5%), and a measure of the same
+#                             question as early-poll where they seldom do.
 # pack.sh makes what it carries. Needs, made on the CPU machine from the
 # commit: .gpu/head.tar.xz
 # (build/compiler/tools/mkc and build/runtime/mkrun/mkrun), and
@@ -32,10 +39,11 @@ for s in layer-cost-64x256:t smollm2-135m-shaped:s llama-3.2-1b-shaped:l qwen3-0
   python3 scripts/fused_module.py bench/configs/${s%:*}.json -o $W/${s#*:}.mlir
 done
 PIDS=""
-for m in t s l q; do for v in head ep snb; do
-  c=.gpu/$v/mkc; [ $v = head ] && c=.gpu/head/build/compiler/tools/mkc
+for m in t s l q; do for v in head ep snb aw; do
+  c=.gpu/$v/mkc; extra=""; [ $v = head ] && c=.gpu/head/build/compiler/tools/mkc
+  [ $v = aw ] && c=.gpu/head/build/compiler/tools/mkc && extra=--gemv-first-weights=after-wait
   ( timeout 240 $c compile $W/$m.mlir --emit=mk --random-weights --kv-cache=bf16 \
-      --max-context=544 -o $W/$m-$v.mk 2>&1 | grep -E "error|spill" | sed "s/^/$m-$v: /" ) &
+      --max-context=544 $extra -o $W/$m-$v.mk 2>&1 | grep -E "error|spill" | sed "s/^/$m-$v: /" ) &
   PIDS="$PIDS $!"
 done; done
 wait $PIDS
@@ -47,17 +55,17 @@ runb() { # build position
       --step-times $W/st.csv > $W/o-$1.txt 2>&1 || { echo "FAILED $1"; tail -5 $W/o-$1.txt; return; }
   python3 -c "import csv,statistics as s;r=[float(x['ms']) for x in csv.DictReader(open('$W/st.csv'))][1:];print('$1 position $2: median %.3f min %.3f'%(s.median(r),min(r)))"
 }
-for r in 1 2; do for m in t s l q; do for v in head ep snb; do runb $m-$v 480; done; done; done
-for m in t s l q; do for v in head ep snb; do runb $m-$v 40; done; done
+for r in 1 2; do for m in t s l q; do for v in head ep snb aw; do runb $m-$v 480; done; done; done
+for m in t s l q; do for v in head ep snb aw; do runb $m-$v 40; done; done
 TOKENS=1,7,42,3,99,5,11,64,8,250,17,2
-for m in t s l q; do for v in head ep snb; do
+for m in t s l q; do for v in head ep snb aw; do
   timeout 60 $R $W/$m-$v.mk --device gpu --tokens $TOKENS --logits $W/g-$m-$v.npy > $W/c.txt 2>&1 ||
     { echo "logits $m-$v FAILED"; tail -5 $W/c.txt; }
 done
   python3 -c "
 import numpy as np
 a = np.load('$W/g-$m-head.npy')
-for v in ('ep', 'snb'):
+for v in ('ep', 'snb', 'aw'):
     b = np.load('$W/g-$m-' + v + '.npy')
     print('logits $m:', v, 'against HEAD', 'bit for bit' if a.shape == b.shape and (a.view(np.uint32) == b.view(np.uint32)).all() else 'DIFFER max %g' % abs(a - b).max())"
 done
