@@ -224,6 +224,16 @@ def correlation(xs, ys):
         return None
 
 
+def runs_by_step_sm(runs):
+    """Each (step, SM)'s runs in the order they started."""
+    by_step_sm = collections.defaultdict(list)
+    for e in runs:
+        by_step_sm[(e["args"]["step"], e["tid"])].append(e)
+    for sm_runs in by_step_sm.values():
+        sm_runs.sort(key=lambda e: e["ts"])
+    return by_step_sm
+
+
 def tail_split(graph, runs):
     """Per operation, medians over the steps of: its tail (the spread of its
     tasks' ends), the spread of the times their SMs came free (each SM's
@@ -233,15 +243,12 @@ def tail_split(graph, runs):
     that the free times explain comes from the operations before; one the
     runs explain, from the operation's own tasks."""
     tasks = {t["id"]: t for t in graph["tasks"]}
-    by_step_sm = collections.defaultdict(list)
     step_start = collections.defaultdict(lambda: float("inf"))
     for e in runs:
-        by_step_sm[(e["args"]["step"], e["tid"])].append(e)
         step_start[e["args"]["step"]] = min(step_start[e["args"]["step"]], e["ts"])
     # (step, op) -> [(free, end, run)] of its tasks' runs
     items = collections.defaultdict(list)
-    for (step, _), sm_runs in by_step_sm.items():
-        sm_runs.sort(key=lambda e: e["ts"])
+    for (step, _), sm_runs in runs_by_step_sm(runs).items():
         free = step_start[step]
         for e in sm_runs:
             items[(step, tasks[e["args"]["task"]]["op"])].append((free, e["ts"] + e["dur"], e["dur"]))
@@ -277,12 +284,8 @@ def between_gaps(graph, runs, waits):
     did not wait."""
     tasks = {t["id"]: t for t in graph["tasks"]}
     wait_begins = {(e["args"]["step"], e["args"]["task"]): e["ts"] for e in waits}
-    by_step_sm = collections.defaultdict(list)
-    for e in runs:
-        by_step_sm[(e["args"]["step"], e["tid"])].append(e)
     gap = collections.defaultdict(list)
-    for sm_runs in by_step_sm.values():
-        sm_runs.sort(key=lambda e: e["ts"])
+    for sm_runs in runs_by_step_sm(runs).values():
         for before, e in zip(sm_runs, sm_runs[1:]):
             asked = wait_begins.get((e["args"]["step"], e["args"]["task"]), e["ts"])
             gap[tasks[e["args"]["task"]]["op"]].append(asked - (before["ts"] + before["dur"]))
