@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Call 7, NOT YET RUN (the session's device time ran out): whether a poll
+# Call 7, run later on 2026-12-07 with call 8 in one call (README: "Calls 7 and 8"): whether a poll
 # waits behind the SM's weight loads (NOTES item 25, the probe
 # bench/stream/poll_behind_loads.cu), then where an attention chunk's
 # ~2.1 us after its wait go (NOTES item 24). pack.sh makes what it

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Call 8, NOT YET RUN (the session's device time ran out): two kernel
+# Call 8, run later on 2026-12-07 with call 7 in one call (README: "Calls 7 and 8"): two kernel
 # changes, each a patch over the commit that adds this file, against it.
 #   early-poll.patch          the controller polls the task's counters once
 #                             as the task starts, before any thread asks for
