@@ -17,7 +17,10 @@
 // memory (StagingRing): blocks of cache rows copied by cp.async, which holds
 // no register, all but one of the ring's slots in flight, the first blocks
 // asked for before the task waits (core/protocol/SharedMemory.h draws the
-// line and sizes the ring).
+// line and sizes the ring). A chunk of at most 32 positions, a row at a
+// time by the whole CTA, waits on its barriers instead, so it runs one warp
+// a q head (warpHeadsChunkRow, below), its rows copied into shared memory
+// before the wait; the rest of this comment is the other paths'.
 //
 // Load: the first keys and values (a round, or the ring's first blocks) and
 // each thread's rotary frequency; after the wait, the group's q, this
@@ -261,6 +264,235 @@ struct ChunkRow {
   float *partials;
 };
 
+// A row of a chunk of at most 32 positions (core/protocol/SharedMemory.h:
+// attentionChunkWarpHeads), one warp a q head of the group and no CTA
+// barrier after the wait: at 16 positions a chunk's five stages (q, norm
+// and rotation, scores, softmax, o) took ~0.2-0.6 us each, mostly the
+// barriers and shared-memory round trips between them (bench/NOTES.md,
+// item 26).
+// Load: before the wait, the chunk's keys and values but this step's own
+// row into shared memory by cp.async, from warps 1 on (the controller's
+// warp 0 polls at once), each copier waiting for its copies before the
+// wait's barrier hands them to every warp; and each lane's rotary
+// frequencies. After it, each head warp's q, this step's k and v where the
+// chunk holds the position or is chunk 0, and the norms' scales.
+// Compute: a lane's consecutive dimensions of q (and k) normed (warp sums)
+// and rotated (a pair's other half from the lane kHalf / kDims away, or the
+// lane's next dimension where pairs are interleaved); q to the warp's
+// shared words; then a lane a position: its score over the row's 16-byte
+// units; the softmax over the lanes; o over the positions, each weight
+// taken from its lane by a shuffle. Every sum has a fixed order.
+// Store: chunk 0 this step's k and v (warp 0); each head's partials.
+template <int kHeadDim, int kGroup, int kChunk, int kRotaryDim, int kCacheBytes, int kThreads,
+          class AwaitInputs>
+__device__ bool warpHeadsChunkRow(
+    const TaskContext &context, const MkOperationRecord &op, const AwaitInputs &awaitInputs,
+    const ChunkRow<typename BufferElementOf<kCacheBytes>::Type> &row, float *shared,
+    unsigned tid, unsigned long long group, unsigned long long chunk, long long first, int count,
+    bool newEntries, int newSlot) {
+  using Element = BufferElementOf<kCacheBytes>;
+  using Cache = typename Element::Type;
+  using Layout = AttentionShape<kHeadDim, kGroup>;
+  constexpr int kWarps = kThreads / kWarpSize;
+  constexpr int kDims = kHeadDim / kWarpSize; // a lane's consecutive dimensions
+  constexpr int kHalf = kRotaryDim / 2;
+  constexpr int kRowBytes = static_cast<int>(attentionWarpHeadsRowBytes(kHeadDim, kCacheBytes));
+  constexpr int kUnitElements = 16 / kCacheBytes;
+  constexpr int kUnits = kHeadDim / kUnitElements; // 16-byte units a row
+  static_assert(kChunk <= kWarpSize && kDims % 2 == 0 && kGroup <= kWarps && kWarps > 1,
+                "a lane a position, whole pairs a lane, a warp a head and copiers beside warp 0");
+  static_assert(kHalf % kDims == 0, "a lane's rotary partners are one other lane's");
+  const AttentionLayout layout = Layout::of(op);
+  float *queries = shared; // [kGroup][kHeadDim], normed and rotated
+  char *keyRows = reinterpret_cast<char *>(
+      shared + attentionChunkTeamFloats(kHeadDim, kGroup, kChunk, kCacheBytes));
+  char *valueRows = keyRows + kChunk * kRowBytes;
+  float *newRows = reinterpret_cast<float *>(valueRows + kChunk * kRowBytes); // [kGroup][2][kHeadDim]
+  const int warp = tid / kWarpSize, lane = tid % kWarpSize, firstDim = lane * kDims;
+  const bool headWarp = warp < kGroup;
+
+  if (warp > 0) {
+    for (int item = static_cast<int>(tid) - kWarpSize; item < 2 * count * kUnits;
+         item += kThreads - kWarpSize) {
+      const bool isValue = item >= count * kUnits;
+      const int t = (isValue ? item - count * kUnits : item) / kUnits, unit = item % kUnits;
+      if (t == newSlot)
+        continue;
+      const Cache *from = (isValue ? row.values : row.keys) +
+                          layout.cacheEntry(first + t, group) + unit * kUnitElements;
+      copyAsync16((isValue ? valueRows : keyRows) + t * kRowBytes + unit * 16, from, true);
+    }
+    copyWait();
+  }
+  float frequency[kDims];
+#pragma unroll
+  for (int j = 0; j < kDims; ++j) {
+    frequency[j] = 0.0f;
+    if constexpr (kHalf > 0) {
+      const int d = firstDim + j;
+      if (headWarp && d < kRotaryDim)
+        frequency[j] = context.params[op.invFreq + (op.interleaved ? d / 2 : d % kHalf)];
+    }
+  }
+  if (!awaitInputs())
+    return false;
+  if (!headWarp)
+    return true;
+
+  const float *qkv = row.qkv;
+  const bool qNorm = op.qNorm != MK_NO_OFFSET, kNorm = newEntries && op.kNorm != MK_NO_OFFSET;
+  float q[kDims], k[kDims], v[kDims], qScale[kDims], kScale[kDims];
+#pragma unroll
+  for (int j = 0; j < kDims; ++j) {
+    const int d = firstDim + j;
+    q[j] = qkv[layout.query(group) + warp * kHeadDim + d];
+    k[j] = newEntries ? qkv[layout.key(group) + d] : 0.0f;
+    v[j] = newEntries ? qkv[layout.value(group) + d] : 0.0f;
+    qScale[j] = qNorm ? context.params[op.qNorm + d] : 1.0f;
+    kScale[j] = kNorm ? context.params[op.kNorm + d] : 1.0f;
+  }
+  // The rotation's cosines and sines (cos and sin of the f32 angle
+  // pos * invFreq[i], as PyTorch computes them), under the loads' latency.
+  float cosine[kDims], sine[kDims];
+#pragma unroll
+  for (int j = 0; j < kDims; ++j)
+    sincosf(static_cast<float>(row.position) * frequency[j], &sine[j], &cosine[j]);
+  auto normHead = [&](float(&x)[kDims], const float(&scale)[kDims]) {
+    float squares = 0.0f;
+#pragma unroll
+    for (int j = 0; j < kDims; ++j)
+      squares += x[j] * x[j];
+    const float variance = warpSum(squares) / static_cast<float>(kHeadDim);
+    const float invRms = 1.0f / sqrtf(variance + op.eps);
+#pragma unroll
+    for (int j = 0; j < kDims; ++j)
+      x[j] = (x[j] * invRms) * scale[j];
+  };
+  auto rotate = [&](float(&x)[kDims]) {
+    if constexpr (kHalf > 0) {
+      float partner[kDims];
+      if (op.interleaved) {
+#pragma unroll
+        for (int j = 0; j < kDims; ++j)
+          partner[j] = x[j ^ 1];
+      } else {
+        constexpr int kPartnerLanes = kHalf / kDims;
+        const int source = firstDim < kHalf       ? lane + kPartnerLanes
+                           : firstDim < kRotaryDim ? lane - kPartnerLanes
+                                                   : lane;
+#pragma unroll
+        for (int j = 0; j < kDims; ++j)
+          partner[j] = __shfl_sync(kFullMask, x[j], source);
+      }
+#pragma unroll
+      for (int j = 0; j < kDims; ++j) {
+        const int d = firstDim + j;
+        const bool pairFirst = op.interleaved ? d % 2 == 0 : d < kHalf;
+        if (d < kRotaryDim)
+          x[j] = pairFirst ? x[j] * cosine[j] - partner[j] * sine[j]
+                           : x[j] * cosine[j] + partner[j] * sine[j];
+      }
+    }
+  };
+  if (qNorm)
+    normHead(q, qScale);
+  rotate(q);
+  float *ownQuery = queries + warp * kHeadDim;
+  float *newKey = newRows + warp * 2 * kHeadDim, *newValue = newKey + kHeadDim;
+#pragma unroll
+  for (int j = 0; j < kDims; ++j)
+    ownQuery[firstDim + j] = q[j];
+  if (newEntries) {
+    // Every chunk attends to what the cache keeps, this step's entry too.
+    if (kNorm)
+      normHead(k, kScale);
+    rotate(k);
+#pragma unroll
+    for (int j = 0; j < kDims; ++j) {
+      newKey[firstDim + j] = k[j] = Element::round(k[j]);
+      newValue[firstDim + j] = v[j] = Element::round(v[j]);
+    }
+    if (chunk == 0 && warp == 0)
+#pragma unroll
+      for (int j = 0; j < kDims; ++j) {
+        row.keys[layout.cacheEntry(row.position, group) + firstDim + j] = Element::write(k[j]);
+        row.values[layout.cacheEntry(row.position, group) + firstDim + j] = Element::write(v[j]);
+      }
+  }
+  __syncwarp();
+
+  // Compute: lane t's score, over the row's 16-byte units (this step's own
+  // row from the warp's words).
+  float score = negativeInfinity();
+  if (lane < count) {
+    float dot = 0.0f;
+    if (lane == newSlot) {
+#pragma unroll
+      for (int d = 0; d < kHeadDim; d += 4) {
+        const float4 query = *reinterpret_cast<const float4 *>(ownQuery + d);
+        const float4 key = *reinterpret_cast<const float4 *>(newKey + d);
+        dot = fmaf(query.x, key.x, dot);
+        dot = fmaf(query.y, key.y, dot);
+        dot = fmaf(query.z, key.z, dot);
+        dot = fmaf(query.w, key.w, dot);
+      }
+    } else {
+      const Cache *keyRow = reinterpret_cast<const Cache *>(keyRows + lane * kRowBytes);
+#pragma unroll
+      for (int unit = 0; unit < kUnits; ++unit) {
+        float key[kUnitElements];
+        readUnit<kCacheBytes, kUnitElements>(keyRow + unit * kUnitElements, key);
+#pragma unroll
+        for (int i = 0; i < kUnitElements; i += 4) {
+          const float4 query =
+              *reinterpret_cast<const float4 *>(ownQuery + unit * kUnitElements + i);
+          dot = fmaf(query.x, key[i], dot);
+          dot = fmaf(query.y, key[i + 1], dot);
+          dot = fmaf(query.z, key[i + 2], dot);
+          dot = fmaf(query.w, key[i + 3], dot);
+        }
+      }
+    }
+    score = dot * op.scale;
+  }
+  // Compute: m, the weight exp(s - m) of the lane's position, l.
+  const float max = warpMax(score);
+  const float weight = lane < count ? expf(score - max) : 0.0f;
+  const float sum = warpSum(weight);
+  // Compute: o, a lane's dimensions over the positions in order.
+  float o[kDims];
+#pragma unroll
+  for (int j = 0; j < kDims; ++j)
+    o[j] = 0.0f;
+  for (int t = 0; t < count; ++t) {
+    const float w = __shfl_sync(kFullMask, weight, t);
+    float value[kDims];
+    if (t == newSlot) {
+#pragma unroll
+      for (int j = 0; j < kDims; ++j)
+        value[j] = newValue[firstDim + j];
+    } else {
+      const Cache *valueRow = reinterpret_cast<const Cache *>(valueRows + t * kRowBytes) + firstDim;
+#pragma unroll
+      for (int j = 0; j < kDims; ++j)
+        value[j] = Element::read(valueRow[j]);
+    }
+#pragma unroll
+    for (int j = 0; j < kDims; ++j)
+      o[j] = fmaf(w, value[j], o[j]);
+  }
+  // Store: the head's partials [o, m, l].
+  float *partial = row.partials + layout.partial(group * kGroup + warp, chunk);
+#pragma unroll
+  for (int j = 0; j < kDims; ++j)
+    partial[firstDim + j] = o[j];
+  if (lane == 0) {
+    partial[Layout::kMax] = max;
+    partial[Layout::kSum] = sum;
+  }
+  return true;
+}
+
 template <int kHeadDim, int kGroup, int kChunk, int kRotaryDim, int kCacheBytes, int kThreads,
           int kTeams, class AwaitInputs>
 __device__ bool attentionChunkRow(const TaskContext &context, const MkTaskRecord &task,
@@ -401,6 +633,19 @@ __device__ bool attentionChunkRow(const TaskContext &context, const MkTaskRecord
   // from the cache slot chunk 0 is writing: neither path reads that slot,
   // both read newKey and newValue instead.
   const int newSlot = holdsPosition ? static_cast<int>(position - first) : -1;
+  // Chunks of few positions: a warp a q head (attentionChunkWarpHeads).
+  constexpr bool kWarpHeads =
+      kTeams == 1 && attentionChunkWarpHeads(kHeadDim, kGroup, kChunk, kCacheBytes, kWarps) &&
+      (kRotaryDim / 2) % (kHeadDim / kWarpSize) == 0;
+  static_assert(!kWarpHeads ||
+                    attentionChunkTeamFloats(kHeadDim, kGroup, kChunk, kCacheBytes) +
+                            attentionWarpHeadsFloats(kHeadDim, kGroup, kChunk, kCacheBytes) <=
+                        attentionChunkTeamStride(kHeadDim, kGroup, kChunk, kCacheBytes, 1, kWarps),
+                "the warp heads' words are what core/protocol/SharedMemory.h reserves");
+  if constexpr (kWarpHeads)
+    return warpHeadsChunkRow<kHeadDim, kGroup, kChunk, kRotaryDim, kCacheBytes, kThreads>(
+        context, op, awaitInputs, row, team.shared, tid, group, chunk, first, count, newEntries,
+        newSlot);
   auto fromCache = [&](int t) { return t < count && t != newSlot; };
   // Position t's key and value row: in the team's shared memory, or in the cache.
   auto keyRow = [&](int t) -> const Cache * {

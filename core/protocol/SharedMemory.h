@@ -255,14 +255,40 @@ MK_HOST_DEVICE constexpr bool attentionTeamsStage(mk_i64 headDim, mk_i64 group, 
                   attentionTeamStagedFloats(headDim, chunk, cacheBytes, warps / teams)) * 4 <=
              kMostBytes;
 }
+// A chunk of at most 32 positions, taken a row at a time by the whole CTA,
+// runs as one warp a q head of the group (AttentionChunkTask.cuh's
+// warpHeadsChunkRow): a lane a position for the scores and the
+// softmax, a lane's consecutive dimensions (heads of whole 64s) for q, the
+// rotation and o, so that no CTA barrier stands between the stages. Its
+// words, past the row's: the chunk's keys, then its values, copied by
+// cp.async before the wait, rows of the cache's elements padded by 16 bytes
+// (8 lanes' 16-byte reads of 8 consecutive rows fall in distinct banks);
+// then each warp's rounded k and v of this step, [group][2][headDim].
+MK_HOST_DEVICE constexpr bool attentionChunkWarpHeads(mk_i64 headDim, mk_i64 group, mk_i64 chunk,
+                                                      mk_i64 cacheBytes, mk_i64 warps = 16) {
+  return chunk <= 32 && headDim % 64 == 0 && headDim <= 256 && group <= warps &&
+         !attentionChunkStaged(headDim, group, chunk, cacheBytes);
+}
+MK_HOST_DEVICE constexpr mk_i64 attentionWarpHeadsRowBytes(mk_i64 headDim, mk_i64 cacheBytes) {
+  return headDim * cacheBytes + 16;
+}
+MK_HOST_DEVICE constexpr mk_u64 attentionWarpHeadsFloats(mk_i64 headDim, mk_i64 group,
+                                                         mk_i64 chunk, mk_i64 cacheBytes) {
+  return static_cast<mk_u64>(
+      (2 * chunk * attentionWarpHeadsRowBytes(headDim, cacheBytes) / 4 + 2 * group * headDim + 3) /
+      4 * 4);
+}
 // A team's words: one row's (above), then its staged keys and values where
-// the teams stage them.
+// the teams stage them, or a chunk's of few positions where one team takes
+// the rows (attentionChunkWarpHeads).
 MK_HOST_DEVICE constexpr mk_u64 attentionChunkTeamStride(mk_i64 headDim, mk_i64 group,
                                                          mk_i64 chunk, mk_i64 cacheBytes,
                                                          mk_i64 teams, mk_i64 warps = 16) {
   return attentionChunkTeamFloats(headDim, group, chunk, cacheBytes) +
          (attentionTeamsStage(headDim, group, chunk, cacheBytes, teams, warps)
               ? attentionTeamStagedFloats(headDim, chunk, cacheBytes, warps / teams)
+          : teams == 1 && attentionChunkWarpHeads(headDim, group, chunk, cacheBytes, warps)
+              ? attentionWarpHeadsFloats(headDim, group, chunk, cacheBytes)
               : 0);
 }
 MK_HOST_DEVICE constexpr mk_u64 attentionChunkSharedFloats(mk_i64 headDim, mk_i64 group,

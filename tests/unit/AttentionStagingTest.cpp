@@ -92,7 +92,11 @@ TEST(AttentionStagingTest, RingKeepsReadsInFlightWithinItsBudget) {
           const mk_u64 floats = attentionChunkSharedFloats(headDim, group, chunk, 0, bytes);
           if (!attentionChunkStaged(headDim, group, chunk, bytes)) {
             ++unstaged;
-            EXPECT_EQ(floats, static_cast<mk_u64>(carving)) << "no ring, no room for one";
+            EXPECT_EQ(floats, static_cast<mk_u64>(carving) +
+                                  (attentionChunkWarpHeads(headDim, group, chunk, bytes)
+                                       ? attentionWarpHeadsFloats(headDim, group, chunk, bytes)
+                                       : 0))
+                << "no ring, no room for one (only a warp a head's rows)";
             EXPECT_TRUE(chunk < 256 || stages < 2);
             continue;
           }
@@ -113,6 +117,28 @@ TEST(AttentionStagingTest, RingKeepsReadsInFlightWithinItsBudget) {
         }
   EXPECT_GT(staged, 0);
   EXPECT_GT(unstaged, 0);
+}
+
+// Which chunks run a warp a q head: at most 32 positions, heads of whole
+// 64s up to 256 (two or more consecutive dimensions a lane), a group no
+// larger than the warps, and no staging ring.
+TEST(AttentionStagingTest, FewPositionsTakeAWarpAHead) {
+  // SmolLM2 and the 64 tiny layers built for 544 (chunks of 16), Qwen2.5-1.5B.
+  EXPECT_TRUE(attentionChunkWarpHeads(64, 3, 16, 2));
+  EXPECT_TRUE(attentionChunkWarpHeads(64, 2, 16, 4));
+  EXPECT_TRUE(attentionChunkWarpHeads(128, 6, 32, 2));
+  EXPECT_TRUE(attentionChunkWarpHeads(256, 16, 32, 4));
+  // The 1B shape's chunks of 48, heads not of whole 64s, groups past the warps.
+  EXPECT_FALSE(attentionChunkWarpHeads(64, 4, 48, 2));
+  EXPECT_FALSE(attentionChunkWarpHeads(96, 3, 16, 2));
+  EXPECT_FALSE(attentionChunkWarpHeads(32, 4, 16, 4));
+  EXPECT_FALSE(attentionChunkWarpHeads(64, 16, 16, 2, 15));
+  // A batch's teams keep their own path (the words are reserved for one team).
+  EXPECT_EQ(attentionChunkTeamStride(64, 3, 16, 2, 2),
+            attentionChunkTeamFloats(64, 3, 16, 2) +
+                (attentionTeamsStage(64, 3, 16, 2, 2) ? attentionTeamStagedFloats(64, 16, 2, 8) : 0));
+  EXPECT_EQ(attentionChunkTeamStride(64, 3, 16, 2, 1),
+            attentionChunkTeamFloats(64, 3, 16, 2) + attentionWarpHeadsFloats(64, 3, 16, 2));
 }
 
 // The shapes measured on the H200 (bench/results/2026-12-02-h200-attention-ring):
@@ -160,6 +186,15 @@ TEST(AttentionStagingTest, TeamsSplitTheWarpsOverTheRows) {
               EXPECT_GE((stride - team) * 4,
                         static_cast<mk_u64>(chunk * (keyRow + valueRow) * cacheBytes));
               EXPECT_LE(static_cast<mk_u64>(teams) * stride * 4, 160u * 1024);
+            } else if (teams == 1 && attentionChunkWarpHeads(headDim, group, chunk, cacheBytes)) {
+              // A chunk of few positions a warp a head: its keys and values
+              // (padded rows of whole 16-byte units), then each warp's k and v.
+              const mk_i64 rowBytes = attentionWarpHeadsRowBytes(headDim, cacheBytes);
+              EXPECT_EQ(rowBytes % 16, 0);
+              EXPECT_EQ(rowBytes % 128, 16);
+              EXPECT_GE((stride - team) * 4,
+                        static_cast<mk_u64>(2 * chunk * rowBytes + 2 * group * headDim * 4));
+              EXPECT_EQ(stride, team + attentionWarpHeadsFloats(headDim, group, chunk, cacheBytes));
             } else {
               EXPECT_EQ(stride, team);
             }

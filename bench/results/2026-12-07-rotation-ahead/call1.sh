@@ -51,5 +51,5 @@ done
 echo "timed at ${SECONDS}s"
 left=$((560 - SECONDS))
 ROOT=$PWD PARALLEL=8 MATCH="${MATCH:-AttentionChunk|batch|context64|context2048|context3000|toy}" \
-  timeout $left python3 bench/results/2026-12-07-rotation-ahead/run_gpu_tests.py
+  timeout $left python3 scripts/gpu_tests.py
 echo "done at ${SECONDS}s"

@@ -1,8 +1,13 @@
 #!/usr/bin/env python3
-"""The GPU tests of build/tests/gpu/CTestTestfile.cmake (ctest -L gpu's
-commands) with this checkout's paths (ROOT), PARALLEL at a time (default
-4): exit 77 is a skip, any other non-zero exit a failure. ONLY=a,b runs the
-tests named, MATCH=regex those whose names it matches."""
+"""Runs the GPU tests (ctest -L gpu's commands, read from
+build/tests/gpu/CTestTestfile.cmake) where the build was copied from
+another checkout, without cmake or ctest there: the commands' paths of the
+checkout that configured the build become ROOT's (this checkout's), its
+venv's python `python3`. PARALLEL at a time (default 4); exit 77 is a skip,
+any other non-zero exit or 300 s a failure; exits 1 if one failed.
+ONLY=a,b runs the tests named, MATCH=regex those whose names it matches.
+
+  ROOT=$PWD MATCH=warp-heads python3 scripts/gpu_tests.py"""
 import concurrent.futures as cf
 import os
 import re
@@ -10,16 +15,20 @@ import subprocess
 import sys
 import time
 
-root = os.environ["ROOT"]
+root = os.environ.get("ROOT", os.getcwd())
 only = [n for n in os.environ.get("ONLY", "").split(",") if n]
 match = re.compile(os.environ.get("MATCH", ""))
+lines = open("build/tests/gpu/CTestTestfile.cmake").read().splitlines()
+# The configuring checkout: "# Source directory: <checkout>/tests/gpu".
+source = next(line.split(": ", 1)[1] for line in lines if line.startswith("# Source directory: "))
+source = source[: -len("/tests/gpu")]
 tests = []
-for line in open("build/tests/gpu/CTestTestfile.cmake"):
+for line in lines:
     m = re.match(r"add_test\(\[=\[(.*?)\]=\] (.*)\)\s*$", line)
     if not m or (only and m.group(1) not in only) or not match.search(m.group(1)):
         continue
     args = [re.sub(r"\\(.)", r"\1", a) for a in re.findall(r'"((?:[^"\\]|\\.)*)"', m.group(2))]
-    args = [a.replace("/work/main/.venv/bin/python", "python3").replace("/work/main", root)
+    args = [re.sub(re.escape(source) + r"/\.venv/bin/python3?", "python3", a).replace(source, root)
             for a in args]
     tests.append((m.group(1), args))
 print(len(tests), "tests", flush=True)
