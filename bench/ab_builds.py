@@ -8,7 +8,8 @@ first build does?
       --positions 480,40 --rounds 2 --out $OUT/ab
 
 Each BUILD folder holds compiler/tools/mkc (runtime/mkrun/mkrun is taken
-from the first build that has it). Every shape is written as mk IR
+from the first build that has it); --build-flags gives a build its own
+`mkc compile` flags, so that one folder can be two builds. Every shape is written as mk IR
 (scripts/fused_module.py) and compiled by every build with the same random
 weights (--context, --kv-cache), all compiles at once; ptxas's registers
 and spills are kept. Then, round by round, each (shape, build) is timed
@@ -56,9 +57,18 @@ def main():
     ap.add_argument("--kv-cache", default="bf16")
     ap.add_argument("--device", default="gpu", help="mkrun's device (cpu tries the tool anywhere)")
     ap.add_argument("--mkc-flags", default="", help="more `mkc compile` flags for every build")
+    ap.add_argument("--build-flags", nargs="*", default=[],
+                    help="NAME=FLAGS ...: more `mkc compile` flags for build NAME alone (two names "
+                         "may share a folder and differ by flags)")
     ap.add_argument("--out", required=True)
     args = ap.parse_args()
     builds = pairs(args.builds, "build")
+    flags = {}
+    for item in args.build_flags:
+        name, sep, value = item.partition("=")
+        if not sep or name not in dict(builds):
+            sys.exit(f"ab_builds.py: --build-flags '{item}' names no build")
+        flags[name] = value.split()
     shapes = pairs(args.shapes, "shape")
     positions = [int(p) for p in args.positions.split(",")]
     os.makedirs(args.out, exist_ok=True)
@@ -67,8 +77,8 @@ def main():
     if mkrun is None:
         sys.exit("ab_builds.py: no build holds runtime/mkrun/mkrun")
     failed = False
-    result = {"builds": dict(builds), "shapes": dict(shapes), "positions": positions,
-              "context": args.context, "kv_cache": args.kv_cache, "compile": {}, "times": [], "logits": {}}
+    result = {"builds": dict(builds), "build_flags": {n: " ".join(v) for n, v in flags.items()},
+              "shapes": dict(shapes), "positions": positions, "context": args.context, "kv_cache": args.kv_cache, "compile": {}, "times": [], "logits": {}}
 
     for shape, config in shapes:
         subprocess.run([sys.executable, os.path.join(ROOT, "scripts/fused_module.py"), config,
@@ -76,9 +86,12 @@ def main():
 
     def compile_one(shape, build, folder):
         mk = f"{args.out}/{shape}-{build}.mk"
-        cmd = [os.path.join(folder, "compiler/tools/mkc"), "compile", f"{args.out}/{shape}.mlir",
+        mkc = os.path.join(folder, "compiler/tools/mkc")
+        if not os.access(mkc, os.X_OK):
+            return shape, build, 127, None, f"no mkc at {mkc}"
+        cmd = [mkc, "compile", f"{args.out}/{shape}.mlir",
                "--emit=mk", "--random-weights", f"--kv-cache={args.kv_cache}",
-               f"--max-context={args.context}", "-o", mk] + args.mkc_flags.split()
+               f"--max-context={args.context}", "-o", mk] + args.mkc_flags.split() + flags.get(build, [])
         p = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
         text = p.stdout + p.stderr
         m = re.search(r"(\d+) registers.*?(\d+) bytes spilled", text)
@@ -175,8 +188,11 @@ def report(result, builds, shapes, runs):
             deltas = [f"{100 * (t[b] / base - 1):+.1f}%" for b in names[1:] if base and t.get(b)]
             cells.append(text + (f" ({', '.join(deltas)})" if deltas else ""))
         lines.append(f"| {shape} | " + " | ".join(cells) + " |")
+    lines += ["", "Flags: " + "; ".join(f"{n} `{f}`" for n, f in result["build_flags"].items())] \
+        if result["build_flags"] else []
     lines += ["", "Registers / bytes spilled (ptxas): " + "; ".join(
-        f"{key} {c['registers']}/{c['spilled']}" for key, c in result["compile"].items()), ""]
+        f"{key} failed" if c["rc"] else f"{key} {c['registers']}/{c['spilled']}"
+        for key, c in result["compile"].items()), ""]
     for key, v in result["logits"].items():
         lines.append(f"- logits {key} against {names[0]}: " + (
             "bit for bit" if v["bit_for_bit"] else

@@ -17,7 +17,7 @@
 // memory (StagingRing): blocks of cache rows copied by cp.async, which holds
 // no register, all but one of the ring's slots in flight, the first blocks
 // asked for before the task waits (core/protocol/SharedMemory.h draws the
-// line and sizes the ring). A chunk of at most 32 positions, a row at a
+// line and sizes the ring). A chunk of at most 64 positions, a row at a
 // time by the whole CTA, waits on its barriers instead, so it runs one warp
 // a q head (warpHeadsChunkRow, below), its rows copied into shared memory
 // before the wait; the rest of this comment is the other paths'.
@@ -92,11 +92,14 @@ __device__ void headRmsNorm(const TaskContext &context, float *x, int firstHead,
 // (kAhead). Loaded before the task waits, so that this round trip to L2 is
 // not on the chunk's path between q's load and the scores (holding the
 // cosine and sine instead, two registers, made Qwen2.5-1.5B's kernel
-// spill); without kAhead rotateHeads loads each pair's itself.
-template <int kRotaryDim, int kThreads>
+// spill); without kAhead rotateHeads loads each pair's itself. kLoad is
+// false where the task's row takes another path that loads its own
+// (warpHeadsChunkRow): only an empty chunk then rotates here, and never
+// in practice (chunk 0 always holds a position).
+template <int kRotaryDim, int kThreads, bool kLoad = true>
 struct RotaryFrequency {
   static constexpr int kHalf = kRotaryDim / 2;
-  static constexpr bool kAhead = kHalf > 0 && kThreads % kHalf == 0;
+  static constexpr bool kAhead = kLoad && kHalf > 0 && kThreads % kHalf == 0;
   float frequency = 0.0f;
   __device__ RotaryFrequency(const TaskContext &context, const MkOperationRecord &op,
                              unsigned thread) {
@@ -107,10 +110,10 @@ struct RotaryFrequency {
 
 // Rotates heads [0, heads) of x in place at `position`, pair by pair; the
 // dimensions past kRotaryDim stay as they are.
-template <int kHeadDim, int kRotaryDim, int kThreads>
+template <int kHeadDim, int kRotaryDim, int kThreads, bool kLoad>
 __device__ void rotateHeads(const TaskContext &context, const MkOperationRecord &op, float *x,
                             int heads, long long position,
-                            const RotaryFrequency<kRotaryDim, kThreads> &ahead,
+                            const RotaryFrequency<kRotaryDim, kThreads, kLoad> &ahead,
                             unsigned thread = threadIdx.x) {
   constexpr int kHalf = kRotaryDim / 2;
   if constexpr (kHalf > 0) {
@@ -118,7 +121,7 @@ __device__ void rotateHeads(const TaskContext &context, const MkOperationRecord 
     for (int pair = thread; pair < heads * kHalf; pair += kThreads) {
       int head = pair / kHalf, i = pair % kHalf;
       float frequency =
-          RotaryFrequency<kRotaryDim, kThreads>::kAhead ? ahead.frequency : invFreq[i];
+          RotaryFrequency<kRotaryDim, kThreads, kLoad>::kAhead ? ahead.frequency : invFreq[i];
       float angle = static_cast<float>(position) * frequency;
       float sine, cosine;
       sincosf(angle, &sine, &cosine);
@@ -264,7 +267,7 @@ struct ChunkRow {
   float *partials;
 };
 
-// A row of a chunk of at most 32 positions (core/protocol/SharedMemory.h:
+// A row of a chunk of at most 64 positions (core/protocol/SharedMemory.h:
 // attentionChunkWarpHeads), one warp a q head of the group and no CTA
 // barrier after the wait: at 16 positions a chunk's five stages (q, norm
 // and rotation, scores, softmax, o) took ~0.2-0.6 us each, mostly the
@@ -279,9 +282,10 @@ struct ChunkRow {
 // Compute: a lane's consecutive dimensions of q (and k) normed (warp sums)
 // and rotated (a pair's other half from the lane kHalf / kDims away, or the
 // lane's next dimension where pairs are interleaved); q to the warp's
-// shared words; then a lane a position: its score over the row's 16-byte
-// units; the softmax over the lanes; o over the positions, each weight
-// taken from its lane by a shuffle. Every sum has a fixed order.
+// shared words; then a lane a position (two where the chunk has more than
+// 32): its score over the row's 16-byte units; the softmax over the lanes;
+// o over the positions, each weight taken from its lane by a shuffle.
+// Every sum has a fixed order.
 // Store: chunk 0 this step's k and v (warp 0); each head's partials.
 template <int kHeadDim, int kGroup, int kChunk, int kRotaryDim, int kCacheBytes, int kThreads,
           class AwaitInputs>
@@ -299,8 +303,10 @@ __device__ bool warpHeadsChunkRow(
   constexpr int kRowBytes = static_cast<int>(attentionWarpHeadsRowBytes(kHeadDim, kCacheBytes));
   constexpr int kUnitElements = 16 / kCacheBytes;
   constexpr int kUnits = kHeadDim / kUnitElements; // 16-byte units a row
-  static_assert(kChunk <= kWarpSize && kDims % 2 == 0 && kGroup <= kWarps && kWarps > 1,
-                "a lane a position, whole pairs a lane, a warp a head and copiers beside warp 0");
+  constexpr int kSlots = (kChunk + kWarpSize - 1) / kWarpSize; // a lane's positions
+  static_assert(kSlots <= 2 && kDims % 2 == 0 && kGroup <= kWarps && kWarps > 1,
+                "two positions a lane at most, whole pairs a lane, a warp a head and copiers "
+                "beside warp 0");
   static_assert(kHalf % kDims == 0, "a lane's rotary partners are one other lane's");
   const AttentionLayout layout = Layout::of(op);
   float *queries = shared; // [kGroup][kHeadDim], normed and rotated
@@ -421,12 +427,12 @@ __device__ bool warpHeadsChunkRow(
   }
   __syncwarp();
 
-  // Compute: lane t's score, over the row's 16-byte units (this step's own
-  // row from the warp's words).
-  float score = negativeInfinity();
-  if (lane < count) {
+  // Compute: the scores of the lane's positions (lane, lane + 32, ...),
+  // each over its row's 16-byte units (this step's own row from the warp's
+  // words).
+  auto rowScore = [&](int t) {
     float dot = 0.0f;
-    if (lane == newSlot) {
+    if (t == newSlot) {
 #pragma unroll
       for (int d = 0; d < kHeadDim; d += 4) {
         const float4 query = *reinterpret_cast<const float4 *>(ownQuery + d);
@@ -437,7 +443,7 @@ __device__ bool warpHeadsChunkRow(
         dot = fmaf(query.w, key.w, dot);
       }
     } else {
-      const Cache *keyRow = reinterpret_cast<const Cache *>(keyRows + lane * kRowBytes);
+      const Cache *keyRow = reinterpret_cast<const Cache *>(keyRows + t * kRowBytes);
 #pragma unroll
       for (int unit = 0; unit < kUnits; ++unit) {
         float key[kUnitElements];
@@ -453,19 +459,39 @@ __device__ bool warpHeadsChunkRow(
         }
       }
     }
-    score = dot * op.scale;
+    return dot * op.scale;
+  };
+  float score[kSlots], weight[kSlots];
+  float lanesMax = negativeInfinity();
+#pragma unroll
+  for (int slot = 0; slot < kSlots; ++slot) {
+    const int t = lane + slot * kWarpSize;
+    score[slot] = negativeInfinity();
+    if (t < count)
+      score[slot] = rowScore(t);
+    lanesMax = fmaxf(lanesMax, score[slot]);
   }
-  // Compute: m, the weight exp(s - m) of the lane's position, l.
-  const float max = warpMax(score);
-  const float weight = lane < count ? expf(score - max) : 0.0f;
-  const float sum = warpSum(weight);
-  // Compute: o, a lane's dimensions over the positions in order.
+  // Compute: m, the weights exp(s - m) of the lane's positions, l.
+  const float max = warpMax(lanesMax);
+  float lanesSum = 0.0f;
+#pragma unroll
+  for (int slot = 0; slot < kSlots; ++slot) {
+    weight[slot] = lane + slot * kWarpSize < count ? expf(score[slot] - max) : 0.0f;
+    lanesSum += weight[slot];
+  }
+  const float sum = warpSum(lanesSum);
+  // Compute: o, a lane's dimensions over the positions in order, each
+  // weight from the lane that holds it (t is the warp's, so is the slot).
   float o[kDims];
 #pragma unroll
   for (int j = 0; j < kDims; ++j)
     o[j] = 0.0f;
   for (int t = 0; t < count; ++t) {
-    const float w = __shfl_sync(kFullMask, weight, t);
+    float w;
+    if constexpr (kSlots == 1)
+      w = __shfl_sync(kFullMask, weight[0], t);
+    else
+      w = __shfl_sync(kFullMask, t < kWarpSize ? weight[0] : weight[1], t % kWarpSize);
     float value[kDims];
     if (t == newSlot) {
 #pragma unroll
@@ -585,8 +611,12 @@ __device__ bool attentionChunkRow(const TaskContext &context, const MkTaskRecord
   const bool holdsPosition = first <= position && position < first + count;
   const bool newEntries = row.active && (chunk == 0 || holdsPosition);
   const float *qkv = row.qkv;
+  // Chunks of few positions: a warp a q head (attentionChunkWarpHeads).
+  constexpr bool kWarpHeads =
+      kTeams == 1 && attentionChunkWarpHeads(kHeadDim, kGroup, kChunk, kCacheBytes, kWarps) &&
+      (kRotaryDim / 2) % (kHeadDim / kWarpSize) == 0;
   // Load, before the wait: the rotary frequency.
-  const RotaryFrequency<kRotaryDim, kThreads> frequency(context, op, tid);
+  const RotaryFrequency<kRotaryDim, kThreads, !kWarpHeads> frequency(context, op, tid);
   auto loadNewEntries = [&] {
     for (int i = tid; i < 2 * kHeadDim; i += kThreads)
       newKey[i] = i < kHeadDim ? qkv[layout.key(group) + i] : qkv[layout.value(group) + i - kHeadDim];
@@ -633,10 +663,6 @@ __device__ bool attentionChunkRow(const TaskContext &context, const MkTaskRecord
   // from the cache slot chunk 0 is writing: neither path reads that slot,
   // both read newKey and newValue instead.
   const int newSlot = holdsPosition ? static_cast<int>(position - first) : -1;
-  // Chunks of few positions: a warp a q head (attentionChunkWarpHeads).
-  constexpr bool kWarpHeads =
-      kTeams == 1 && attentionChunkWarpHeads(kHeadDim, kGroup, kChunk, kCacheBytes, kWarps) &&
-      (kRotaryDim / 2) % (kHeadDim / kWarpSize) == 0;
   static_assert(!kWarpHeads ||
                     attentionChunkTeamFloats(kHeadDim, kGroup, kChunk, kCacheBytes) +
                             attentionWarpHeadsFloats(kHeadDim, kGroup, kChunk, kCacheBytes) <=

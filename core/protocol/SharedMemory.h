@@ -255,9 +255,9 @@ MK_HOST_DEVICE constexpr bool attentionTeamsStage(mk_i64 headDim, mk_i64 group, 
                   attentionTeamStagedFloats(headDim, chunk, cacheBytes, warps / teams)) * 4 <=
              kMostBytes;
 }
-// A chunk of at most 32 positions, taken a row at a time by the whole CTA,
+// A chunk of at most 64 positions, taken a row at a time by the whole CTA,
 // runs as one warp a q head of the group (AttentionChunkTask.cuh's
-// warpHeadsChunkRow): a lane a position for the scores and the
+// warpHeadsChunkRow): a lane a position (two past 32) for the scores and the
 // softmax, a lane's consecutive dimensions (heads of whole 64s) for q, the
 // rotation and o, so that no CTA barrier stands between the stages. Its
 // words, past the row's: the chunk's keys, then its values, copied by
@@ -266,7 +266,7 @@ MK_HOST_DEVICE constexpr bool attentionTeamsStage(mk_i64 headDim, mk_i64 group, 
 // then each warp's rounded k and v of this step, [group][2][headDim].
 MK_HOST_DEVICE constexpr bool attentionChunkWarpHeads(mk_i64 headDim, mk_i64 group, mk_i64 chunk,
                                                       mk_i64 cacheBytes, mk_i64 warps = 16) {
-  return chunk <= 32 && headDim % 64 == 0 && headDim <= 256 && group <= warps &&
+  return chunk <= 64 && headDim % 64 == 0 && headDim <= 256 && group <= warps &&
          !attentionChunkStaged(headDim, group, chunk, cacheBytes);
 }
 MK_HOST_DEVICE constexpr mk_i64 attentionWarpHeadsRowBytes(mk_i64 headDim, mk_i64 cacheBytes) {

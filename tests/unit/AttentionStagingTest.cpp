@@ -119,7 +119,7 @@ TEST(AttentionStagingTest, RingKeepsReadsInFlightWithinItsBudget) {
   EXPECT_GT(unstaged, 0);
 }
 
-// Which chunks run a warp a q head: at most 32 positions, heads of whole
+// Which chunks run a warp a q head: at most 64 positions, heads of whole
 // 64s up to 256 (two or more consecutive dimensions a lane), a group no
 // larger than the warps, and no staging ring.
 TEST(AttentionStagingTest, FewPositionsTakeAWarpAHead) {
@@ -128,8 +128,10 @@ TEST(AttentionStagingTest, FewPositionsTakeAWarpAHead) {
   EXPECT_TRUE(attentionChunkWarpHeads(64, 2, 16, 4));
   EXPECT_TRUE(attentionChunkWarpHeads(128, 6, 32, 2));
   EXPECT_TRUE(attentionChunkWarpHeads(256, 16, 32, 4));
-  // The 1B shape's chunks of 48, heads not of whole 64s, groups past the warps.
-  EXPECT_FALSE(attentionChunkWarpHeads(64, 4, 48, 2));
+  // The 1B shape's chunks of 48 (two positions a lane); chunks past 64,
+  // heads not of whole 64s, groups past the warps.
+  EXPECT_TRUE(attentionChunkWarpHeads(64, 4, 48, 2));
+  EXPECT_FALSE(attentionChunkWarpHeads(64, 4, 80, 2));
   EXPECT_FALSE(attentionChunkWarpHeads(96, 3, 16, 2));
   EXPECT_FALSE(attentionChunkWarpHeads(32, 4, 16, 4));
   EXPECT_FALSE(attentionChunkWarpHeads(64, 16, 16, 2, 15));
