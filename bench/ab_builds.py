@@ -9,10 +9,10 @@ first build does?
 
 Each BUILD folder holds compiler/tools/mkc (runtime/mkrun/mkrun is taken
 from the first build that has it); --build-flags gives a build its own
-`mkc compile` flags, so that one folder can be two builds. Every shape is written as mk IR
-(scripts/fused_module.py) and compiled by every build with the same random
-weights (--context, --kv-cache), all compiles at once; ptxas's registers
-and spills are kept. Then, round by round, each (shape, build) is timed
+`mkc compile` flags, so that one folder can be two builds. Every shape is
+written as mk IR (scripts/fused_module.py) and compiled by every build
+with the same random weights (--context, --kv-cache), all compiles at
+once; ptxas's registers and spills are kept. Then, round by round, each (shape, build) is timed
 from each position with `mkrun --step-times` (median and least ms of
 --steps steps, the first left out), the builds of a shape back to back so
 that a drift of the clock lands on all of them. Last, each build's logits
@@ -31,6 +31,8 @@ import statistics
 import subprocess
 import sys
 
+import numpy as np
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TOKENS = "1,7,42,3,99,5,11,64,8,250,17,2"
 
@@ -48,7 +50,8 @@ def pairs(text, what):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--builds", nargs="+", required=True, help="NAME=BUILD_DIR ...; the first is the reference")
+    ap.add_argument("--builds", nargs="+", required=True,
+                    help="NAME=BUILD_DIR ...; the first is the reference")
     ap.add_argument("--shapes", nargs="+", required=True, help="NAME=CONFIG.json ...")
     ap.add_argument("--positions", default="480,40")
     ap.add_argument("--rounds", type=int, default=2, help="rounds at the first position (the others once)")
@@ -78,7 +81,8 @@ def main():
         sys.exit("ab_builds.py: no build holds runtime/mkrun/mkrun")
     failed = False
     result = {"builds": dict(builds), "build_flags": {n: " ".join(v) for n, v in flags.items()},
-              "shapes": dict(shapes), "positions": positions, "context": args.context, "kv_cache": args.kv_cache, "compile": {}, "times": [], "logits": {}}
+              "shapes": dict(shapes), "positions": positions, "context": args.context,
+              "kv_cache": args.kv_cache, "compile": {}, "times": [], "logits": {}}
 
     for shape, config in shapes:
         subprocess.run([sys.executable, os.path.join(ROOT, "scripts/fused_module.py"), config,
@@ -91,7 +95,8 @@ def main():
             return shape, build, 127, None, f"no mkc at {mkc}"
         cmd = [mkc, "compile", f"{args.out}/{shape}.mlir",
                "--emit=mk", "--random-weights", f"--kv-cache={args.kv_cache}",
-               f"--max-context={args.context}", "-o", mk] + args.mkc_flags.split() + flags.get(build, [])
+               f"--max-context={args.context}", "-o", mk]
+        cmd += args.mkc_flags.split() + flags.get(build, [])
         p = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
         text = p.stdout + p.stderr
         m = re.search(r"(\d+) registers.*?(\d+) bytes spilled", text)
@@ -117,7 +122,8 @@ def main():
                             "--prompt-tokens", "7", "-n", str(args.steps), "--step-times", steps],
                            capture_output=True, text=True, timeout=120)
         if p.returncode:
-            print(f"run {shape}-{build} at {position} FAILED:\n{(p.stdout + p.stderr)[-1500:]}", flush=True)
+            print(f"run {shape}-{build} at {position} FAILED:\n{(p.stdout + p.stderr)[-1500:]}",
+                  flush=True)
             return None
         ms = [float(r["ms"]) for r in csv.DictReader(open(steps))][1:]
         return statistics.median(ms), min(ms)
@@ -134,15 +140,15 @@ def main():
                 if t:
                     print(f"{shape}-{build} at {position}: median {t[0]:.3f} least {t[1]:.3f}", flush=True)
 
-    import numpy as np
     for shape, _ in shapes:
         logits = {}
         for build, _ in builds:
             if result["compile"][f"{shape}-{build}"]["rc"]:
                 continue
             npy = f"{args.out}/{shape}-{build}.npy"
-            p = subprocess.run([mkrun, f"{args.out}/{shape}-{build}.mk", "--device", args.device, "--tokens",
-                                TOKENS, "--logits", npy], capture_output=True, text=True, timeout=120)
+            p = subprocess.run([mkrun, f"{args.out}/{shape}-{build}.mk", "--device", args.device,
+                                "--tokens", TOKENS, "--logits", npy],
+                               capture_output=True, text=True, timeout=120)
             if p.returncode:
                 failed = True
                 print(f"logits {shape}-{build} FAILED:\n{(p.stdout + p.stderr)[-1500:]}", flush=True)
