@@ -34,6 +34,9 @@ import sys
 import numpy as np
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "scripts"))
+from compare_logits import max_relative_error  # noqa: E402
+
 TOKENS = "1,7,42,3,99,5,11,64,8,250,17,2"
 
 
@@ -166,7 +169,7 @@ def main():
                 clear = (top[..., -1] - top[..., -2]) > 1e-3 * np.abs(a).max(axis=-1)
                 agree = a.argmax(-1) == b.argmax(-1)
                 verdict = {"bit_for_bit": False,
-                           "relative": float(abs(a - b).max() / abs(a).max()),
+                           "relative": max_relative_error(b, a),
                            "argmax_agrees": int((agree & clear).sum()), "clear": int(clear.sum())}
             result["logits"][f"{shape}-{build}"] = verdict
 
