@@ -2,7 +2,7 @@
 # Where the 64 tiny layers' 12.5 us a layer goes now (main d112756: the
 # warp-heads chunks of up to 64 positions, the release by the last warp):
 # a trace of four steps from 480 in a build for 544 with bf16 caches, and
-# the same for SmolLM2, both summarized here by bench/trace_summary.py and
+# the same for SmolLM2 and the 1B shape, each summarized here by bench/trace_summary.py and
 # bench/waterfall.py (the traces stay on the GPU machine; what comes back
 # is their summaries and the middle layer's waterfall). NOT YET RUN: pack
 # first, from the repository root of main's checkout with its build:
@@ -13,7 +13,7 @@ mkdir -p $OUT
 tar -C .gpu -xJf .gpu/ab5.tar.xz
 B=.gpu/builds/new W=/tmp/ws; mkdir -p $W
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader | tee $OUT/gpu.txt
-for s in layer-cost-64x256:t:32 smollm2-135m-shaped:s:15; do
+for s in layer-cost-64x256:t:32 smollm2-135m-shaped:s:15 llama-3.2-1b-shaped:l:8; do
   IFS=: read cfg m layer <<< "$s"
   python3 scripts/fused_module.py bench/configs/$cfg.json -o $W/$m.mlir
   $B/compiler/tools/mkc compile $W/$m.mlir --emit=mk --random-weights --kv-cache=bf16 \
