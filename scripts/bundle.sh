@@ -23,7 +23,7 @@ cp examples/generate.c "$BUNDLE/examples/"
 cp scripts/export_onnx.py scripts/ort_logits.py scripts/compare_logits.py scripts/run_model.sh \
   scripts/fused_module.py scripts/decoder_dims.py "$BUNDLE/scripts/"
 cp bench/*.py "$BUNDLE/bench/"
-cp bench/stream/stream_bandwidth.cu "$BUNDLE/bench/stream/"
+cp bench/stream/stream_bandwidth.cu bench/stream/Probe.cuh "$BUNDLE/bench/stream/"
 cp bench/configs/*.json "$BUNDLE/bench/configs/"
 
 # Refuse to ship a binary that needs a library the other machine may lack.

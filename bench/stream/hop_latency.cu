@@ -31,22 +31,14 @@
 // value after the last phase (every mode computes the same bits, which the
 // program checks: it exits 1 when a correct mode's value differs from
 // event's; relaxed's is only reported).
-#include <cuda_runtime.h>
+#define PROBE_NAME "hop_latency"
+#include "Probe.cuh"
 
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <vector>
-
-#define CHECK(call)                                                                            \
-  do {                                                                                         \
-    cudaError_t status = (call);                                                               \
-    if (status != cudaSuccess) {                                                               \
-      std::fprintf(stderr, "hop_latency: %s: %s\n", #call, cudaGetErrorString(status));        \
-      std::exit(1);                                                                            \
-    }                                                                                          \
-  } while (0)
 
 constexpr int kThreads = 512, kWarps = kThreads / 32;
 constexpr int kMaxInput = 8192;
@@ -75,12 +67,6 @@ __device__ __forceinline__ void storeWord(unsigned long long *address, unsigned 
 __device__ __forceinline__ void fenceAcquireRelease() {
   asm volatile("fence.acq_rel.gpu;" ::: "memory");
 }
-__device__ __forceinline__ unsigned long long globalTimer() {
-  unsigned long long t;
-  asm volatile("mov.u64 %0, %globaltimer;" : "=l"(t));
-  return t;
-}
-
 // The weight of input j in output row i: cheap, not constant-folded.
 __device__ __forceinline__ float weightOf(int row, int j) {
   return ((row * 131 + j * 29) & 255) * (1.0f / 4096.0f) - 0.03f;

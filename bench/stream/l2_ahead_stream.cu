@@ -30,39 +30,18 @@
 // stream time, and the rate over the span. If `bulk` at AHEAD = 128 KiB
 // shortens the span by about the bytes asked over the HBM rate, the
 // split-by-SM prefetch is worth building (gate_up -2 to -4 us a layer).
-#include <cuda_runtime.h>
+#define PROBE_NAME "l2_ahead_stream"
+#include "Probe.cuh"
 
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <vector>
 
-#define CHECK(call)                                                                            \
-  do {                                                                                         \
-    cudaError_t status = (call);                                                               \
-    if (status != cudaSuccess) {                                                               \
-      std::fprintf(stderr, "l2_ahead_stream: %s: %s\n", #call, cudaGetErrorString(status));    \
-      std::exit(1);                                                                            \
-    }                                                                                          \
-  } while (0)
-
 constexpr int kThreads = 512, kInFlight = 8;
 constexpr unsigned kBulkPiece = 32 * 1024;
 enum Ahead { kNone = 0, kBulk = 1, kLines = 2, kLoads = 3 };
 const char *const kAheadNames[] = {"none", "bulk", "lines", "loads"};
-
-__device__ __forceinline__ uint4 loadStreaming(const uint4 *address) {
-  uint4 v;
-  asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];"
-               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-               : "l"(address));
-  return v;
-}
-__device__ __forceinline__ unsigned long long globalTimer() {
-  unsigned long long t;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-  return t;
-}
 
 // The first `ahead` bytes of slice `slice`, asked for by this CTA's threads.
 __device__ unsigned askAhead(int how, const char *slice, size_t ahead) {

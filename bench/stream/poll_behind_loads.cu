@@ -19,33 +19,18 @@
 // measured over the same launch) over every round and SM. If "after" grows
 // with the loads in flight and "before" does not, the poll queues behind
 // them, and the kernel should poll before it issues its first batch.
-#include <cuda_runtime.h>
+#define PROBE_NAME "poll_behind_loads"
+#include "Probe.cuh"
 
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <vector>
 
-#define CHECK(call)                                                                            \
-  do {                                                                                         \
-    cudaError_t status = (call);                                                               \
-    if (status != cudaSuccess) {                                                               \
-      std::fprintf(stderr, "poll_behind_loads: %s: %s\n", #call, cudaGetErrorString(status));  \
-      std::exit(1);                                                                            \
-    }                                                                                          \
-  } while (0)
-
 constexpr int kThreads = 512, kMaxLoads = 8;
 enum Poll { kAcquire = 0, kRelaxed = 1, kPlain = 2 };
 const char *const kPollNames[] = {"acquire", "relaxed", "plain"};
 
-__device__ __forceinline__ uint4 loadStreaming(const uint4 *address) {
-  uint4 v;
-  asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];"
-               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-               : "l"(address));
-  return v;
-}
 __device__ __forceinline__ unsigned poll(int kind, const unsigned *address) {
   unsigned value;
   if (kind == kAcquire)
@@ -64,12 +49,6 @@ __device__ __forceinline__ long long clockAfter(unsigned value) {
   asm volatile("mov.u64 %0, %%clock64;" : "=l"(t) : "r"(used));
   return t;
 }
-__device__ __forceinline__ unsigned long long globalTimer() {
-  unsigned long long t;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-  return t;
-}
-
 // latency[round][cta] in cycles; clocks[0..1]: CTA 0's clock64 and
 // globaltimer over the launch, for the SM clock.
 __global__ void __launch_bounds__(kThreads, 1)

@@ -5,29 +5,13 @@
 //
 //   stream_bandwidth [GIB=2.5] [REPEATS=20]
 // prints one JSON object: the best and median rate of each in-flight depth.
-#include <cuda_runtime.h>
+#define PROBE_NAME "stream_bandwidth"
+#include "Probe.cuh"
 
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <vector>
-
-#define CHECK(call)                                                                            \
-  do {                                                                                         \
-    cudaError_t status = (call);                                                               \
-    if (status != cudaSuccess) {                                                               \
-      std::fprintf(stderr, "stream_bandwidth: %s: %s\n", #call, cudaGetErrorString(status));   \
-      std::exit(1);                                                                            \
-    }                                                                                          \
-  } while (0)
-
-__device__ __forceinline__ uint4 loadStreaming(const uint4 *address) {
-  uint4 v;
-  asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];"
-               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-               : "l"(address));
-  return v;
-}
 
 // Each thread reads kInFlight chunks a grid-stride apart before combining
 // them, so that many loads are outstanding; the XOR keeps them live.

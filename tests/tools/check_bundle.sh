@@ -28,3 +28,8 @@ grep -q "between tasks over all operations" "$TMP/summary.txt"
   --shapes "$TMP/mkc/bench/configs/smollm2-135m-shaped.json" --positions 1 --steps 1 --repeats 1 \
   --no-long-check --check-tokens 1 --no-trace --work "$TMP/harness-work" > /dev/null
 grep -q "| smollm2-135m | 1 |" "$TMP/results/README.md"
+# The bundled streaming probe (the floor's rate on a GPU machine) builds
+# from the bundle alone, where nvcc is present to build it.
+if command -v nvcc > /dev/null; then
+  nvcc -O3 -arch=sm_90 -o "$TMP/stream_bandwidth" "$TMP/mkc/bench/stream/stream_bandwidth.cu"
+fi
