@@ -256,8 +256,8 @@ MK_HOST_DEVICE constexpr bool attentionTeamsStage(mk_i64 headDim, mk_i64 group, 
              kMostBytes;
 }
 // A chunk of at most 64 positions, taken a row at a time by the whole CTA,
-// runs as one warp a q head of the group (AttentionChunkTask.cuh's
-// warpHeadsChunkRow): a lane a position (two past 32) for the scores and the
+// runs as one warp a q head of the group (warpHeadsChunkRow,
+// codegen/device/AttentionChunkWarpHeads.cuh): a lane a position (two past 32) for the scores and the
 // softmax, a lane's consecutive dimensions (heads of whole 64s) for q, the
 // rotation and o, so that no CTA barrier stands between the stages. Its
 // words, past the row's: the chunk's keys, then its values, copied by

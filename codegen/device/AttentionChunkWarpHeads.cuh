@@ -1,0 +1,280 @@
+// A row of a short attention chunk, one warp a q head (the path
+// AttentionChunkTask.cuh takes for chunks of at most 64 positions), and the
+// row's description that every path of a chunk task reads.
+#ifndef MKC_CODEGEN_DEVICE_ATTENTIONCHUNKWARPHEADS_CUH
+#define MKC_CODEGEN_DEVICE_ATTENTIONCHUNKWARPHEADS_CUH
+
+#include "codegen/device/AttentionHeads.cuh"
+#include "codegen/device/AttentionLayout.cuh"
+#include "codegen/device/Common.cuh"
+#include "codegen/device/StepRows.cuh"
+#include "core/protocol/SharedMemory.h"
+
+namespace mk::gpu {
+
+// One step row's part of a chunk task: its position, whether it runs, and
+// where its q | k | v input, its sequence's caches and its partials are.
+template <class Cache>
+struct ChunkRow {
+  long long position;
+  bool active;
+  const float *qkv;
+  Cache *keys, *values; // the sequence's slots
+  float *partials;
+};
+
+// A row of a chunk of at most 64 positions (core/protocol/SharedMemory.h:
+// attentionChunkWarpHeads), one warp a q head of the group and no CTA
+// barrier after the wait: at 16 positions a chunk's five stages (q, norm
+// and rotation, scores, softmax, o) took ~0.2-0.6 us each, mostly the
+// barriers and shared-memory round trips between them (bench/NOTES.md,
+// item 26).
+// Load: before the wait, the chunk's keys and values but this step's own
+// row into shared memory by cp.async, from warps 1 on (the controller's
+// warp 0 polls at once), each copier waiting for its copies before the
+// wait's barrier hands them to every warp; and each lane's rotary
+// frequencies. After it, each head warp's q, this step's k and v where the
+// chunk holds the position or is chunk 0, and the norms' scales.
+// Compute: a lane's consecutive dimensions of q (and k) normed (warp sums)
+// and rotated (a pair's other half from the lane kHalf / kDims away, or the
+// lane's next dimension where pairs are interleaved); q to the warp's
+// shared words; then a lane a position (two where the chunk has more than
+// 32): its score over the row's 16-byte units; the softmax over the lanes;
+// o over the positions, each weight taken from its lane by a shuffle.
+// Every sum has a fixed order.
+// Store: chunk 0 this step's k and v (warp 0); each head's partials.
+template <int kHeadDim, int kGroup, int kChunk, int kRotaryDim, int kCacheBytes, int kThreads,
+          class AwaitInputs>
+__device__ bool warpHeadsChunkRow(
+    const TaskContext &context, const MkOperationRecord &op, const AwaitInputs &awaitInputs,
+    const ChunkRow<typename BufferElementOf<kCacheBytes>::Type> &row, float *shared,
+    unsigned tid, unsigned long long group, unsigned long long chunk, long long first, int count,
+    bool newEntries, int newSlot) {
+  using Element = BufferElementOf<kCacheBytes>;
+  using Cache = typename Element::Type;
+  using Layout = AttentionShape<kHeadDim, kGroup>;
+  constexpr int kWarps = kThreads / kWarpSize;
+  constexpr int kDims = kHeadDim / kWarpSize; // a lane's consecutive dimensions
+  constexpr int kHalf = kRotaryDim / 2;
+  constexpr int kRowBytes = static_cast<int>(attentionWarpHeadsRowBytes(kHeadDim, kCacheBytes));
+  constexpr int kUnitElements = 16 / kCacheBytes;
+  constexpr int kUnits = kHeadDim / kUnitElements; // 16-byte units a row
+  constexpr int kSlots = (kChunk + kWarpSize - 1) / kWarpSize; // a lane's positions
+  static_assert(kSlots <= 2 && kDims % 2 == 0 && kGroup <= kWarps && kWarps > 1,
+                "two positions a lane at most, whole pairs a lane, a warp a head and copiers "
+                "beside warp 0");
+  static_assert(kHalf % kDims == 0, "a lane's rotary partners are one other lane's");
+  const AttentionLayout layout = Layout::of(op);
+  float *queries = shared; // [kGroup][kHeadDim], normed and rotated
+  char *keyRows = reinterpret_cast<char *>(
+      shared + attentionChunkTeamFloats(kHeadDim, kGroup, kChunk, kCacheBytes));
+  char *valueRows = keyRows + kChunk * kRowBytes;
+  float *newRows = reinterpret_cast<float *>(valueRows + kChunk * kRowBytes); // [kGroup][2][kHeadDim]
+  const int warp = tid / kWarpSize, lane = tid % kWarpSize, firstDim = lane * kDims;
+  const bool headWarp = warp < kGroup;
+
+  if (warp > 0) {
+    for (int item = static_cast<int>(tid) - kWarpSize; item < 2 * count * kUnits;
+         item += kThreads - kWarpSize) {
+      const bool isValue = item >= count * kUnits;
+      const int t = (isValue ? item - count * kUnits : item) / kUnits, unit = item % kUnits;
+      if (t == newSlot)
+        continue;
+      const Cache *from = (isValue ? row.values : row.keys) +
+                          layout.cacheEntry(first + t, group) + unit * kUnitElements;
+      copyAsync16((isValue ? valueRows : keyRows) + t * kRowBytes + unit * 16, from, true);
+    }
+    copyWait();
+  }
+  float frequency[kDims];
+#pragma unroll
+  for (int j = 0; j < kDims; ++j) {
+    frequency[j] = 0.0f;
+    if constexpr (kHalf > 0) {
+      const int d = firstDim + j;
+      if (headWarp && d < kRotaryDim)
+        frequency[j] = context.params[op.invFreq + (op.interleaved ? d / 2 : d % kHalf)];
+    }
+  }
+  if (!awaitInputs())
+    return false;
+  if (!headWarp)
+    return true;
+
+  const float *qkv = row.qkv;
+  const bool qNorm = op.qNorm != MK_NO_OFFSET, kNorm = newEntries && op.kNorm != MK_NO_OFFSET;
+  float q[kDims], k[kDims], v[kDims], qScale[kDims], kScale[kDims];
+#pragma unroll
+  for (int j = 0; j < kDims; ++j) {
+    const int d = firstDim + j;
+    q[j] = qkv[layout.query(group) + warp * kHeadDim + d];
+    k[j] = newEntries ? qkv[layout.key(group) + d] : 0.0f;
+    v[j] = newEntries ? qkv[layout.value(group) + d] : 0.0f;
+    qScale[j] = qNorm ? context.params[op.qNorm + d] : 1.0f;
+    kScale[j] = kNorm ? context.params[op.kNorm + d] : 1.0f;
+  }
+  // The rotation's cosines and sines (cos and sin of the f32 angle
+  // pos * invFreq[i], as PyTorch computes them), under the loads' latency.
+  float cosine[kDims], sine[kDims];
+#pragma unroll
+  for (int j = 0; j < kDims; ++j)
+    sincosf(static_cast<float>(row.position) * frequency[j], &sine[j], &cosine[j]);
+  auto normHead = [&](float(&x)[kDims], const float(&scale)[kDims]) {
+    float squares = 0.0f;
+#pragma unroll
+    for (int j = 0; j < kDims; ++j)
+      squares += x[j] * x[j];
+    const float variance = warpSum(squares) / static_cast<float>(kHeadDim);
+    const float invRms = 1.0f / sqrtf(variance + op.eps);
+#pragma unroll
+    for (int j = 0; j < kDims; ++j)
+      x[j] = (x[j] * invRms) * scale[j];
+  };
+  auto rotate = [&](float(&x)[kDims]) {
+    if constexpr (kHalf > 0) {
+      float partner[kDims];
+      if (op.interleaved) {
+#pragma unroll
+        for (int j = 0; j < kDims; ++j)
+          partner[j] = x[j ^ 1];
+      } else {
+        constexpr int kPartnerLanes = kHalf / kDims;
+        const int source = firstDim < kHalf       ? lane + kPartnerLanes
+                           : firstDim < kRotaryDim ? lane - kPartnerLanes
+                                                   : lane;
+#pragma unroll
+        for (int j = 0; j < kDims; ++j)
+          partner[j] = __shfl_sync(kFullMask, x[j], source);
+      }
+#pragma unroll
+      for (int j = 0; j < kDims; ++j) {
+        const int d = firstDim + j;
+        const bool pairFirst = op.interleaved ? d % 2 == 0 : d < kHalf;
+        if (d < kRotaryDim)
+          x[j] = pairFirst ? x[j] * cosine[j] - partner[j] * sine[j]
+                           : x[j] * cosine[j] + partner[j] * sine[j];
+      }
+    }
+  };
+  if (qNorm)
+    normHead(q, qScale);
+  rotate(q);
+  float *ownQuery = queries + warp * kHeadDim;
+  float *newKey = newRows + warp * 2 * kHeadDim, *newValue = newKey + kHeadDim;
+#pragma unroll
+  for (int j = 0; j < kDims; ++j)
+    ownQuery[firstDim + j] = q[j];
+  if (newEntries) {
+    // Every chunk attends to what the cache keeps, this step's entry too.
+    if (kNorm)
+      normHead(k, kScale);
+    rotate(k);
+#pragma unroll
+    for (int j = 0; j < kDims; ++j) {
+      newKey[firstDim + j] = k[j] = Element::round(k[j]);
+      newValue[firstDim + j] = v[j] = Element::round(v[j]);
+    }
+    if (chunk == 0 && warp == 0)
+#pragma unroll
+      for (int j = 0; j < kDims; ++j) {
+        row.keys[layout.cacheEntry(row.position, group) + firstDim + j] = Element::write(k[j]);
+        row.values[layout.cacheEntry(row.position, group) + firstDim + j] = Element::write(v[j]);
+      }
+  }
+  __syncwarp();
+
+  // Compute: the scores of the lane's positions (lane, lane + 32, ...),
+  // each over its row's 16-byte units (this step's own row from the warp's
+  // words).
+  auto rowScore = [&](int t) {
+    float dot = 0.0f;
+    if (t == newSlot) {
+#pragma unroll
+      for (int d = 0; d < kHeadDim; d += 4) {
+        const float4 query = *reinterpret_cast<const float4 *>(ownQuery + d);
+        const float4 key = *reinterpret_cast<const float4 *>(newKey + d);
+        dot = fmaf(query.x, key.x, dot);
+        dot = fmaf(query.y, key.y, dot);
+        dot = fmaf(query.z, key.z, dot);
+        dot = fmaf(query.w, key.w, dot);
+      }
+    } else {
+      const Cache *keyRow = reinterpret_cast<const Cache *>(keyRows + t * kRowBytes);
+#pragma unroll
+      for (int unit = 0; unit < kUnits; ++unit) {
+        float key[kUnitElements];
+        readUnit<kCacheBytes, kUnitElements>(keyRow + unit * kUnitElements, key);
+#pragma unroll
+        for (int i = 0; i < kUnitElements; i += 4) {
+          const float4 query =
+              *reinterpret_cast<const float4 *>(ownQuery + unit * kUnitElements + i);
+          dot = fmaf(query.x, key[i], dot);
+          dot = fmaf(query.y, key[i + 1], dot);
+          dot = fmaf(query.z, key[i + 2], dot);
+          dot = fmaf(query.w, key[i + 3], dot);
+        }
+      }
+    }
+    return dot * op.scale;
+  };
+  float score[kSlots], weight[kSlots];
+  float lanesMax = negativeInfinity();
+#pragma unroll
+  for (int slot = 0; slot < kSlots; ++slot) {
+    const int t = lane + slot * kWarpSize;
+    score[slot] = negativeInfinity();
+    if (t < count)
+      score[slot] = rowScore(t);
+    lanesMax = fmaxf(lanesMax, score[slot]);
+  }
+  // Compute: m, the weights exp(s - m) of the lane's positions, l.
+  const float max = warpMax(lanesMax);
+  float lanesSum = 0.0f;
+#pragma unroll
+  for (int slot = 0; slot < kSlots; ++slot) {
+    weight[slot] = lane + slot * kWarpSize < count ? expf(score[slot] - max) : 0.0f;
+    lanesSum += weight[slot];
+  }
+  const float sum = warpSum(lanesSum);
+  // Compute: o, a lane's dimensions over the positions in order, each
+  // weight from the lane that holds it (t is the warp's, so is the slot).
+  float o[kDims];
+#pragma unroll
+  for (int j = 0; j < kDims; ++j)
+    o[j] = 0.0f;
+  for (int t = 0; t < count; ++t) {
+    float w;
+    if constexpr (kSlots == 1)
+      w = __shfl_sync(kFullMask, weight[0], t);
+    else
+      w = __shfl_sync(kFullMask, t < kWarpSize ? weight[0] : weight[1], t % kWarpSize);
+    float value[kDims];
+    if (t == newSlot) {
+#pragma unroll
+      for (int j = 0; j < kDims; ++j)
+        value[j] = newValue[firstDim + j];
+    } else {
+      const Cache *valueRow = reinterpret_cast<const Cache *>(valueRows + t * kRowBytes) + firstDim;
+#pragma unroll
+      for (int j = 0; j < kDims; ++j)
+        value[j] = Element::read(valueRow[j]);
+    }
+#pragma unroll
+    for (int j = 0; j < kDims; ++j)
+      o[j] = fmaf(w, value[j], o[j]);
+  }
+  // Store: the head's partials [o, m, l].
+  float *partial = row.partials + layout.partial(group * kGroup + warp, chunk);
+#pragma unroll
+  for (int j = 0; j < kDims; ++j)
+    partial[firstDim + j] = o[j];
+  if (lane == 0) {
+    partial[Layout::kMax] = max;
+    partial[Layout::kSum] = sum;
+  }
+  return true;
+}
+
+} // namespace mk::gpu
+
+#endif
