@@ -11,16 +11,20 @@
 # trace of layer 8 (../2026-12-07-layer-cost-trace) puts 6.5 us between
 # qkv's end and o_proj's start, of which the merge's span and its two
 # hops ~3.3. Predicted: by head -1 to +1%, inline -1 to -3%.
+# With little device time: CHECKS_S, TOTAL_S, BUILDS, FLAGS, POSITIONS
+# (the call that ran: CHECKS_S=170 TOTAL_S=300 PARALLEL=6
+# BUILDS="merge=build byhead=build" FLAGS=byhead=--o-proj-by-head=on
+# POSITIONS=480).
 set -uo pipefail
 mkdir -p $OUT
 tar -xJf .gpu/gpubatch.tar.xz
 exec > >(tee $OUT/log.txt) 2>&1
 export NCCL_NVLS_ENABLE=0 NVSHMEM_DISABLE_NVLS=1
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader
-ROOT=$PWD PARALLEL=4 MATCH='^gpu\.batch' timeout 270 python3 scripts/gpu_tests.py; echo "checks rc=$?"
-left=$((470 - SECONDS)); C=bench/configs
-[ $left -gt 150 ] && timeout $left python3 bench/ab_builds.py --builds merge=build byhead=build inline=build \
-  --build-flags "byhead=--o-proj-by-head=on" "inline=--inline-merge" --shapes l=$C/llama-3.2-1b-shaped.json \
-  --positions 480,40 --rounds 2 --out $OUT/ab
+ROOT=$PWD PARALLEL=${PARALLEL:-4} MATCH='^gpu\.batch' timeout ${CHECKS_S:-270} python3 scripts/gpu_tests.py; echo "checks rc=$?"
+left=$((${TOTAL_S:-470} - SECONDS)); C=bench/configs
+[ $left -gt 100 ] && timeout $left python3 bench/ab_builds.py --builds ${BUILDS:-merge=build byhead=build inline=build} \
+  --build-flags ${FLAGS:-byhead=--o-proj-by-head=on inline=--inline-merge} --shapes l=$C/llama-3.2-1b-shaped.json \
+  --positions ${POSITIONS:-480,40} --rounds 2 --out $OUT/ab
 echo "ab rc=$?"
 rm -f $OUT/ab/*.mk $OUT/ab/*.npy $OUT/ab/*.mlir $OUT/ab/steps.csv
