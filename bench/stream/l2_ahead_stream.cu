@@ -1,7 +1,7 @@
 // Can SMs with nothing to stream make another phase's weights cheaper by
 // asking L2 for them first? On the 1B shape the attention phase leaves HBM
-// idle for ~5-7 us a layer while 52 of 132 SMs run no chunk (80 chunk
-// tasks at 480 positions), and gate_up's 67.7 MB then stream at ~4 TB/s
+// idle for ~5-7 us a layer while 36-52 of 132 SMs run no chunk (80-96
+// chunk tasks at 480 positions), and gate_up's 67.7 MB then stream at ~4 TB/s
 // over ~17 us (bench/NOTES.md). If those SMs asked L2 for the first part of
 // every SM's gate_up tile during the attention, gate_up would read that
 // part from L2. Asked of the SMs that run the chunks themselves it lost
