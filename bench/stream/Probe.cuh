@@ -7,8 +7,10 @@
 
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <vector>
 
 // PROBE_NAME: the probe's name in its error messages, defined before this
 // header is included.
@@ -33,6 +35,36 @@ __device__ __forceinline__ unsigned long long globalTimer() {
   unsigned long long t;
   asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
   return t;
+}
+
+// Reads a buffer (a few times L2's size) through L2, so that the launch
+// after it finds none of its own bytes there.
+__global__ void flushL2(const uint4 *buffer, size_t units, unsigned *sink) {
+  unsigned folded = 0;
+  for (size_t i = blockIdx.x * blockDim.x + threadIdx.x; i < units; i += size_t(gridDim.x) * blockDim.x)
+    folded ^= buffer[i].x;
+  if (folded == 0x9e3779b9u) // practically never: only keeps the loads
+    *sink = folded;
+}
+
+// Thread 0 of each CTA's start and end (globaltimer), as marks[2 * cta]
+// and marks[2 * cta + 1]; a barrier first, so the end is the whole CTA's.
+__device__ __forceinline__ void markCta(unsigned long long *marks, unsigned long long begin) {
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    marks[2 * blockIdx.x] = begin;
+    marks[2 * blockIdx.x + 1] = globalTimer();
+  }
+}
+
+// The span of a launch's marks: the first CTA's start to the last one's end.
+inline unsigned long long markedSpan(const std::vector<unsigned long long> &marks) {
+  unsigned long long first = marks[0], last = marks[1];
+  for (size_t c = 0; c + 1 < marks.size(); c += 2) {
+    first = std::min(first, marks[c]);
+    last = std::max(last, marks[c + 1]);
+  }
+  return last - first;
 }
 
 #endif

@@ -69,20 +69,8 @@ __global__ void __launch_bounds__(kThreads, 1)
           folded ^= v[k].x ^ v[k].y ^ v[k].z ^ v[k].w;
     }
   }
-  __syncthreads();
-  if (threadIdx.x == 0) {
-    marks[2 * blockIdx.x] = begin;
-    marks[2 * blockIdx.x + 1] = globalTimer();
-  }
+  markCta(marks, begin);
   if (folded == 0x9e3779b9u) // practically never: only keeps the loads
-    *sink = folded;
-}
-
-__global__ void flushL2(const uint4 *buffer, size_t units, unsigned *sink) {
-  unsigned folded = 0;
-  for (size_t i = blockIdx.x * blockDim.x + threadIdx.x; i < units; i += size_t(gridDim.x) * blockDim.x)
-    folded ^= buffer[i].x;
-  if (folded == 0x9e3779b9u)
     *sink = folded;
 }
 
@@ -128,12 +116,7 @@ int main(int argc, char **argv) {
           CHECK(cudaDeviceSynchronize());
           CHECK(cudaMemcpy(host.data(), marks, host.size() * sizeof(host[0]),
                            cudaMemcpyDeviceToHost));
-          unsigned long long first = host[0], last = host[1];
-          for (int c = 0; c < ctas; ++c) {
-            first = std::min(first, host[2 * c]);
-            last = std::max(last, host[2 * c + 1]);
-          }
-          spans.push_back(double(last - first));
+          spans.push_back(double(markedSpan(host)));
         }
         std::sort(spans.begin(), spans.end());
         const double span = spans[spans.size() / 2];
