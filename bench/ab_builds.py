@@ -7,8 +7,9 @@ first build does?
       --shapes t=bench/configs/layer-cost-64x256.json,s=bench/configs/smollm2-135m-shaped.json \\
       --positions 480,40 --rounds 2 --out $OUT/ab
 
-Each BUILD folder holds compiler/tools/mkc (runtime/mkrun/mkrun is taken
-from the first build that has it); --build-flags gives a build its own
+Each BUILD folder holds compiler/tools/mkc and, where the runtime changes
+with the kernel, runtime/mkrun/mkrun (a build without one runs on the
+first build's that has one); --build-flags gives a build its own
 `mkc compile` flags, so that one folder can be two builds. Every shape is
 written as mk IR (scripts/fused_module.py) and compiled by every build
 with the same random weights (--context, --kv-cache), all compiles at
@@ -78,12 +79,15 @@ def main():
     shapes = pairs(args.shapes, "shape")
     positions = [int(p) for p in args.positions.split(",")]
     os.makedirs(args.out, exist_ok=True)
-    mkrun = next((os.path.join(d, "runtime/mkrun/mkrun") for _, d in builds
-                  if os.path.exists(os.path.join(d, "runtime/mkrun/mkrun"))), None)
-    if mkrun is None:
+    own = {b: os.path.join(d, "runtime/mkrun/mkrun") for b, d in builds
+           if os.path.exists(os.path.join(d, "runtime/mkrun/mkrun"))}
+    if not own:
         sys.exit("ab_builds.py: no build holds runtime/mkrun/mkrun")
+    first_mkrun = next(own[b] for b, _ in builds if b in own)
+    mkrun = {b: own.get(b, first_mkrun) for b, _ in builds}
     failed = False
     result = {"builds": dict(builds), "build_flags": {n: " ".join(v) for n, v in flags.items()},
+              "mkrun": mkrun,
               "shapes": dict(shapes), "positions": positions, "context": args.context,
               "kv_cache": args.kv_cache, "compile": {}, "times": [], "logits": {}}
 
@@ -121,7 +125,7 @@ def main():
             return None
         if os.path.exists(steps):
             os.remove(steps)
-        p = subprocess.run([mkrun, mk, "--device", args.device, "--start-position", str(position),
+        p = subprocess.run([mkrun[build], mk, "--device", args.device, "--start-position", str(position),
                             "--prompt-tokens", "7", "-n", str(args.steps), "--step-times", steps],
                            capture_output=True, text=True, timeout=120)
         if p.returncode:
@@ -149,7 +153,7 @@ def main():
             if result["compile"][f"{shape}-{build}"]["rc"]:
                 continue
             npy = f"{args.out}/{shape}-{build}.npy"
-            p = subprocess.run([mkrun, f"{args.out}/{shape}-{build}.mk", "--device", args.device,
+            p = subprocess.run([mkrun[build], f"{args.out}/{shape}-{build}.mk", "--device", args.device,
                                 "--tokens", TOKENS, "--logits", npy],
                                capture_output=True, text=True, timeout=120)
             if p.returncode:

@@ -6,10 +6,10 @@
 #   scripts/pack_builds.sh OUT.tar.xz head= tpl=a.patch both=a.patch+b.patch
 #
 # NAME= is the checkout as it is. Each NAME's mkc lands in
-# builds/NAME/compiler/tools/mkc, the checkout's mkrun in
-# builds/NAME/runtime/mkrun/mkrun of the first NAME (the runtime does not
-# change with a kernel patch; a patch that changes it needs its own pack).
-# The tree is restored after each build, and on any failure.
+# builds/NAME/compiler/tools/mkc, and mkrun in builds/NAME/runtime/mkrun/
+# mkrun for the first NAME and for each NAME whose mkrun differs from the
+# first's (a kernel patch leaves the runtime as it is; one that changes it
+# keeps its own). The tree is restored after each build, and on any failure.
 set -euo pipefail
 out="$1"; shift
 [[ $# -gt 0 ]] || { echo "usage: $0 OUT.tar.xz NAME=[PATCH[+PATCH...]] ..." >&2; exit 2; }
@@ -35,11 +35,14 @@ for spec in "$@"; do
   (cd build && cmake . > /dev/null && ninja mkc mkrun > /dev/null)
   mkdir -p "$stage/builds/$name/compiler/tools"
   cp build/compiler/tools/mkc "$stage/builds/$name/compiler/tools/"
-  if [[ -z "$first" ]]; then
-    first="$name"
+  # The first NAME's mkrun, and any other NAME's that differs from it (a
+  # patch that changes the runtime: bench/ab_builds.py runs each build on
+  # its own mkrun where it has one).
+  if [[ -z "$first" ]] || ! cmp -s build/runtime/mkrun/mkrun "$stage/builds/$first/runtime/mkrun/mkrun"; then
     mkdir -p "$stage/builds/$name/runtime/mkrun"
     cp build/runtime/mkrun/mkrun "$stage/builds/$name/runtime/mkrun/"
   fi
+  [[ -n "$first" ]] || first="$name"
   restore
 done
 (cd build && cmake . > /dev/null && ninja mkc mkrun > /dev/null)
