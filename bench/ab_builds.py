@@ -125,8 +125,9 @@ def main():
             return None
         if os.path.exists(steps):
             os.remove(steps)
-        p = subprocess.run([mkrun[build], mk, "--device", args.device, "--start-position", str(position),
-                            "--prompt-tokens", "7", "-n", str(args.steps), "--step-times", steps],
+        p = subprocess.run([mkrun[build], mk, "--device", args.device,
+                            "--start-position", str(position), "--prompt-tokens", "7",
+                            "-n", str(args.steps), "--step-times", steps],
                            capture_output=True, text=True, timeout=120)
         if p.returncode:
             print(f"run {shape}-{build} at {position} FAILED:\n{(p.stdout + p.stderr)[-1500:]}",
@@ -153,8 +154,8 @@ def main():
             if result["compile"][f"{shape}-{build}"]["rc"]:
                 continue
             npy = f"{args.out}/{shape}-{build}.npy"
-            p = subprocess.run([mkrun[build], f"{args.out}/{shape}-{build}.mk", "--device", args.device,
-                                "--tokens", TOKENS, "--logits", npy],
+            p = subprocess.run([mkrun[build], f"{args.out}/{shape}-{build}.mk",
+                                "--device", args.device, "--tokens", TOKENS, "--logits", npy],
                                capture_output=True, text=True, timeout=120)
             if p.returncode:
                 failed = True

@@ -1,6 +1,7 @@
 // What the probes of this folder share: an exit naming the failed CUDA
 // call, the kernel's weight load (16 bytes that skip L1, as a gemv streams
-// them) and the global timer. Each probe is one .cu built alone with nvcc,
+// them), the global timer, an L2 flush, and each CTA's start and end marks
+// with the span they give. Each probe is one .cu built alone with nvcc,
 // which finds this header beside it.
 #ifndef MKC_BENCH_STREAM_PROBE_CUH
 #define MKC_BENCH_STREAM_PROBE_CUH

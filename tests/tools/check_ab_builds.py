@@ -36,7 +36,8 @@ def main():
         own = os.path.join(tmp, "own")
         os.makedirs(os.path.join(own, "compiler/tools"))
         os.makedirs(os.path.join(own, "runtime/mkrun"))
-        os.symlink(os.path.join(build, "compiler/tools/mkc"), os.path.join(own, "compiler/tools/mkc"))
+        os.symlink(os.path.join(build, "compiler/tools/mkc"),
+                   os.path.join(own, "compiler/tools/mkc"))
         marks = os.path.join(tmp, "own-mkrun.log")
         own_mkrun = os.path.join(own, "runtime/mkrun/mkrun")
         with open(own_mkrun, "w") as f:
@@ -54,8 +55,8 @@ def main():
             fail(f"a build without mkc: exit {p.returncode}, expected 1 and its compile named\n{text}")
         result = json.load(open(os.path.join(out, "ab.json")))
         times = {(r["build"], r["position"], r["round"]): r["median_ms"] for r in result["times"]}
-        for key in [("a", 20, 0), ("a", 20, 1), ("a", 3, 0), ("b", 20, 0), ("b", 20, 1), ("b", 3, 0),
-                    ("o", 20, 0), ("o", 3, 0)]:
+        for key in [("a", 20, 0), ("a", 20, 1), ("a", 3, 0), ("b", 20, 0), ("b", 20, 1),
+                    ("b", 3, 0), ("o", 20, 0), ("o", 3, 0)]:
             if not times.get(key) or times[key] <= 0:
                 fail(f"no time for {key}: {result['times']}")
         if times.get(("gone", 20, 0)) is not None:
