@@ -26,7 +26,7 @@ export NCCL_NVLS_ENABLE=0 NVSHMEM_DISABLE_NVLS=1
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader
 if [ "${PART:-checks}" = checks ]; then
   ROOT=$PWD PARALLEL=8 MATCH='kind\.AttentionChunk|prefill\.|batch|context2048|one-gpu|extra\.' \
-    timeout 540 python3 scripts/gpu_tests.py; echo "checks rc=$?"
+    timeout ${CHECKS_S:-540} python3 scripts/gpu_tests.py; echo "checks rc=$?"
   exit 0
 fi
 B=.gpu/builds C=bench/configs
