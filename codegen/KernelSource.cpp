@@ -464,6 +464,8 @@ llvm::Expected<KernelSource> generateKernelSource(const TaskGraph &graph, const 
      << " // the weights' L2 policy (codegen/device/Common.cuh)\n"
      << "#define MK_CHUNK_TENSOR_CORES " << (options.chunkTensorCores ? 1 : 0)
      << " // long attention chunks on tensor cores (AttentionChunkMma.cuh)\n"
+     << "#define MK_KV_CAPACITY " << graph.maxContext
+     << " // positions of each KV head in a sequence's slots (AttentionLayout.h)\n"
      << "#include \"codegen/device/Megakernel.cuh\"\n\n"
      << "namespace model {\n\n";
   emitConstants(os, graph, schedule, shapes, variants, source, sharedBytesPerCta, earlySlots,

@@ -148,6 +148,8 @@ __device__ bool attentionChunkRow(const TaskContext &context, const MkTaskRecord
   static_assert(kValueLanes <= kWarpSize, "at most 32 dimensions of o per warp");
 
   unsigned long long group = task.begin, chunk = task.end;
+  // Where the group's KV head keeps position t in the row's caches.
+  auto cacheRow = [&](long long t) { return layout.cacheEntry(t, group, kKvCapacity); };
   const AttentionChunkPositions positions = attentionChunkPositions(
       row.position, op.window, static_cast<long long>(chunk), op.chunksPerRound, op.numChunks,
       kChunk);
@@ -208,7 +210,7 @@ __device__ bool attentionChunkRow(const TaskContext &context, const MkTaskRecord
     }
     if (chunk == 0)
       for (int i = tid; i < 2 * kHeadDim; i += kThreads)
-        (i < kHeadDim ? row.keys : row.values)[layout.cacheEntry(position, group) + i % kHeadDim] =
+        (i < kHeadDim ? row.keys : row.values)[cacheRow(position) + i % kHeadDim] =
             Element::write(newKey[i]);
   };
 
@@ -252,13 +254,13 @@ __device__ bool attentionChunkRow(const TaskContext &context, const MkTaskRecord
     if constexpr (kTeamStaged)
       return stagedKeys + t * kStagedKeyRow;
     else
-      return keys + layout.cacheEntry(first + t, group);
+      return keys + cacheRow(first + t);
   };
   auto valueRow = [&](int t) -> const Cache * {
     if constexpr (kTeamStaged)
       return stagedValues + t * kStagedValueRow;
     else
-      return values + layout.cacheEntry(first + t, group);
+      return values + cacheRow(first + t);
   };
   auto loadKey = [&](int pass, float (&slice)[kKeySlices]) {
     int t = keyPosition(pass);
@@ -288,9 +290,8 @@ __device__ bool attentionChunkRow(const TaskContext &context, const MkTaskRecord
   // rotated, below). Staged: the ring's first blocks; else the first round
   // into registers. Then q and this step's k and v.
   const Ring ring{staging,
-                  keys + layout.cacheEntry(first, group),
-                  values + layout.cacheEntry(first, group),
-                  static_cast<int>(layout.numKvHeads) * kHeadDim,
+                  keys + cacheRow(first),
+                  values + cacheRow(first),
                   count,
                   newSlot,
                   (count + Ring::kRows - 1) / Ring::kRows};
@@ -309,7 +310,7 @@ __device__ bool attentionChunkRow(const TaskContext &context, const MkTaskRecord
       const int t = (isValue ? item - rows : item) / kLines, line = item % kLines;
       if (t < (isValue ? kValueBatch * kValueSlices : kKeysPerPass) || t == newSlot)
         continue;
-      const Cache *row = (isValue ? values : keys) + layout.cacheEntry(first + t, group);
+      const Cache *row = (isValue ? values : keys) + cacheRow(first + t);
 #ifdef __CUDA_ARCH__
       asm volatile("prefetch.global.L1 [%0];" ::"l"(reinterpret_cast<const char *>(row) +
                                                     line * kLineBytes));
@@ -330,7 +331,7 @@ __device__ bool attentionChunkRow(const TaskContext &context, const MkTaskRecord
       if (t == newSlot)
         continue;
       const char *from = reinterpret_cast<const char *>((isValue ? values : keys) +
-                                                        layout.cacheEntry(first + t, group)) +
+                                                        cacheRow(first + t)) +
                          c * kCopyBytes;
       char *into = reinterpret_cast<char *>(isValue ? stagedValues + t * kStagedValueRow
                                                     : stagedKeys + t * kStagedKeyRow) +
@@ -349,7 +350,7 @@ __device__ bool attentionChunkRow(const TaskContext &context, const MkTaskRecord
     stageTeamRows();
   } else {
     int t = keyPosition(0);
-    const Cache *cached = keys + layout.cacheEntry(first + t, group);
+    const Cache *cached = keys + cacheRow(first + t);
 #pragma unroll
     for (int s = 0; s < kKeySlices; ++s) {
       int d = keyLane + s * kKeyLanes;
@@ -359,7 +360,7 @@ __device__ bool attentionChunkRow(const TaskContext &context, const MkTaskRecord
     for (int k = 0; k < kValueBatch; ++k) {
       int tv = valuePosition(k);
       value[k] = fromCache(tv) && valueDim < kHeadDim
-                     ? Element::read(values[layout.cacheEntry(first + tv, group) + valueDim])
+                     ? Element::read(values[cacheRow(first + tv) + valueDim])
                      : 0.0f;
     }
     if constexpr (kTeams > 1)

@@ -65,6 +65,8 @@ __device__ bool warpHeadsChunkRow(
                 "beside warp 0");
   static_assert(kHalf % kDims == 0, "a lane's rotary partners are one other lane's");
   const AttentionLayout layout = Layout::of(op);
+  // Where the group's KV head keeps position t in the row's caches.
+  auto cacheRow = [&](long long t) { return layout.cacheEntry(t, group, kKvCapacity); };
   float *queries = shared; // [kGroup][kHeadDim], normed and rotated
   char *keyRows = reinterpret_cast<char *>(
       shared + attentionChunkTeamFloats(kHeadDim, kGroup, kChunk, kCacheBytes));
@@ -81,7 +83,7 @@ __device__ bool warpHeadsChunkRow(
       if (t == newSlot)
         continue;
       const Cache *from = (isValue ? row.values : row.keys) +
-                          layout.cacheEntry(first + t, group) + unit * kUnitElements;
+                          cacheRow(first + t) + unit * kUnitElements;
       copyAsync16((isValue ? valueRows : keyRows) + t * kRowBytes + unit * 16, from, true);
     }
     copyWait();
@@ -177,8 +179,8 @@ __device__ bool warpHeadsChunkRow(
     if (chunk == 0 && warp == 0)
 #pragma unroll
       for (int j = 0; j < kDims; ++j) {
-        row.keys[layout.cacheEntry(row.position, group) + firstDim + j] = Element::write(k[j]);
-        row.values[layout.cacheEntry(row.position, group) + firstDim + j] = Element::write(v[j]);
+        row.keys[cacheRow(row.position) + firstDim + j] = Element::write(k[j]);
+        row.values[cacheRow(row.position) + firstDim + j] = Element::write(v[j]);
       }
   }
   __syncwarp();

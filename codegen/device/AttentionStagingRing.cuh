@@ -42,11 +42,12 @@ struct StagingRing {
                 "a block's rows fit its slot");
 
   float *slots;
-  // The chunk's first position's key and value rows, the elements from one
-  // position's row to the next, the positions (`count`), and the one row
-  // never copied (this step's own, which chunk 0 may be writing: -1 none).
+  // The chunk's first position's key and value rows (a head's positions
+  // are consecutive rows of kHeadDim elements: AttentionLayout.h's
+  // cacheEntry), the positions (`count`), and the one row never copied
+  // (this step's own, which chunk 0 may be writing: -1 none).
   const Cache *keyRows, *valueRows;
-  int rowStride, count, skippedRow;
+  int count, skippedRow;
   int blocks; // per stream half: ceil(count / kRows)
 
   __device__ Cache *slot(int i) const {
@@ -65,7 +66,7 @@ struct StagingRing {
         int r = u / kUnitsPerRow, part = (u % kUnitsPerRow) * kUnitElements, t = firstRow + r;
         if (t >= count || t == skippedRow)
           continue;
-        const Cache *source = from + static_cast<long long>(t) * rowStride + part;
+        const Cache *source = from + static_cast<long long>(t) * kHeadDim + part;
         if constexpr (kUnitElements * kCacheBytes == 16)
           copyAsync16(into + r * row + part, source, true);
         else

@@ -30,6 +30,15 @@ namespace mk::gpu {
 constexpr int kWarpSize = 32;
 constexpr unsigned kFullMask = 0xffffffffu;
 constexpr int kRanks = MK_RANKS;
+// The positions of every KV head in a sequence's slots of a cache (the
+// compiled maxContext: core/protocol/AttentionLayout.h's cacheEntry), set
+// by the generated source, which always defines it (the loader keeps the
+// compiled layout whatever context it is asked for); a host test of the
+// library that names no cache leaves it out, and then code that reads a
+// cache does not compile.
+#ifdef MK_KV_CAPACITY
+constexpr unsigned long long kKvCapacity = MK_KV_CAPACITY;
+#endif
 static_assert(kRanks >= 1 && kRanks <= MK_MAX_RANKS, "the ranks an MkRanks describes");
 
 // Everything a task function reads or writes, resolved once per launch.

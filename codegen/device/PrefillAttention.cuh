@@ -96,6 +96,7 @@ __device__ void prefillAttention(const MkPrefillAttentionArgs &args) {
   const int tileFirst = firstPosition + min(tileRow, queryRows - 1) / group;
   const int firstBlock = static_cast<int>(attentionWindowStart(tileFirst, window)) / kKeys;
   const int warpOldest = static_cast<int>(attentionWindowStart(warpFirst, window));
+  const AttentionLayout layout{args.numHeads, args.numKvHeads, kHeadDim, 0, 0};
   const Cache *keyCache = deviceAddress<const Cache>(args.keyCache);
   const Cache *valueCache = deviceAddress<const Cache>(args.valueCache);
   const float scale = args.scale * 1.44269504088896340736f; // log2(e)
@@ -112,8 +113,7 @@ __device__ void prefillAttention(const MkPrefillAttentionArgs &args) {
       const int position = block * kKeys + key;
       const bool inside = position <= lastPosition && d < kHeadDim;
       const unsigned long long slot =
-          (static_cast<unsigned long long>(inside ? position : 0) * args.numKvHeads + kvHead) *
-              kHeadDim + (inside ? d : 0);
+          layout.cacheEntry(inside ? position : 0, kvHead, args.capacity) + (inside ? d : 0);
       if constexpr (kCacheBytes == 2) {
         copyAsync16(keys + key * kStride + d, keyCache + slot, inside);
         copyAsync16(values + key * kStride + d, valueCache + slot, inside);

@@ -16,6 +16,7 @@
 
 #include "codegen/device/Common.cuh"
 #include "codegen/device/Picks.cuh"
+#include "core/protocol/AttentionLayout.h"
 #include "runtime/format/PrefillArgs.h"
 #include "runtime/format/ScheduleBlob.h"
 
@@ -249,8 +250,9 @@ __device__ void prefillPrepare(const MkPrefillPrepareArgs &args) {
     return;
   }
   const unsigned long long kvHead = key ? head - numHeads : head - numHeads - numKvHeads;
+  const AttentionLayout layout{numHeads, numKvHeads, kHeadDim, 0, 0};
   Cache *slot = deviceAddress<Cache>(key ? args.keyCache : args.valueCache) +
-                (static_cast<unsigned long long>(position) * numKvHeads + kvHead) * kHeadDim;
+                layout.cacheEntry(position, kvHead, args.capacity);
   for (int d = lane; d < kHeadDim; d += kWarpSize)
     slot[d] = Element::write(x[d]);
 }

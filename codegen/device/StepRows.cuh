@@ -36,7 +36,7 @@ __device__ __forceinline__ StepRow stepRow(const TaskContext &context, int r) {
   }
 }
 
-// The elements of one sequence's slots of a KV cache: [maxContext][kvHeads][headDim].
+// The elements of one sequence's slots of a KV cache: [kvHeads][maxContext][headDim].
 __device__ __forceinline__ unsigned long long sequenceSlots(const TaskContext &context,
                                                             const MkOperationRecord &op) {
   return static_cast<unsigned long long>(context.header->maxContext) * op.numKvHeads *

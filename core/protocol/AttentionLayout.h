@@ -4,7 +4,8 @@
 //
 //   q | k | v input   [numHeads | numKvHeads | numKvHeads] x headDim; the q
 //                     heads of KV head g are [g * group, (g + 1) * group)
-//   KV caches         [maxContext][numKvHeads][headDim], one slot a position
+//   KV caches         [numKvHeads][maxContext][headDim] a sequence (cacheEntry);
+//                     a task's footprint names a position's slot, its heads
 //   partials          [numHeads][numChunks][headDim + 2]: one chunk's o
 //                     (headDim), then its max score and its sum of exponentials
 //   head tiles        a HeadProjection task's tile names one q head h and
@@ -61,10 +62,17 @@ struct AttentionLayout {
   MK_HOST_DEVICE constexpr mk_u64 value(mk_u64 kvHead) const {
     return (numHeads + numKvHeads + kvHead) * headDim;
   }
-  // Head `kvHead` within one position's slot of a cache, and from the cache's start.
+  // Head `kvHead` within one position's slot of a cache (the slot a task's
+  // footprint names: core/taskgraph/kinds/AttentionChunkKind.cpp).
   MK_HOST_DEVICE constexpr mk_u64 slot(mk_u64 kvHead) const { return kvHead * headDim; }
-  MK_HOST_DEVICE constexpr mk_u64 cacheEntry(mk_i64 position, mk_u64 kvHead) const {
-    return static_cast<mk_u64>(position) * numKvHeads * headDim + slot(kvHead);
+  // Position `position` of head `kvHead` from the start of a sequence's
+  // slots, `capacity` positions of every head: the caches are head-major,
+  // [KV head][position][head dim], so that a chunk of one head reads one
+  // contiguous run (a position's heads side by side held long chunks at
+  // half the streaming rate: bench/NOTES.md, item 28).
+  MK_HOST_DEVICE constexpr mk_u64 cacheEntry(mk_i64 position, mk_u64 kvHead,
+                                             mk_u64 capacity) const {
+    return (kvHead * capacity + static_cast<mk_u64>(position)) * headDim;
   }
   // One chunk's partial result for q head `head`: o, then max, then sum.
   MK_HOST_DEVICE constexpr mk_u64 partialLength() const { return headDim + 2; }

@@ -32,7 +32,7 @@ namespace mk {
 enum class BufferKind : uint8_t {
   Activation, // one value of the fused IR per row, written once per step
   Scratch,    // task-to-task intermediates (attention partials), per row
-  KVCache,    // [sequences][maxContext][numKvHeads][headDim] keys or values of a layer
+  KVCache,    // [sequences][numKvHeads][maxContext][headDim] keys or values of a layer
   Token,      // the rows' tokens (read by Embed, written by Argmax)
 };
 

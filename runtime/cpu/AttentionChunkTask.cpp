@@ -141,11 +141,11 @@ std::vector<float> attendRow(TaskContext &context, const AttentionLayout &layout
   for (int64_t t = first; t < last; ++t) {
     int64_t fed = stepKeys.rowOf(row.sequence, t);
     std::vector<float> key = fed >= 0 ? stepKeys.key(fed)
-                                      : context.loadSlot(op.keyCache, row.sequence, t,
-                                                         layout.slot(group), layout.headDim);
+                                      : context.loadSlot(op.keyCache, row.sequence, t, group,
+                                                         layout.headDim);
     std::vector<float> value = fed >= 0 ? stepKeys.value(fed)
-                                        : context.loadSlot(op.valueCache, row.sequence, t,
-                                                           layout.slot(group), layout.headDim);
+                                        : context.loadSlot(op.valueCache, row.sequence, t, group,
+                                                           layout.headDim);
     keys.insert(keys.end(), key.begin(), key.end());
     values.insert(values.end(), value.begin(), value.end());
   }
@@ -169,10 +169,8 @@ void runAttentionChunkTask(TaskContext &context) {
       const StepRow &row = context.row(r);
       if (!row.active)
         continue;
-      context.storeSlot(op.keyCache, row.sequence, row.position, layout.slot(group),
-                        stepKeys.key(r));
-      context.storeSlot(op.valueCache, row.sequence, row.position, layout.slot(group),
-                        stepKeys.value(r));
+      context.storeSlot(op.keyCache, row.sequence, row.position, group, stepKeys.key(r));
+      context.storeSlot(op.valueCache, row.sequence, row.position, group, stepKeys.value(r));
     }
   for (uint64_t r = 0; r < context.rows(); ++r) {
     std::vector<float> partials = attendRow(context, layout, group, chunk, r, stepKeys);

@@ -4,6 +4,7 @@
 #include "core/taskgraph/TaskNames.h"
 #include "runtime/cpu/CpuExecutor.h"
 #include "runtime/format/Bf16.h"
+#include "core/protocol/AttentionLayout.h"
 #include "core/protocol/FixedPoint.h"
 
 #include <algorithm>
@@ -66,16 +67,24 @@ int64_t TaskContext::slotIndex(int64_t sequence, int64_t position) const {
   return sequence * graph.maxContext + position;
 }
 
+uint64_t TaskContext::slotOffset(uint32_t cache, int64_t sequence, int64_t position,
+                                 uint64_t kvHead, uint64_t headDim) const {
+  const uint64_t length = slotLength(graph, graph.buffers[cache]);
+  const AttentionLayout layout{0, length / headDim, headDim, 0, 0};
+  const uint64_t capacity = static_cast<uint64_t>(graph.maxContext);
+  return static_cast<uint64_t>(sequence) * capacity * length +
+         layout.cacheEntry(position, kvHead, capacity);
+}
+
 std::string TaskContext::where(uint32_t buffer, uint64_t offset, int64_t slot) const {
   const Buffer &named = graph.buffers[buffer];
   if (slot == kNoSlot)
     return "element " + std::to_string(offset) + " of buffer '" + named.name + "'";
-  uint64_t length = slotLength(graph, named);
   std::string sequence = graph.sequences == 1
                              ? ""
                              : " of sequence " + std::to_string(slot / graph.maxContext);
-  return "element " + std::to_string(offset - slot * length) + " of slot " +
-         std::to_string(slot % graph.maxContext) + sequence + " of KV cache '" + named.name + "'";
+  return "element " + std::to_string(offset) + " of KV cache '" + named.name +
+         "' (the slot of position " + std::to_string(slot % graph.maxContext) + sequence + ")";
 }
 
 std::vector<float> TaskContext::loadElements(uint32_t buffer, uint64_t offset, uint64_t count,
@@ -181,16 +190,16 @@ std::vector<float> TaskContext::loadFromRank(int64_t rank, uint32_t buffer, uint
 }
 
 std::vector<float> TaskContext::loadSlot(uint32_t cache, int64_t sequence, int64_t position,
-                                         uint64_t begin, uint64_t count) {
+                                         uint64_t kvHead, uint64_t headDim) {
   int64_t slot = slotIndex(sequence, position);
-  uint64_t offset = slot * slotLength(graph, graph.buffers[cache]) + begin;
-  return loadElements(cache, offset, count, slot, slot);
+  uint64_t offset = slotOffset(cache, sequence, position, kvHead, headDim);
+  return loadElements(cache, offset, headDim, slot, slot);
 }
 
-void TaskContext::storeSlot(uint32_t cache, int64_t sequence, int64_t position, uint64_t begin,
+void TaskContext::storeSlot(uint32_t cache, int64_t sequence, int64_t position, uint64_t kvHead,
                             std::span<const float> values) {
   int64_t slot = slotIndex(sequence, position);
-  uint64_t offset = slot * slotLength(graph, graph.buffers[cache]) + begin;
+  uint64_t offset = slotOffset(cache, sequence, position, kvHead, values.size());
   if (graph.buffers[cache].element == BufferElement::BF16) {
     std::vector<float> rounded(values.begin(), values.end());
     for (float &value : rounded)

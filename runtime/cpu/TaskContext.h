@@ -93,11 +93,12 @@ public:
   // catches an addition before the seed; a reader that misses an addition
   // is the validator's to refuse: the stamps do not count additions.)
   void accumulate(uint32_t buffer, uint64_t r, uint64_t begin, std::span<const float> values);
-  // Elements [begin, begin + count) of a KV cache's slot of `sequence` at
-  // `position`; a bf16 cache keeps what is stored rounded to bf16.
-  std::vector<float> loadSlot(uint32_t cache, int64_t sequence, int64_t position, uint64_t begin,
-                              uint64_t count);
-  void storeSlot(uint32_t cache, int64_t sequence, int64_t position, uint64_t begin,
+  // KV head `kvHead`'s `headDim` elements of a KV cache at `position` of
+  // `sequence` (core/protocol/AttentionLayout.h's cacheEntry: head by
+  // head); a bf16 cache keeps what is stored rounded to bf16.
+  std::vector<float> loadSlot(uint32_t cache, int64_t sequence, int64_t position, uint64_t kvHead,
+                              uint64_t headDim);
+  void storeSlot(uint32_t cache, int64_t sequence, int64_t position, uint64_t kvHead,
                  std::span<const float> values);
   // The same on rank `rank`'s memory (tensor parallel: an AllReduce's partial
   // sums); this rank's own when there is one rank.
@@ -135,6 +136,9 @@ private:
   std::string where(uint32_t buffer, uint64_t offset, int64_t slot) const;
   // A KV slot's index in its cache, which is also its stamp in checked mode.
   int64_t slotIndex(int64_t sequence, int64_t position) const;
+  // Where KV head `kvHead`'s entry at `position` of `sequence` starts.
+  uint64_t slotOffset(uint32_t cache, int64_t sequence, int64_t position, uint64_t kvHead,
+                      uint64_t headDim) const;
   std::string stepText() const;
 
   const TaskGraph &graph;

@@ -11,7 +11,7 @@
 
 #include "core/protocol/Portable.h"
 
-#define MK_PREFILL_ABI_VERSION 3u
+#define MK_PREFILL_ABI_VERSION 4u
 #define MK_PREFILL_ABI_NAME "mk_prefill_abi" /* a __constant__ u32: the version the CUBIN's kernels speak */
 #define MK_PREFILL_EMBED_NAME "mk_prefill_embed"
 #define MK_PREFILL_NORM_NAME "mk_prefill_norm"
@@ -97,12 +97,14 @@ typedef struct MkPrefillArgmaxArgs {
 typedef struct MkPrefillPrepareArgs {
   mk_u64 qkv;        /* f32 [rows][(numHeads + 2 numKvHeads) headDim] */
   mk_u64 queries;    /* bf16 [rows][numHeads][headDim] */
-  mk_u64 keyCache;   /* the sequence's slots [maxContext][numKvHeads][headDim] */
+  mk_u64 keyCache;   /* the sequence's slots [numKvHeads][maxContext][headDim] */
   mk_u64 valueCache;
   mk_u64 qNorm, kNorm, invFreq; /* f32, or 0 */
   mk_u64 rows;
   mk_i64 firstPosition;
-  mk_u64 numHeads, numKvHeads, rotaryDim;
+  mk_u64 numHeads, numKvHeads;
+  mk_u64 capacity; /* each KV head's positions in the slots (cacheEntry's stride) */
+  mk_u64 rotaryDim;
   mk_u32 interleaved;
   float eps;
 } MkPrefillPrepareArgs;
@@ -120,6 +122,7 @@ typedef struct MkPrefillAttentionArgs {
   mk_u64 rows;
   mk_i64 firstPosition;
   mk_u64 numHeads, numKvHeads;
+  mk_u64 capacity; /* as MkPrefillPrepareArgs' */
   float scale;
   mk_u32 bf16Output; /* 1: `output` is bf16, the next Gemv's GEMM input */
   mk_u32 window;     /* a sliding window's positions (attentionWindowStart), 0: none */

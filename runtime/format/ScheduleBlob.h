@@ -121,7 +121,7 @@ typedef struct MkOperationRecord {
   mk_i32 chunksPerRound; /* the chunks a step's positions spread over (attentionSpan) */
   mk_u64 qNorm, kNorm, invFreq;  /* params offsets, or MK_NO_OFFSET */
   union {
-    mk_u64 keyCache; /* KV-arena offset: [maxContext][numKvHeads][headDim] */
+    mk_u64 keyCache; /* KV-arena offset: per sequence [numKvHeads][maxContext][headDim] */
     mk_u64 seed;     /* an Embed or Gemv seeding a fixed64 output: its activation-arena offset */
   };
   mk_u64 valueCache; /* KV-arena offset, as keyCache */

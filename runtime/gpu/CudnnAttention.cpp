@@ -58,6 +58,12 @@ std::vector<int64_t> headsByRows(int64_t count, int64_t rows, int64_t dim) {
   return {rows * count * dim, dim, count * dim, 1};
 }
 
+// [1][count][rows][dim] over memory laid out as that: the KV caches, head
+// by head (core/protocol/AttentionLayout.h's cacheEntry).
+std::vector<int64_t> rowsByHeads(int64_t count, int64_t rows, int64_t dim) {
+  return {count * rows * dim, rows * dim, dim, 1};
+}
+
 // The graph of one attention: bf16 in and out, f32 scores and sums; the
 // lengths by the padding mask, the causal mask aligned to the bottom right
 // (row r of `rows` sees the positions up to keyPositions - rows + r), no
@@ -69,12 +75,13 @@ void describeGraph(fe::graph::Graph &graph, const CudnnAttentionShape &shape, in
       .set_intermediate_data_type(fe::DataType_t::FLOAT)
       .set_compute_data_type(fe::DataType_t::FLOAT);
   graph.set_sm_version(sm);
-  auto tensor = [&](const char *name, Uid uid, int64_t count, int64_t rows) {
+  auto tensor = [&](const char *name, Uid uid, int64_t count, int64_t rows, bool cache) {
     return graph.tensor(fe::graph::Tensor_attributes()
                             .set_name(name)
                             .set_uid(uid)
                             .set_dim({1, count, rows, shape.headDim})
-                            .set_stride(headsByRows(count, rows, shape.headDim)));
+                            .set_stride(cache ? rowsByHeads(count, rows, shape.headDim)
+                                              : headsByRows(count, rows, shape.headDim)));
   };
   auto length = [&](const char *name, Uid uid) {
     return graph.tensor(fe::graph::Tensor_attributes()
@@ -84,9 +91,9 @@ void describeGraph(fe::graph::Graph &graph, const CudnnAttentionShape &shape, in
                             .set_stride({1, 1, 1, 1})
                             .set_data_type(fe::DataType_t::INT32));
   };
-  auto queries = tensor("queries", kQueries, shape.heads, paddedRows);
-  auto keys = tensor("keys", kKeys, shape.kvHeads, shape.positions);
-  auto values = tensor("values", kValues, shape.kvHeads, shape.positions);
+  auto queries = tensor("queries", kQueries, shape.heads, paddedRows, false);
+  auto keys = tensor("keys", kKeys, shape.kvHeads, shape.positions, true);
+  auto values = tensor("values", kValues, shape.kvHeads, shape.positions, true);
   auto options = fe::graph::SDPA_attributes()
                      .set_name("prompt attention")
                      .set_generate_stats(false)

@@ -30,7 +30,7 @@ namespace mk {
 // One attention operation's shape, as the graph is built for it.
 struct CudnnAttentionShape {
   int64_t heads = 0, kvHeads = 0, headDim = 0;
-  int64_t positions = 0; // the KV cache's positions (the model's context)
+  int64_t positions = 0; // each KV head's positions in the caches (head-major: their stride)
   float scale = 0;       // of q . k
 };
 

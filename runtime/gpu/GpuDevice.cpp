@@ -452,7 +452,7 @@ GpuStatus CudaGpuDevice::load(const Artifact &artifact, int64_t maxContext, std:
              "raising " MK_ONE_TASK_KERNEL_NAME "'s shared memory", error))
     return GpuStatus::Failed;
 
-  // The KV arena keeps the compiled layout ([maxContext][kv][D] per cache,
+  // The KV arena keeps the compiled layout ([kv][maxContext][D] per cache,
   // caches back to back), so it is allocated whole; maxContext only bounds
   // the positions a run may reach. Every arena starts zeroed: a run from a
   // start position (GpuRunRequest::firstPosition) attends to the slots
@@ -606,7 +606,7 @@ std::vector<GpuCacheSlots> CudaGpuDevice::sequenceCaches(int64_t sequence,
     const Buffer &keys = graph.buffers[op.keyCache];
     GpuCacheSlots slots{0, 0, graph.maxContext, op.numKvHeads, op.headDim,
                         bytesPerElement(keys.element)};
-    // A cache is [sequences][maxContext][kvHeads][headDim] (TaskGraph.h).
+    // A cache is [sequences][kvHeads][maxContext][headDim] (TaskGraph.h).
     const uint64_t perSequence = static_cast<uint64_t>(graph.maxContext * op.numKvHeads * op.headDim);
     if (keys.elements != perSequence * static_cast<uint64_t>(graph.sequences)) {
       error = "cache '" + keys.name + "' holds " + std::to_string(keys.elements) +

@@ -105,7 +105,7 @@ struct GpuBatchResult {
 };
 
 // One sequence's keys and values of one attention operation in a loaded
-// model's KV arena, as device addresses: [positions][kvHeads][headDim]
+// model's KV arena, as device addresses: [kvHeads][positions][headDim]
 // elements of elementBytes each (GpuDevice::sequenceCaches).
 struct GpuCacheSlots {
   uint64_t keys = 0, values = 0;

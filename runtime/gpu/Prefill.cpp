@@ -188,7 +188,8 @@ void GpuPrefill::chooseAttention() {
   // attention's graph for the shortest passes (warmUp builds the rest).
   for (size_t index = 0; cudnn && index < graph.operations.size(); ++index)
     if (graph.operations[index].kind == OpKind::Attention &&
-        !cudnn->prepare(cudnnShape(graph.operations[index], records[index]), gemmRows(1), whyNot))
+        !cudnn->prepare(cudnnShape(graph.operations[index], records[index], graph.maxContext),
+                         gemmRows(1), whyNot))
       cudnn.reset();
   if (cudnn)
     attentionNote = cudnn->describe();
@@ -196,9 +197,9 @@ void GpuPrefill::chooseAttention() {
     attentionNote = "the prompt kernels' attention (MKRT_PREFILL_ATTENTION=cudnn: " + whyNot + ")";
 }
 
-CudnnAttentionShape GpuPrefill::cudnnShape(const Operation &op,
-                                           const MkOperationRecord &record) const {
-  return {op.numHeads, op.numKvHeads, op.headDim, graph.maxContext, record.scale};
+CudnnAttentionShape GpuPrefill::cudnnShape(const Operation &op, const MkOperationRecord &record,
+                                           int64_t capacity) const {
+  return {op.numHeads, op.numKvHeads, op.headDim, capacity, record.scale};
 }
 
 CUfunction GpuPrefill::function(const std::string &name) const {
@@ -524,6 +525,9 @@ bool GpuPrefill::pass(const PrefillPlan &plan, std::span<const int64_t> tokens,
       auto [prepare, attend] =
           attention.at({op.headDim, bytesPerElement(graph.buffers[op.keyCache].element)});
       CUdeviceptr keys = model.kv + record.keyCache * 4, values = model.kv + record.valueCache * 4;
+      // Each KV head's positions in the slots written and read: the layout
+      // of core/protocol/AttentionLayout.h's cacheEntry.
+      int64_t capacity = graph.maxContext;
       if (!caches.empty()) {
         // The caches are one per attention operation in the graph's order.
         const size_t ordinal = static_cast<size_t>(
@@ -531,6 +535,7 @@ bool GpuPrefill::pass(const PrefillPlan &plan, std::span<const int64_t> tokens,
                           [](const Operation &o) { return o.kind == OpKind::Attention; }));
         keys = caches[ordinal].keys;
         values = caches[ordinal].values;
+        capacity = caches[ordinal].positions;
       }
       MkPrefillPrepareArgs prepareArgs{buffer(op.input),
                                        queries.get(),
@@ -543,6 +548,7 @@ bool GpuPrefill::pass(const PrefillPlan &plan, std::span<const int64_t> tokens,
                                        firstPosition,
                                        static_cast<uint64_t>(op.numHeads),
                                        static_cast<uint64_t>(op.numKvHeads),
+                                       static_cast<uint64_t>(capacity),
                                        static_cast<uint64_t>(op.rotaryDim),
                                        record.interleaved,
                                        record.eps};
@@ -554,8 +560,9 @@ bool GpuPrefill::pass(const PrefillPlan &plan, std::span<const int64_t> tokens,
       // cuDNN's attention writes bf16 only: the next Gemv's input.
       if (cudnn && feedsNext) {
         profile.begin("a prompt's attention", causalFlops(op, rows, firstPosition));
-        const bool ran = cudnn->run(cudnnShape(op, record), static_cast<int64_t>(padded),
-                                    queries.get(), keys, values, gemmInput.get(), error);
+        const bool ran =
+            cudnn->run(cudnnShape(op, record, capacity), static_cast<int64_t>(padded),
+                       queries.get(), keys, values, gemmInput.get(), error);
         profile.end();
         if (!ran)
           return false;
@@ -569,6 +576,7 @@ bool GpuPrefill::pass(const PrefillPlan &plan, std::span<const int64_t> tokens,
                                   firstPosition,
                                   static_cast<uint64_t>(op.numHeads),
                                   static_cast<uint64_t>(op.numKvHeads),
+                                  static_cast<uint64_t>(capacity),
                                   record.scale,
                                   feedsNext ? 1u : 0u,
                                   static_cast<uint32_t>(op.window)};

@@ -123,7 +123,10 @@ private:
   // MKRT_PREFILL_ATTENTION is not "own"; else, where it was "cudnn", says
   // why not.
   void chooseAttention();
-  CudnnAttentionShape cudnnShape(const Operation &op, const MkOperationRecord &record) const;
+  // `capacity`: each KV head's positions in the caches it reads (the
+  // model's context, or the caches' it was given).
+  CudnnAttentionShape cudnnShape(const Operation &op, const MkOperationRecord &record,
+                                 int64_t capacity) const;
 
   const CudaDriver &cuda;
   const CublasLt &blas;

@@ -33,6 +33,7 @@
 // (ctest's skip) with the reason only when the GPU is unavailable.
 #include "GpuTestModels.h"
 
+#include "core/protocol/AttentionLayout.h"
 #include "core/taskgraph/OperationLayouts.h"
 #include "core/taskgraph/TaskFootprint.h"
 #include "core/taskgraph/TaskKind.h"
@@ -48,6 +49,7 @@
 #include <cstdio>
 #include <cstring>
 #include <random>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -165,15 +167,32 @@ private:
     return options;
   }
 
+  // The head dimension of the attention operation a KV cache is of.
+  uint64_t kvHeadDim(uint32_t cache) const {
+    for (const Operation &op : graph.operations)
+      if (op.kind == OpKind::Attention && (op.keyCache == cache || op.valueCache == cache))
+        return static_cast<uint64_t>(op.headDim);
+    throw std::runtime_error("KV cache '" + graph.buffers[cache].name + "' of no attention");
+  }
+
   Placed place(Arenas &arenas, const BufferRange &range, int64_t position) const {
     const Buffer &buffer = graph.buffers[range.buffer];
     uint64_t offset = layout.offset[range.buffer];
     if (buffer.kind == BufferKind::KVCache) {
-      uint64_t slot = buffer.elements / graph.maxContext;
+      // A footprint's range within the position's slot is one KV head's
+      // part of it (core/taskgraph/kinds/AttentionChunkKind.cpp); the
+      // cache keeps each head's positions together (AttentionLayout.h).
+      const uint64_t headDim = kvHeadDim(range.buffer);
+      const uint64_t head = range.begin / headDim;
+      if ((range.end - 1) / headDim != head)
+        throw std::runtime_error("a KV range across heads: [" + std::to_string(range.begin) +
+                                 ", " + std::to_string(range.end) + ") of '" + buffer.name + "'");
+      const AttentionLayout kv{0, buffer.elements / graph.maxContext / headDim, headDim, 0, 0};
+      const uint64_t first =
+          kv.cacheEntry(position, head, graph.maxContext) + range.begin % headDim;
       if (buffer.element == BufferElement::BF16)
-        return {&arenas.kv, 2 * offset + position * slot + range.begin, range.end - range.begin,
-                true};
-      return {&arenas.kv, offset + position * slot + range.begin, range.end - range.begin};
+        return {&arenas.kv, 2 * offset + first, range.end - range.begin, true};
+      return {&arenas.kv, offset + first, range.end - range.begin};
     }
     if (buffer.kind == BufferKind::Token)
       return {&arenas.activations, offset, 2}; // one int64
