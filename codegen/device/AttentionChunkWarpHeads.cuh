@@ -162,7 +162,10 @@ __device__ bool warpHeadsChunkRow(
     normHead(q, qScale);
   rotate(q);
   float *ownQuery = queries + warp * kHeadDim;
-  float *newKey = newRows + warp * 2 * kHeadDim, *newValue = newKey + kHeadDim;
+  // This step's k as floats for its score; its v in the caches' element,
+  // where o's loop reads it as it reads the copied rows.
+  float *newKey = newRows + warp * 2 * kHeadDim;
+  Cache *newValue = reinterpret_cast<Cache *>(newKey + kHeadDim);
 #pragma unroll
   for (int j = 0; j < kDims; ++j)
     ownQuery[firstDim + j] = q[j];
@@ -174,7 +177,7 @@ __device__ bool warpHeadsChunkRow(
 #pragma unroll
     for (int j = 0; j < kDims; ++j) {
       newKey[firstDim + j] = k[j] = Element::round(k[j]);
-      newValue[firstDim + j] = v[j] = Element::round(v[j]);
+      newValue[firstDim + j] = Element::write(v[j] = Element::round(v[j]));
     }
     if (chunk == 0 && warp == 0)
 #pragma unroll
@@ -240,30 +243,26 @@ __device__ bool warpHeadsChunkRow(
   const float sum = warpSum(lanesSum);
   // Compute: o, a lane's dimensions over the positions in order, each
   // weight from the lane that holds it (t is the warp's, so is the slot).
+  // One path for every row, this step's too, and four positions unrolled:
+  // their shuffles and shared reads are then in flight together, where a
+  // branch a position made each wait on the last's (~60 cycles a position).
   float o[kDims];
 #pragma unroll
   for (int j = 0; j < kDims; ++j)
     o[j] = 0.0f;
+#pragma unroll 4
   for (int t = 0; t < count; ++t) {
     float w;
     if constexpr (kSlots == 1)
       w = __shfl_sync(kFullMask, weight[0], t);
     else
       w = __shfl_sync(kFullMask, t < kWarpSize ? weight[0] : weight[1], t % kWarpSize);
-    float value[kDims];
-    if (t == newSlot) {
-#pragma unroll
-      for (int j = 0; j < kDims; ++j)
-        value[j] = newValue[firstDim + j];
-    } else {
-      const Cache *valueRow = reinterpret_cast<const Cache *>(valueRows + t * kRowBytes) + firstDim;
-#pragma unroll
-      for (int j = 0; j < kDims; ++j)
-        value[j] = Element::read(valueRow[j]);
-    }
+    const Cache *valueRow =
+        (t == newSlot ? newValue : reinterpret_cast<const Cache *>(valueRows + t * kRowBytes)) +
+        firstDim;
 #pragma unroll
     for (int j = 0; j < kDims; ++j)
-      o[j] = fmaf(w, value[j], o[j]);
+      o[j] = fmaf(w, Element::read(valueRow[j]), o[j]);
   }
   // Store: the head's partials [o, m, l].
   float *partial = row.partials + layout.partial(group * kGroup + warp, chunk);
