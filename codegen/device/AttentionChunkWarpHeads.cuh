@@ -23,6 +23,43 @@ struct ChunkRow {
   float *partials;
 };
 
+// A lane's dot products of q with kRows key rows, over the rows' 16-byte
+// units, four running sums a row (dimensions mod 4) added as (0 + 1) +
+// (2 + 3), q's shared reads serving every row: one sum a row was a chain of
+// kHeadDim dependent FMAs, ~1.3 us of a Qwen3-0.6B chunk of 44 positions
+// (bench/NOTES.md, item 31).
+template <int kRows, int kHeadDim, int kCacheBytes>
+__device__ __forceinline__ void keyDots(
+    const float *query, const typename BufferElementOf<kCacheBytes>::Type *const (&rows)[kRows],
+    float *dots) {
+  constexpr int kUnitElements = 16 / kCacheBytes;
+  float sums[kRows][4];
+#pragma unroll
+  for (int r = 0; r < kRows; ++r)
+    sums[r][0] = sums[r][1] = sums[r][2] = sums[r][3] = 0.0f;
+#pragma unroll
+  for (int unit = 0; unit < kHeadDim / kUnitElements; ++unit) {
+    float key[kRows][kUnitElements];
+#pragma unroll
+    for (int r = 0; r < kRows; ++r)
+      readUnit<kCacheBytes, kUnitElements>(rows[r] + unit * kUnitElements, key[r]);
+#pragma unroll
+    for (int i = 0; i < kUnitElements; i += 4) {
+      const float4 q = *reinterpret_cast<const float4 *>(query + unit * kUnitElements + i);
+#pragma unroll
+      for (int r = 0; r < kRows; ++r) {
+        sums[r][0] = fmaf(q.x, key[r][i], sums[r][0]);
+        sums[r][1] = fmaf(q.y, key[r][i + 1], sums[r][1]);
+        sums[r][2] = fmaf(q.z, key[r][i + 2], sums[r][2]);
+        sums[r][3] = fmaf(q.w, key[r][i + 3], sums[r][3]);
+      }
+    }
+  }
+#pragma unroll
+  for (int r = 0; r < kRows; ++r)
+    dots[r] = (sums[r][0] + sums[r][1]) + (sums[r][2] + sums[r][3]);
+}
+
 // A row of a chunk of at most 64 positions (core/protocol/SharedMemory.h:
 // attentionChunkWarpHeads), one warp a q head of the group and no CTA
 // barrier after the wait: at 16 positions a chunk's five stages (q, norm
@@ -39,8 +76,8 @@ struct ChunkRow {
 // and rotated (a pair's other half from the lane kHalf / kDims away, or the
 // lane's next dimension where pairs are interleaved); q to the warp's
 // shared words; then a lane a position (two where the chunk has more than
-// 32): its score over the row's 16-byte units; the softmax over the lanes;
-// o over the positions, each weight taken from its lane by a shuffle.
+// 32): its score over the row's 16-byte units (keyDots); the softmax over
+// the lanes; o over the positions, the weights read from the warp's words.
 // Every sum has a fixed order.
 // Store: chunk 0 this step's k and v (warp 0); each head's partials.
 template <int kHeadDim, int kGroup, int kChunk, int kRotaryDim, int kCacheBytes, int kThreads,
@@ -162,10 +199,10 @@ __device__ bool warpHeadsChunkRow(
     normHead(q, qScale);
   rotate(q);
   float *ownQuery = queries + warp * kHeadDim;
-  // This step's k as floats for its score; its v in the caches' element,
-  // where o's loop reads it as it reads the copied rows.
-  float *newKey = newRows + warp * 2 * kHeadDim;
-  Cache *newValue = reinterpret_cast<Cache *>(newKey + kHeadDim);
+  // This step's k and v in the caches' element, where the scores and o
+  // read them as they read the copied rows.
+  Cache *newKey = reinterpret_cast<Cache *>(newRows + warp * 2 * kHeadDim);
+  Cache *newValue = reinterpret_cast<Cache *>(newRows + warp * 2 * kHeadDim + kHeadDim);
 #pragma unroll
   for (int j = 0; j < kDims; ++j)
     ownQuery[firstDim + j] = q[j];
@@ -176,7 +213,7 @@ __device__ bool warpHeadsChunkRow(
     rotate(k);
 #pragma unroll
     for (int j = 0; j < kDims; ++j) {
-      newKey[firstDim + j] = k[j] = Element::round(k[j]);
+      newKey[firstDim + j] = Element::write(k[j] = Element::round(k[j]));
       newValue[firstDim + j] = Element::write(v[j] = Element::round(v[j]));
     }
     if (chunk == 0 && warp == 0)
@@ -188,48 +225,27 @@ __device__ bool warpHeadsChunkRow(
   }
   __syncwarp();
 
-  // Compute: the scores of the lane's positions (lane, lane + 32, ...),
-  // each over its row's 16-byte units (this step's own row from the warp's
-  // words).
-  auto rowScore = [&](int t) {
-    float dot = 0.0f;
-    if (t == newSlot) {
-#pragma unroll
-      for (int d = 0; d < kHeadDim; d += 4) {
-        const float4 query = *reinterpret_cast<const float4 *>(ownQuery + d);
-        const float4 key = *reinterpret_cast<const float4 *>(newKey + d);
-        dot = fmaf(query.x, key.x, dot);
-        dot = fmaf(query.y, key.y, dot);
-        dot = fmaf(query.z, key.z, dot);
-        dot = fmaf(query.w, key.w, dot);
-      }
-    } else {
-      const Cache *keyRow = reinterpret_cast<const Cache *>(keyRows + t * kRowBytes);
-#pragma unroll
-      for (int unit = 0; unit < kUnits; ++unit) {
-        float key[kUnitElements];
-        readUnit<kCacheBytes, kUnitElements>(keyRow + unit * kUnitElements, key);
-#pragma unroll
-        for (int i = 0; i < kUnitElements; i += 4) {
-          const float4 query =
-              *reinterpret_cast<const float4 *>(ownQuery + unit * kUnitElements + i);
-          dot = fmaf(query.x, key[i], dot);
-          dot = fmaf(query.y, key[i + 1], dot);
-          dot = fmaf(query.z, key[i + 2], dot);
-          dot = fmaf(query.w, key[i + 3], dot);
-        }
-      }
-    }
-    return dot * op.scale;
+  // Compute: the scores of the lane's positions (lane, lane + 32), this
+  // step's own row from the warp's words, a lane past the chunk reading a
+  // row that holds data and dropping its score; both positions' rows at
+  // once where the chunk has more than 32.
+  auto keyRow = [&](int t) {
+    return t == newSlot ? newKey : reinterpret_cast<const Cache *>(keyRows + t * kRowBytes);
   };
+  auto lanesRow = [&](int slot) { return keyRow(max(0, min(lane + slot * kWarpSize, count - 1))); };
+  float dots[kSlots] = {};
+  if (kSlots == 1 || count <= kWarpSize) {
+    const Cache *rows[1] = {lanesRow(0)};
+    keyDots<1, kHeadDim, kCacheBytes>(ownQuery, rows, dots);
+  } else if constexpr (kSlots == 2) {
+    const Cache *rows[2] = {lanesRow(0), lanesRow(1)};
+    keyDots<2, kHeadDim, kCacheBytes>(ownQuery, rows, dots);
+  }
   float score[kSlots], weight[kSlots];
   float lanesMax = negativeInfinity();
 #pragma unroll
   for (int slot = 0; slot < kSlots; ++slot) {
-    const int t = lane + slot * kWarpSize;
-    score[slot] = negativeInfinity();
-    if (t < count)
-      score[slot] = rowScore(t);
+    score[slot] = lane + slot * kWarpSize < count ? dots[slot] * op.scale : negativeInfinity();
     lanesMax = fmaxf(lanesMax, score[slot]);
   }
   // Compute: m, the weights exp(s - m) of the lane's positions, l.
@@ -241,28 +257,38 @@ __device__ bool warpHeadsChunkRow(
     lanesSum += weight[slot];
   }
   const float sum = warpSum(lanesSum);
-  // Compute: o, a lane's dimensions over the positions in order, each
-  // weight from the lane that holds it (t is the warp's, so is the slot).
-  // One path for every row, this step's too, and four positions unrolled:
-  // their shuffles and shared reads are then in flight together, where a
-  // branch a position made each wait on the last's (~60 cycles a position).
+  // Compute: o, a lane's dimensions over the positions in order. The
+  // weights go to the warp's q words (every lane's scores have read q), so
+  // that one broadcast read gives o four positions' weights where a
+  // shuffle a position stood; the positions past the chunk up to a whole
+  // four weigh 0 on a row that holds data, which leaves o as it is.
+  __syncwarp();
+  float *weights = ownQuery;
+#pragma unroll
+  for (int slot = 0; slot < kSlots; ++slot)
+    weights[lane + slot * kWarpSize] = weight[slot];
+  __syncwarp();
+  auto valueRow = [&](int t) {
+    const int held = min(t, count - 1);
+    return (held == newSlot ? newValue
+                            : reinterpret_cast<const Cache *>(valueRows + held * kRowBytes)) +
+           firstDim;
+  };
   float o[kDims];
 #pragma unroll
   for (int j = 0; j < kDims; ++j)
     o[j] = 0.0f;
-#pragma unroll 4
-  for (int t = 0; t < count; ++t) {
-    float w;
-    if constexpr (kSlots == 1)
-      w = __shfl_sync(kFullMask, weight[0], t);
-    else
-      w = __shfl_sync(kFullMask, t < kWarpSize ? weight[0] : weight[1], t % kWarpSize);
-    const Cache *valueRow =
-        (t == newSlot ? newValue : reinterpret_cast<const Cache *>(valueRows + t * kRowBytes)) +
-        firstDim;
+#pragma unroll 2
+  for (int t = 0; t < count; t += 4) {
+    const float4 four = *reinterpret_cast<const float4 *>(weights + t);
+    const float w[4] = {four.x, four.y, four.z, four.w};
 #pragma unroll
-    for (int j = 0; j < kDims; ++j)
-      o[j] = fmaf(w, Element::read(valueRow[j]), o[j]);
+    for (int u = 0; u < 4; ++u) {
+      const Cache *values = valueRow(t + u);
+#pragma unroll
+      for (int j = 0; j < kDims; ++j)
+        o[j] = fmaf(w[u], Element::read(values[j]), o[j]);
+    }
   }
   // Store: the head's partials [o, m, l].
   float *partial = row.partials + layout.partial(group * kGroup + warp, chunk);
