@@ -14,7 +14,7 @@ ROOT=$PWD PARALLEL=${PARALLEL:-9} ONLY=$ONLY timeout ${TESTS_S:-250} python3 scr
 echo "tests rc=$?"; grep -v "^ok" $OUT/tests.txt | tail; grep -c "^ok" $OUT/tests.txt
 W=/tmp/ws; mkdir -p $W $OUT/traces
 cp .gpu/builds/new/runtime/mkrun/mkrun $W/mkrun
-for s in qwen3-0.6b-shaped:q:14 llama-3.2-1b-shaped:l:8; do
+for s in ${TRACE_SHAPES:-qwen3-0.6b-shaped:q:14 llama-3.2-1b-shaped:l:8}; do
   IFS=: read cfg m layer <<< "$s"
   python3 scripts/fused_module.py bench/configs/$cfg.json -o $W/$m.mlir
   for b in new keys; do
