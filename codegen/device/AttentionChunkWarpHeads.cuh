@@ -26,8 +26,8 @@ struct ChunkRow {
 // A lane's dot products of q with kRows key rows, over the rows' 16-byte
 // units, four running sums a row (dimensions mod 4) added as (0 + 1) +
 // (2 + 3), q's shared reads serving every row: one sum a row was a chain of
-// kHeadDim dependent FMAs, ~1.3 us of a Qwen3-0.6B chunk of 44 positions
-// (bench/NOTES.md, item 31).
+// kHeadDim dependent FMAs (bench/NOTES.md, item 31: ~1% a token on the
+// small shapes and the 1B shape).
 template <int kRows, int kHeadDim, int kCacheBytes>
 __device__ __forceinline__ void keyDots(
     const float *query, const typename BufferElementOf<kCacheBytes>::Type *const (&rows)[kRows],
@@ -226,9 +226,9 @@ __device__ bool warpHeadsChunkRow(
   __syncwarp();
 
   // Compute: the scores of the lane's positions (lane, lane + 32), this
-  // step's own row from the warp's words, a lane past the chunk reading a
-  // row that holds data and dropping its score; both positions' rows at
-  // once where the chunk has more than 32.
+  // step's own row from the warp's words; a lane past the chunk reads one
+  // of its rows (row 0 where it is empty) and drops the score. Both of a
+  // lane's rows in one pass where the chunk has more than 32 positions.
   auto keyRow = [&](int t) {
     return t == newSlot ? newKey : reinterpret_cast<const Cache *>(keyRows + t * kRowBytes);
   };
